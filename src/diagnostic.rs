@@ -1,0 +1,170 @@
+//! L0 vocabulary for findings: severities, diagnostics with spans (core side) and located findings
+//! with line/column and source excerpts (what the renderers at the edge print).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::model::{Space, Span};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Severity> {
+        match s {
+            "info" => Some(Severity::Info),
+            "warning" | "warn" => Some(Severity::Warning),
+            "error" => Some(Severity::Error),
+            _ => None,
+        }
+    }
+}
+
+/// A secondary location: "the runtime is defined here", "cycle member", ...
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Note {
+    pub message: String,
+    pub path: Option<Arc<PathBuf>>,
+    pub span: Option<Span>,
+}
+
+/// A finding as core queries return it: byte spans, no line numbers (so that queries do not depend
+/// on whole-file text and body edits can backdate).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Diagnostic {
+    pub rule: Arc<str>,
+    pub severity: Severity,
+    pub path: Arc<PathBuf>,
+    pub span: Option<Span>,
+    pub item_id: Option<String>,
+    pub space: Option<Space>,
+    pub message: String,
+    pub help: Option<String>,
+    pub notes: Vec<Note>,
+}
+
+/// Byte offset → 1-based line and column (columns count characters).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineIndex {
+    starts: Vec<u32>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> Self {
+        let mut starts = vec![0u32];
+        for (i, b) in text.bytes().enumerate() {
+            if b == b'\n' {
+                starts.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
+            }
+        }
+        LineIndex { starts }
+    }
+    /// 1-based (line, column) of `offset`; offsets past the end clamp to the last position.
+    pub fn line_col(&self, text: &str, offset: u32) -> (u32, u32) {
+        let offset = offset.min(u32::try_from(text.len()).unwrap_or(u32::MAX));
+        let line = match self.starts.binary_search(&offset) {
+            Ok(l) => l,
+            Err(l) => l - 1,
+        };
+        let start = self.starts[line] as usize;
+        let mut end = offset as usize;
+        while end > start && !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let col = text[start..end].chars().count() + 1;
+        (line as u32 + 1, col as u32)
+    }
+    /// Byte range of 1-based `line` without its line terminator.
+    pub fn line_range(&self, text: &str, line: u32) -> std::ops::Range<usize> {
+        let i = (line.max(1) - 1) as usize;
+        let start = self.starts.get(i).map_or(text.len(), |s| *s as usize);
+        let mut end = self.starts.get(i + 1).map_or(text.len(), |s| *s as usize);
+        let bytes = text.as_bytes();
+        while end > start && matches!(bytes[end - 1], b'\n' | b'\r') {
+            end -= 1;
+        }
+        start..end
+    }
+}
+
+/// A diagnostic resolved for output: line/column, display path, and the source it points at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub rule: String,
+    pub severity: Severity,
+    /// Path as shown to the user (relative to the working directory when below it).
+    pub path: String,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    pub item_id: Option<String>,
+    /// Space label (`project`, `user`, `system:<bundle>`).
+    pub space: Option<String>,
+    pub message: String,
+    pub help: Option<String>,
+    pub notes: Vec<FindingNote>,
+    /// The source lines the primary span covers (plus the span inside them), when readable text.
+    pub excerpt: Option<Excerpt>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FindingNote {
+    pub message: String,
+    pub path: Option<String>,
+    pub line: Option<u32>,
+}
+
+/// Source text starting at `line_start` and the byte range inside `text` to underline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Excerpt {
+    pub line_start: u32,
+    pub text: String,
+    pub highlight: std::ops::Range<usize>,
+}
+
+/// Totals reported with every lint run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub files: usize,
+    pub tools: usize,
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+/// Deterministic output order: path, line, rule (CONVENTIONS habit 12), then column and message.
+pub fn sort_findings(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| {
+        (&a.path, a.line, &a.rule, a.column, &a.message).cmp(&(&b.path, b.line, &b.rule, b.column, &b.message))
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_chars() {
+        let text = "ab\nçd\n\nx";
+        let idx = LineIndex::new(text);
+        assert_eq!(idx.line_col(text, 0), (1, 1));
+        assert_eq!(idx.line_col(text, 3), (2, 1));
+        assert_eq!(idx.line_col(text, 5), (2, 2)); // after the two-byte `ç`
+        assert_eq!(idx.line_col(text, 8), (4, 1));
+        assert_eq!(idx.line_col(text, 99), (4, 2));
+        assert_eq!(&text[idx.line_range(text, 2)], "çd");
+        assert_eq!(&text[idx.line_range(text, 3)], "");
+    }
+}

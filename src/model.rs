@@ -1,0 +1,373 @@
+//! L0 vocabulary: spaces, spans, metadata values and records, chain elements. Pure data, no I/O.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// A byte range into one file's text (`start..end`, UTF-8 offsets).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Self {
+        let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Span { start: clamp(start), end: clamp(end.max(start)) }
+    }
+    pub fn empty(at: usize) -> Self {
+        Span::new(at, at)
+    }
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// A value together with the span of source text that says it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Spanned<T> {
+    pub value: T,
+    pub span: Span,
+}
+
+impl<T> Spanned<T> {
+    pub fn new(value: T, span: Span) -> Self {
+        Spanned { value, span }
+    }
+}
+
+/// Which kind of space a file lives in. Precedence (§1.2): project 3, user 2, system 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SpaceKind {
+    Project,
+    User,
+    System,
+}
+
+impl SpaceKind {
+    /// The precedence number of §1.2 / §4.4 (`system:*` maps to 1, DESIGN.md).
+    pub fn precedence(self) -> u8 {
+        match self {
+            SpaceKind::Project => 3,
+            SpaceKind::User => 2,
+            SpaceKind::System => 1,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            SpaceKind::Project => "project",
+            SpaceKind::User => "user",
+            SpaceKind::System => "system",
+        }
+    }
+    /// Whether files of this space may be edited by the user (§4.5 "mutable").
+    pub fn is_mutable(self) -> bool {
+        !matches!(self, SpaceKind::System)
+    }
+    /// The spaces an element of this space may resolve executors in, in search order (§1.7).
+    pub fn visible_kinds(self) -> &'static [SpaceKind] {
+        match self {
+            SpaceKind::Project => &[SpaceKind::Project, SpaceKind::User, SpaceKind::System],
+            SpaceKind::User => &[SpaceKind::User, SpaceKind::System],
+            SpaceKind::System => &[SpaceKind::System],
+        }
+    }
+}
+
+/// A space: project, user, or one system bundle. Labels per §1.4: `project`, `user`, `system:<bundle>`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Space {
+    Project,
+    User,
+    System { order: u16, bundle: Arc<str> },
+}
+
+impl Space {
+    pub fn kind(&self) -> SpaceKind {
+        match self {
+            Space::Project => SpaceKind::Project,
+            Space::User => SpaceKind::User,
+            Space::System { .. } => SpaceKind::System,
+        }
+    }
+    pub fn label(&self) -> String {
+        match self {
+            Space::Project => "project".to_owned(),
+            Space::User => "user".to_owned(),
+            Space::System { bundle, .. } => format!("system:{bundle}"),
+        }
+    }
+    /// Search position: project first, then user, then bundles in configured order.
+    pub fn search_rank(&self) -> u32 {
+        match self {
+            Space::Project => 0,
+            Space::User => 1,
+            Space::System { order, .. } => 2 + u32::from(*order),
+        }
+    }
+}
+
+impl fmt::Display for Space {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+/// A 64-bit float compared by bit pattern, so metadata values can be `Eq` (salsa backdating).
+#[derive(Clone, Copy, Debug)]
+pub struct F64(pub f64);
+
+impl PartialEq for F64 {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+impl Eq for F64 {}
+impl std::hash::Hash for F64 {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.to_bits().hash(state)
+    }
+}
+
+/// A metadata value read from a Python literal, a YAML node or a JS object literal.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(F64),
+    Str(String),
+    List(Vec<Spanned<Value>>),
+    /// Keys in source order; later duplicates are kept (readers take the last).
+    Map(Vec<(Spanned<String>, Spanned<Value>)>),
+}
+
+impl Value {
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+    pub fn as_map(&self) -> Option<&[(Spanned<String>, Spanned<Value>)]> {
+        match self {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+    pub fn as_list(&self) -> Option<&[Spanned<Value>]> {
+        match self {
+            Value::List(l) => Some(l),
+            _ => None,
+        }
+    }
+    /// Last entry with this key (Python dict / YAML mapping semantics).
+    pub fn get(&self, key: &str) -> Option<&Spanned<Value>> {
+        self.as_map()?.iter().rev().find(|(k, _)| k.value == key).map(|(_, v)| v)
+    }
+    /// The name of this value's type, for messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "string",
+            Value::List(_) => "list",
+            Value::Map(_) => "mapping",
+        }
+    }
+    /// Plain JSON view (spans dropped), for `--json` output and templating.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match self {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(f.0).map_or(J::Null, J::Number),
+            Value::Str(s) => J::String(s.clone()),
+            Value::List(l) => J::Array(l.iter().map(|v| v.value.to_json()).collect()),
+            Value::Map(m) => {
+                let mut out = serde_json::Map::new();
+                for (k, v) in m {
+                    out.insert(k.value.clone(), v.value.to_json());
+                }
+                J::Object(out)
+            }
+        }
+    }
+}
+
+/// The normalised metadata record of one file (§2.1, §2.3 normalisation, DESIGN.md metadata decision).
+/// Header values only: nothing derived from a tool's body lives here, so body edits backdate it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Metadata {
+    pub version: Option<Spanned<Value>>,
+    pub tool_type: Option<Spanned<Value>>,
+    /// Absent or `Null` means terminal (§2.1).
+    pub executor_id: Option<Spanned<Value>>,
+    pub category: Option<Spanned<Value>>,
+    pub tool_description: Option<Spanned<Value>>,
+    pub config_schema: Option<Spanned<Value>>,
+    pub env_config: Option<Spanned<Value>>,
+    pub config: Option<Spanned<Value>>,
+    pub anchor: Option<Spanned<Value>>,
+    pub verify_deps: Option<Spanned<Value>>,
+    pub config_resolve: Option<Spanned<Value>>,
+    pub inputs: Option<Spanned<Value>>,
+    pub outputs: Option<Spanned<Value>>,
+    pub child_constraints: Option<Spanned<Value>>,
+}
+
+/// What a file's executor field says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExecutorRef<'a> {
+    /// No executor field, or an explicit `None`/`null`: the element is terminal.
+    Terminal,
+    /// A string id (possibly hostile; see `item_id_problem`).
+    Id(&'a str, Span),
+    /// A value of the wrong type (e.g. a number).
+    WrongType(&'static str, Span),
+}
+
+impl Metadata {
+    pub fn executor(&self) -> ExecutorRef<'_> {
+        match &self.executor_id {
+            None => ExecutorRef::Terminal,
+            Some(Spanned { value: Value::Null, .. }) => ExecutorRef::Terminal,
+            Some(Spanned { value: Value::Str(s), span }) => ExecutorRef::Id(s, *span),
+            Some(Spanned { value, span }) => ExecutorRef::WrongType(value.type_name(), *span),
+        }
+    }
+    pub fn version_str(&self) -> Option<Spanned<&str>> {
+        let v = self.version.as_ref()?;
+        v.value.as_str().map(|s| Spanned::new(s, v.span))
+    }
+    pub fn tool_type_str(&self) -> Option<&str> {
+        self.tool_type.as_ref()?.value.as_str()
+    }
+    /// Declared input names (`inputs`), see `io_names`.
+    pub fn input_names(&self) -> Vec<String> {
+        self.inputs.as_ref().map(|v| io_names(&v.value)).unwrap_or_default()
+    }
+    /// Declared output names (`outputs`), see `io_names`.
+    pub fn output_names(&self) -> Vec<String> {
+        self.outputs.as_ref().map(|v| io_names(&v.value)).unwrap_or_default()
+    }
+    /// `child_constraints[child_id]` as `(min_version, max_version)` spanned strings.
+    pub fn constraint_for(&self, child_id: &str) -> Option<ChildConstraint> {
+        let cc = self.child_constraints.as_ref()?;
+        let entry = cc.value.get(child_id)?;
+        let bound = |key: &str| {
+            entry.value.get(key).and_then(|v| match &v.value {
+                Value::Str(s) => Some(Spanned::new(s.clone(), v.span)),
+                Value::Int(i) => Some(Spanned::new(i.to_string(), v.span)),
+                Value::Float(f) => Some(Spanned::new(f.0.to_string(), v.span)),
+                _ => None,
+            })
+        };
+        Some(ChildConstraint { span: entry.span, min_version: bound("min_version"), max_version: bound("max_version") })
+    }
+}
+
+/// One `child_constraints` entry (§4.7).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChildConstraint {
+    pub span: Span,
+    pub min_version: Option<Spanned<String>>,
+    pub max_version: Option<Spanned<String>>,
+}
+
+/// Names declared by an `inputs`/`outputs` value: a list of strings (seed 004), a list of mappings
+/// with `name` (directive style), or a mapping whose keys are the names. Sorted, deduplicated.
+pub fn io_names(v: &Value) -> Vec<String> {
+    let mut out: Vec<String> = match v {
+        Value::Str(s) => vec![s.clone()],
+        Value::List(items) => items
+            .iter()
+            .filter_map(|i| match &i.value {
+                Value::Str(s) => Some(s.clone()),
+                Value::Map(_) => i.value.get("name").and_then(|n| n.value.as_str()).map(str::to_owned),
+                _ => None,
+            })
+            .collect(),
+        Value::Map(m) => m.iter().map(|(k, _)| k.value.clone()).collect(),
+        _ => Vec::new(),
+    };
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// A problem a parser met, with where it is. Parsing never fails; it returns what it read plus these.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ParseProblem {
+    pub span: Span,
+    pub message: String,
+}
+
+/// The result of parsing one file's header.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ParsedFile {
+    pub metadata: Metadata,
+    pub problems: Vec<ParseProblem>,
+}
+
+/// Why an item id (from a file path or an `executor_id`) is refused (§1.7, DESIGN.md item ids).
+pub fn item_id_problem(id: &str) -> Option<&'static str> {
+    if id.is_empty() {
+        return Some("the id is empty");
+    }
+    if id.starts_with('/') || id.starts_with('\\') || id.get(1..2) == Some(":") {
+        return Some("the id is an absolute path");
+    }
+    if id.contains('\\') {
+        return Some("the id contains a backslash; ids use `/` separators");
+    }
+    if id.contains('\0') {
+        return Some("the id contains a NUL byte");
+    }
+    for seg in id.split('/') {
+        if seg.is_empty() {
+            return Some("the id has an empty path segment");
+        }
+        if seg == ".." {
+            return Some("the id contains a `..` segment");
+        }
+        if seg == "." {
+            return Some("the id contains a `.` segment");
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostile_ids_are_refused() {
+        for bad in ["", "/etc/passwd", "a/../b", "..", "a//b", "a/", "./a", "C:/x", "a\\b"] {
+            assert!(item_id_problem(bad).is_some(), "{bad:?} should be refused");
+        }
+        for ok in ["rye/bash/bash", "a", "rye/core/runtimes/python_script_runtime", "a.b/c-d"] {
+            assert_eq!(item_id_problem(ok), None, "{ok:?} should be accepted");
+        }
+    }
+
+    #[test]
+    fn io_names_accepts_three_shapes() {
+        let s = |x: &str| Spanned::new(Value::Str(x.into()), Span::default());
+        let list = Value::List(vec![s("b"), s("a"), s("a")]);
+        assert_eq!(io_names(&list), vec!["a", "b"]);
+        let map = Value::Map(vec![(Spanned::new("x".into(), Span::default()), s("string"))]);
+        assert_eq!(io_names(&map), vec!["x"]);
+        let named = Value::List(vec![Spanned::new(map.clone(), Span::default())]);
+        assert_eq!(io_names(&named), Vec::<String>::new());
+        let named = Value::List(vec![Spanned::new(
+            Value::Map(vec![(Spanned::new("name".into(), Span::default()), s("q"))]),
+            Span::default(),
+        )]);
+        assert_eq!(io_names(&named), vec!["q"]);
+    }
+}

@@ -3,3 +3,4 @@
 pub mod diagnostic;
 pub mod model;
 pub mod parse;
+pub mod render;

@@ -1,0 +1,118 @@
+//! The JSON renderer: a stable machine-readable object with every diagnostic and the run summary.
+
+use serde_json::{Value, json};
+
+use crate::diagnostic::{Finding, Summary};
+
+/// Render `{"diagnostics": [...], "summary": {...}}`, pretty-printed with a trailing newline.
+///
+/// Keys keep the documented order; absent `item_id`, `space` and `help` are `null`.
+pub fn render(findings: &[Finding], summary: &Summary) -> String {
+    let diagnostics: Vec<Value> = super::sorted(findings).iter().map(diagnostic).collect();
+    let value = json!({
+        "diagnostics": diagnostics,
+        "summary": {
+            "files": summary.files,
+            "tools": summary.tools,
+            "errors": summary.errors,
+            "warnings": summary.warnings,
+        },
+    });
+    // The alternate `Display` of a `Value` is the pretty printer with two-space indents.
+    format!("{value:#}\n")
+}
+
+fn diagnostic(finding: &Finding) -> Value {
+    json!({
+        "rule": finding.rule,
+        "severity": finding.severity.as_str(),
+        "path": finding.path,
+        "line": finding.line,
+        "column": finding.column,
+        "item_id": finding.item_id,
+        "space": finding.space,
+        "message": finding.message,
+        "help": finding.help,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::fixtures;
+
+    #[test]
+    fn sample_document() {
+        insta::assert_snapshot!(render(&fixtures::sample(), &fixtures::sample_summary()));
+    }
+
+    #[test]
+    fn empty_document() {
+        let out = render(
+            &[],
+            &Summary {
+                files: 0,
+                tools: 0,
+                errors: 0,
+                warnings: 0,
+            },
+        );
+        insta::assert_snapshot!(out);
+        assert!(out.ends_with("}\n"));
+    }
+
+    #[test]
+    fn keys_keep_their_order_and_absent_fields_are_null() {
+        let out = render(
+            &[fixtures::warning_without_excerpt()],
+            &fixtures::sample_summary(),
+        );
+        let value: Value = serde_json::from_str(&out).unwrap_or_default();
+        let keys: Vec<&str> = value["diagnostics"][0]
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            keys,
+            [
+                "rule", "severity", "path", "line", "column", "item_id", "space", "message", "help"
+            ]
+        );
+        assert!(value["diagnostics"][0]["help"].is_null());
+        assert!(value["diagnostics"][0]["item_id"].is_null());
+        let keys: Vec<&str> = value["summary"]
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(keys, ["files", "tools", "errors", "warnings"]);
+        assert!(out.starts_with("{\n  \"diagnostics\": [\n    {\n"), "{out}");
+    }
+
+    #[test]
+    fn output_is_sorted_by_path_line_rule() {
+        let out = render(&fixtures::sample(), &fixtures::sample_summary());
+        let value: Value = serde_json::from_str(&out).unwrap_or_default();
+        let order: Vec<(&str, u64)> = value["diagnostics"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|d| {
+                        (
+                            d["path"].as_str().unwrap_or(""),
+                            d["line"].as_u64().unwrap_or(0),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(
+            order,
+            [
+                (".ai/tools/fetch.py", 4),
+                (".ai/tools/fetch.py", 7),
+                (".ai/tools/my tools/list.py", 1),
+                ("/home/ann/.ai/tools/café.py", 2),
+            ]
+        );
+    }
+}

@@ -1,6 +1,14 @@
 //! ryechain: the Rye OS executor chain as a declarative rule engine over an incremental fact database.
 
+pub mod analysis;
+pub mod cli;
+pub mod db;
 pub mod diagnostic;
+pub mod load;
 pub mod model;
 pub mod parse;
 pub mod render;
+pub mod resolve;
+pub mod rules;
+pub mod system;
+pub mod validate;

@@ -1,0 +1,69 @@
+//! Build script: embeds `rules/**/*.yaml` and the system bundle `.ai/**` into the binary.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+fn main() {
+    let root =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    println!("cargo:rerun-if-changed=rules");
+    println!("cargo:rerun-if-changed=.ai");
+    let mut src = String::new();
+
+    let mut rules = Vec::new();
+    collect(&root.join("rules"), &mut rules);
+    rules.retain(|p| p.extension().is_some_and(|e| e == "yaml"));
+    rules.sort();
+    src.push_str("pub static RULE_FILES: &[(&str, &str)] = &[\n");
+    for p in &rules {
+        let rel = p
+            .strip_prefix(root.join("rules"))
+            .expect("under rules/")
+            .to_string_lossy()
+            .replace('\\', "/");
+        writeln!(
+            src,
+            "    ({rel:?}, include_str!({:?})),",
+            p.display().to_string()
+        )
+        .expect("write to String");
+    }
+    src.push_str("];\n");
+
+    let mut system = Vec::new();
+    collect(&root.join(".ai"), &mut system);
+    system.sort();
+    src.push_str("pub static SYSTEM_FILES: &[(&str, &[u8])] = &[\n");
+    for p in &system {
+        let rel = p
+            .strip_prefix(&root)
+            .expect("under the repo")
+            .to_string_lossy()
+            .replace('\\', "/");
+        writeln!(
+            src,
+            "    ({rel:?}, include_bytes!({:?})),",
+            p.display().to_string()
+        )
+        .expect("write to String");
+    }
+    src.push_str("];\n");
+
+    let out =
+        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("embedded.rs");
+    std::fs::write(out, src).expect("write embedded.rs");
+}

@@ -1,0 +1,170 @@
+//! L5 the view behind `ryechain chain ITEM`: the resolved chain with files, spaces and shadowed
+//! candidates, the reference's build errors, §4 validation, and the seed-003 dry-run JSON.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::db::RootDb;
+use crate::model::SpaceKind;
+use crate::resolve::{Chain, ChainEnd, chain, metadata, resolve_root};
+use crate::validate::{Link, ValidationResult, validate_chain};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ElementView {
+    pub item_id: String,
+    pub path: Option<PathBuf>,
+    pub space: String,
+    /// Where the file really lives, when a symlink points into another space.
+    pub origin: Option<SpaceKind>,
+    pub primitive: bool,
+    pub tool_type: Option<String>,
+    pub executor_id: Option<String>,
+    pub shadowed: Vec<(PathBuf, String)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainView {
+    pub item_id: String,
+    /// `false`: `Tool not found: <id>`.
+    pub found: bool,
+    pub elements: Vec<ElementView>,
+    /// A chain-building error with the reference's text (§3.2), if any.
+    pub error: Option<String>,
+    /// The chain ends at an element that is not a primitive (execution would fail, §3.4).
+    pub unknown_primitive: Option<String>,
+    pub validation: ValidationResult,
+}
+
+fn build_error(ch: &Chain, root: &str) -> Option<String> {
+    match &ch.end {
+        ChainEnd::Primitive | ChainEnd::Terminal => None,
+        ChainEnd::Missing { executor_id, .. } => Some(format!("Executor not found: {executor_id}")),
+        ChainEnd::TooDeep { max, .. } => Some(format!(
+            "Chain too deep (max {max}): {root}. Possible circular dependency or excessive nesting."
+        )),
+        ChainEnd::Cycle { executor_id, .. } => {
+            Some(format!("Circular dependency detected: {executor_id}"))
+        }
+        ChainEnd::InvalidId {
+            executor_id,
+            reason,
+            ..
+        } => Some(format!("Invalid executor id `{executor_id}`: {reason}")),
+        ChainEnd::WrongType { type_name, .. } => Some(format!(
+            "Invalid executor id: an executor id must be a string or None, not {type_name}"
+        )),
+    }
+}
+
+/// Resolve `item_id` from the project space and describe its chain.
+pub fn chain_of(db: &RootDb, item_id: &str) -> ChainView {
+    let mut view = ChainView {
+        item_id: item_id.to_owned(),
+        found: false,
+        elements: Vec::new(),
+        error: None,
+        unknown_primitive: None,
+        validation: ValidationResult {
+            valid: true,
+            ..Default::default()
+        },
+    };
+    let res = resolve_root(db, item_id);
+    let Some(root) = &res.found else { return view };
+    view.found = true;
+    let ch = chain(db, root.file);
+    let metas: Vec<_> = ch
+        .elements
+        .iter()
+        .map(|e| e.file.map(|f| metadata(db, f).clone()))
+        .collect();
+    for (i, e) in ch.elements.iter().enumerate() {
+        let meta = metas[i].as_deref();
+        let shadowed = if i == 0 { &res.shadowed } else { &e.shadowed };
+        view.elements.push(ElementView {
+            item_id: e.item_id.clone(),
+            path: e.file.map(|f| f.path(db).as_ref().clone()),
+            space: e.space.label(),
+            origin: (e.origin != e.space.kind()).then_some(e.origin),
+            primitive: e.primitive,
+            tool_type: meta
+                .and_then(|m| m.tool_type_str())
+                .map(str::to_owned)
+                .or(e.primitive.then(|| "primitive".to_owned())),
+            executor_id: meta
+                .and_then(|m| m.executor_id.as_ref())
+                .and_then(|v| v.value.as_str())
+                .map(str::to_owned),
+            shadowed: shadowed
+                .iter()
+                .map(|c| (c.file.path(db).as_ref().clone(), c.space.label()))
+                .collect(),
+        });
+    }
+    view.error = build_error(ch, item_id);
+    if matches!(ch.end, ChainEnd::Terminal) {
+        view.unknown_primitive = ch.elements.last().map(|e| e.item_id.clone());
+    }
+    if view.error.is_none() {
+        let links: Vec<Link<'_>> = ch
+            .elements
+            .iter()
+            .zip(&metas)
+            .map(|(e, m)| Link {
+                item_id: &e.item_id,
+                space: e.origin,
+                metadata: m.as_deref(),
+            })
+            .collect();
+        view.validation = validate_chain(&links);
+    }
+    view
+}
+
+impl ChainView {
+    /// The seed-003 dry-run response (§12.4), with `chain_detail` (DESIGN.md output decision).
+    pub fn to_json(&self) -> serde_json::Value {
+        if !self.found {
+            return json!({"status": "error", "error": format!("Tool not found: {}", self.item_id)});
+        }
+        if let Some(err) = &self.error {
+            return json!({"status": "error", "error": err, "item_id": self.item_id});
+        }
+        if !self.validation.valid {
+            let error = format!(
+                "Chain validation failed: {}",
+                self.validation.issues.join("; ")
+            );
+            return json!({"status": "error", "error": error, "item_id": self.item_id});
+        }
+        let chain: Vec<&str> = self.elements.iter().map(|e| e.item_id.as_str()).collect();
+        let detail: Vec<serde_json::Value> = self
+            .elements
+            .iter()
+            .map(|e| {
+                json!({
+                    "item_id": e.item_id,
+                    "path": e.path.as_ref().map(|p| p.display().to_string()),
+                    "space": e.space,
+                    "tool_type": e.tool_type,
+                    "executor_id": e.executor_id,
+                    "shadowed": e.shadowed.iter().map(|(p, s)| json!({"path": p.display().to_string(), "space": s})).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        json!({
+            "status": "validation_passed",
+            "message": "Tool chain validation passed (dry run)",
+            "item_id": self.item_id,
+            "chain": chain,
+            "validated_pairs": self.validation.pairs,
+            "chain_detail": detail,
+        })
+    }
+
+    /// `true` when the chain builds and validates.
+    pub fn passed(&self) -> bool {
+        self.found && self.error.is_none() && self.validation.valid
+    }
+}

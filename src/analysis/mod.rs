@@ -1,0 +1,273 @@
+//! L5 the analysis host: `Host` owns the database and applies changes; `lint` computes every
+//! file's diagnostics in parallel (rayon, one db clone per job, each file under `catch_unwind`),
+//! applies rule selection and severities, and turns spans into located findings.
+
+pub mod chain_view;
+
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::db::{Change, Db, RootDb, SourceFile};
+use crate::diagnostic::{
+    Diagnostic, Excerpt, Finding, FindingNote, LineIndex, Severity, Summary, sort_findings,
+};
+use crate::resolve::tool_files;
+use crate::rules::checks::{chain_diagnostics, file_diagnostics, graph_diagnostics};
+use crate::rules::config::lint_config;
+use crate::rules::{Rule, rules};
+
+/// Rule id used for a panic caught while checking one file (not a rule: an internal defect).
+pub const INTERNAL_ERROR: &str = "internal-error";
+
+/// Owns the database; the only place changes are applied.
+#[derive(Default)]
+pub struct Host {
+    db: RootDb,
+}
+
+impl Host {
+    pub fn new() -> Self {
+        Host { db: RootDb::new() }
+    }
+    pub fn apply(&mut self, change: Change) {
+        change.apply(&mut self.db);
+    }
+    pub fn db(&self) -> &RootDb {
+        &self.db
+    }
+    /// A read-only view sharing the database's memoized results.
+    pub fn snapshot(&self) -> RootDb {
+        self.db.clone()
+    }
+}
+
+/// How to present findings.
+#[derive(Clone, Debug, Default)]
+pub struct LintOptions {
+    /// Paths under this directory are shown relative to it.
+    pub display_base: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct LintReport {
+    pub findings: Vec<Finding>,
+    pub summary: Summary,
+    /// Panics caught while checking files (each also appears as an `internal-error` finding).
+    pub internal_errors: usize,
+}
+
+/// Which rules run and at what severity: CLI `--select` replaces the config's `select`,
+/// `--ignore` adds to its `ignore`; config severities override rule defaults (`off` disables).
+pub fn effective_severity(db: &dyn Db, rule: &Rule) -> Option<Severity> {
+    let settings = db.workspace().settings(db);
+    let cfg = lint_config(db);
+    let matches =
+        |tok: &String| tok == "ALL" || tok.as_str() == rule.id.as_ref() || *tok == rule.family;
+    let select = settings.select.as_ref().or(cfg.select.as_ref());
+    let selected = select.is_none_or(|s| s.iter().any(matches));
+    let ignored = cfg.ignore.iter().chain(&settings.ignore).any(matches);
+    if !selected || ignored {
+        return None;
+    }
+    match cfg
+        .severity
+        .iter()
+        .rev()
+        .find(|(id, _)| id.as_str() == rule.id.as_ref())
+    {
+        Some((_, sev)) => *sev,
+        None => Some(rule.severity),
+    }
+}
+
+/// Files the lint looks at: every tool file, plus config and extractor files (they can carry
+/// problems of their own).
+pub fn lint_files(db: &dyn Db) -> Vec<SourceFile> {
+    let mut files = tool_files(db).clone();
+    files.extend(lint_config(db).sources.iter().copied());
+    for &f in &crate::resolve::extractor_config(db).sources {
+        if !files.contains(&f) {
+            files.push(f);
+        }
+    }
+    files
+}
+
+fn check_file(db: &RootDb, file: SourceFile) -> (Vec<Diagnostic>, bool) {
+    let run = || {
+        let mut d = file_diagnostics(db, file).clone();
+        d.extend(chain_diagnostics(db, file).iter().cloned());
+        d
+    };
+    match std::panic::catch_unwind(AssertUnwindSafe(run)) {
+        Ok(d) => (d, false),
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            let diag = Diagnostic {
+                rule: Arc::from(INTERNAL_ERROR),
+                severity: Severity::Error,
+                path: file.path(db).clone(),
+                span: None,
+                item_id: None,
+                space: Some(file.space(db).clone()),
+                message: format!("ryechain failed while checking this file: {msg}"),
+                help: Some("this is a bug in ryechain; please report it with the file".to_owned()),
+                notes: Vec::new(),
+            };
+            (vec![diag], true)
+        }
+    }
+}
+
+/// Keep a diagnostic if its rule is enabled, with the severity in force, and locate it.
+fn finish(db: &RootDb, mut d: Diagnostic, opts: &LintOptions) -> Option<Finding> {
+    if d.rule.as_ref() != INTERNAL_ERROR {
+        let rule = rules().get(&d.rule)?;
+        d.severity = effective_severity(db, rule)?;
+    }
+    Some(locate(db, &d, opts))
+}
+
+/// Lint every file of the workspace. `progress` is called with the number of files finished.
+/// Work is split into chunks; each rayon job gets its own database clone, made on this thread and
+/// moved into the job (salsa handles are `Send`, not `Sync`), never created inside a query.
+pub fn lint(db: &RootDb, opts: &LintOptions, progress: &(dyn Fn(usize) + Sync)) -> LintReport {
+    let files = lint_files(db);
+    let threads = rayon::current_num_threads().max(1);
+    let chunk = (files.len() / (threads * 8)).max(32);
+    let results: std::sync::Mutex<Vec<(usize, Vec<Finding>, usize)>> = std::sync::Mutex::default();
+    let jobs: Vec<(usize, &[SourceFile], RootDb)> = files
+        .chunks(chunk)
+        .enumerate()
+        .map(|(i, part)| (i, part, db.clone()))
+        .collect();
+    let results_ref = &results;
+    rayon::scope(move |scope| {
+        for (i, part, db) in jobs {
+            let results = results_ref;
+            scope.spawn(move |_| {
+                let mut found = Vec::new();
+                let mut panics = 0;
+                for &file in part {
+                    let (diags, panicked) = check_file(&db, file);
+                    panics += usize::from(panicked);
+                    found.extend(diags.into_iter().filter_map(|d| finish(&db, d, opts)));
+                }
+                progress(part.len());
+                if let Ok(mut r) = results.lock() {
+                    r.push((i, found, panics));
+                }
+            });
+        }
+    });
+    let mut parts = results.into_inner().unwrap_or_default();
+    parts.sort_by_key(|(i, _, _)| *i);
+    let mut internal_errors = 0;
+    let mut findings: Vec<Finding> = Vec::new();
+    for (_, f, panics) in parts {
+        internal_errors += panics;
+        findings.extend(f);
+    }
+    findings.extend(
+        graph_diagnostics(db)
+            .iter()
+            .cloned()
+            .filter_map(|d| finish(db, d, opts)),
+    );
+    sort_findings(&mut findings);
+    let summary = Summary {
+        files: db
+            .workspace()
+            .roots(db)
+            .iter()
+            .map(|r| r.files(db).len())
+            .sum(),
+        tools: tool_files(db).len(),
+        errors: findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count(),
+        warnings: findings
+            .iter()
+            .filter(|f| f.severity == Severity::Warning)
+            .count(),
+    };
+    LintReport {
+        findings,
+        summary,
+        internal_errors,
+    }
+}
+
+/// Show `path` relative to `base` when it lies below it.
+pub fn display_path(path: &Path, base: Option<&Path>) -> String {
+    base.and_then(|b| path.strip_prefix(b).ok())
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+fn text_of(db: &RootDb, path: &Path) -> Option<Arc<str>> {
+    match db.file_at(path)?.contents(db) {
+        crate::db::FileContents::Text(t) => Some(t.clone()),
+        _ => None,
+    }
+}
+
+/// Resolve a diagnostic's spans into lines, columns and a source excerpt.
+pub fn locate(db: &RootDb, d: &Diagnostic, opts: &LintOptions) -> Finding {
+    let base = opts.display_base.as_deref();
+    let text = text_of(db, &d.path);
+    let (mut line, mut column, mut end_line, mut end_column) = (1, 1, 1, 1);
+    let mut excerpt = None;
+    if let Some(text) = &text {
+        let idx = LineIndex::new(text);
+        let span = d.span.unwrap_or_default();
+        (line, column) = idx.line_col(text, span.start);
+        (end_line, end_column) = idx.line_col(text, span.end);
+        let first = idx.line_range(text, line);
+        let last = idx.line_range(text, end_line);
+        let start_byte = (span.start as usize).clamp(first.start, text.len());
+        let end_byte = (span.end as usize).clamp(start_byte, last.end.max(start_byte));
+        if first.start <= last.end && last.end <= text.len() {
+            excerpt = Some(Excerpt {
+                line_start: line,
+                text: text[first.start..last.end].to_owned(),
+                highlight: (start_byte - first.start)..(end_byte - first.start),
+            });
+        }
+    }
+    let notes = d
+        .notes
+        .iter()
+        .map(|n| FindingNote {
+            message: n.message.clone(),
+            path: n.path.as_ref().map(|p| display_path(p, base)),
+            line: n.path.as_ref().map(|p| match (text_of(db, p), n.span) {
+                (Some(t), Some(s)) => LineIndex::new(&t).line_col(&t, s.start).0,
+                _ => 1,
+            }),
+        })
+        .collect();
+    Finding {
+        rule: d.rule.to_string(),
+        severity: d.severity,
+        path: display_path(&d.path, base),
+        line,
+        column,
+        end_line,
+        end_column,
+        item_id: d.item_id.clone(),
+        space: d.space.as_ref().map(|s| s.label()),
+        message: d.message.clone(),
+        help: d.help.clone(),
+        notes,
+        excerpt,
+    }
+}

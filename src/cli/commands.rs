@@ -1,0 +1,294 @@
+//! L6 the subcommands: lint, chain, rules, rule, graph — each loads spaces, asks the analysis, prints.
+#![allow(clippy::print_stdout, clippy::print_stderr, reason = "the CLI prints")]
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use super::{Context, GraphFormat, LintFormat, print_notices, use_color};
+use crate::analysis::LintOptions;
+use crate::analysis::chain_view::chain_of;
+use crate::db::{Db, Settings};
+use crate::diagnostic::Severity;
+use crate::model::item_id_problem;
+use crate::render::{HumanOptions, RuleMeta, ToolInfo};
+use crate::resolve::graph::executor_graph;
+use crate::rules::rules;
+
+/// Below this many files a progress bar is only noise.
+const PROGRESS_MIN_FILES: usize = 2_000;
+
+pub fn lint(
+    ctx: &Context<'_>,
+    path: &Path,
+    format: LintFormat,
+    settings: Settings,
+    no_progress: bool,
+) -> anyhow::Result<u8> {
+    for tok in settings.select.iter().flatten().chain(&settings.ignore) {
+        if tok != "ALL" && rules().get(tok).is_none() && !rules().families().contains(&tok.as_str())
+        {
+            anyhow::bail!("`{tok}` is not a rule id or family; `ryechain rules` lists them");
+        }
+    }
+    let (host, notices) = ctx.host(path, settings)?;
+    print_notices(&notices);
+    let db = host.snapshot();
+    let total = crate::analysis::lint_files(&db).len();
+    let bar = (!no_progress && std::io::stderr().is_terminal() && total >= PROGRESS_MIN_FILES)
+        .then(|| {
+            let bar = indicatif::ProgressBar::new(total as u64);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} checking {pos}/{len} files {wide_bar} {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            bar
+        });
+    let progress = |n: usize| {
+        if let Some(b) = &bar {
+            b.inc(n as u64);
+        }
+    };
+    let cwd = ctx.sys.current_dir().ok();
+    let report = crate::analysis::lint(
+        &db,
+        &LintOptions {
+            display_base: cwd.clone(),
+        },
+        &progress,
+    );
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let out = match format {
+        LintFormat::Human => crate::render::human::render(
+            &report.findings,
+            &report.summary,
+            &HumanOptions { color: use_color() },
+        ),
+        LintFormat::Json => crate::render::json::render(&report.findings, &report.summary),
+        LintFormat::Sarif => {
+            let metas: Vec<RuleMeta> = rules()
+                .rules
+                .iter()
+                .map(|r| RuleMeta {
+                    id: r.id.to_string(),
+                    family: r.family.clone(),
+                    summary: r.summary.clone(),
+                    docs: r.docs.clone(),
+                    default_severity: r.severity,
+                })
+                .collect();
+            let tool = ToolInfo {
+                name: "ryechain".to_owned(),
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                information_uri: "https://github.com/ryechain/ryechain".to_owned(),
+                src_root: cwd.map(|c| c.display().to_string()),
+            };
+            crate::render::sarif::render(&report.findings, &metas, &tool)
+        }
+    };
+    print!("{out}");
+    if report.internal_errors > 0 {
+        eprintln!(
+            "error: ryechain hit {} internal error(s); the results are incomplete",
+            report.internal_errors
+        );
+        return Ok(2);
+    }
+    Ok(u8::from(
+        report
+            .findings
+            .iter()
+            .any(|f| f.severity == Severity::Error),
+    ))
+}
+
+pub fn chain(
+    ctx: &Context<'_>,
+    item: &str,
+    path: &Path,
+    json: bool,
+    settings: Settings,
+) -> anyhow::Result<u8> {
+    if let Some(reason) = item_id_problem(item) {
+        anyhow::bail!("invalid item id `{item}`: {reason}");
+    }
+    let (host, notices) = ctx.host(path, settings)?;
+    print_notices(&notices);
+    let db = host.snapshot();
+    let view = chain_of(&db, item);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&view.to_json())?);
+        return Ok(u8::from(!view.passed()));
+    }
+    if !view.found {
+        println!("Tool not found: {item}");
+        return Ok(1);
+    }
+    for (i, e) in view.elements.iter().enumerate() {
+        let arrow = if i == 0 { "  " } else { "→ " };
+        let kind = if e.primitive { " [primitive]" } else { "" };
+        let origin = e
+            .origin
+            .map(|o| format!(" (symlink into the {} space)", o.name()))
+            .unwrap_or_default();
+        let path = e.path.as_ref().map_or_else(
+            || "(no file: resolved by key)".to_owned(),
+            |p| p.display().to_string(),
+        );
+        println!(
+            "{arrow}{} ({}{origin}){kind}\n    {path}",
+            e.item_id, e.space
+        );
+        for (p, s) in &e.shadowed {
+            println!("    shadows {} ({s})", p.display());
+        }
+    }
+    if let Some(err) = &view.error {
+        println!("\nerror: {err}");
+        return Ok(1);
+    }
+    if let Some(id) = &view.unknown_primitive {
+        println!(
+            "\nwarning: the chain ends at `{id}`, which is not a registered primitive; running it fails with `Unknown primitive: {id}`"
+        );
+    }
+    for p in &view.validation.pairs {
+        let ok = |b: bool| if b { "ok" } else { "FAILED" };
+        println!(
+            "pair {} → {}: space {}, io {}, version {}",
+            p.child,
+            p.parent,
+            ok(p.space_ok),
+            ok(p.io_ok),
+            ok(p.version_ok)
+        );
+    }
+    for w in &view.validation.warnings {
+        println!("warning: {w}");
+    }
+    if view.validation.valid {
+        println!(
+            "\nvalidation passed ({} pairs)",
+            view.validation.pairs.len()
+        );
+        Ok(0)
+    } else {
+        println!(
+            "\nerror: Chain validation failed: {}",
+            view.validation.issues.join("; ")
+        );
+        Ok(1)
+    }
+}
+
+pub fn rules_list() -> anyhow::Result<u8> {
+    let set = rules();
+    let width = set.rules.iter().map(|r| r.id.len()).max().unwrap_or(0);
+    for r in &set.rules {
+        println!(
+            "{:<width$}  {:<7}  {:<10}  {}",
+            r.id,
+            r.severity.as_str(),
+            r.family,
+            r.summary
+        );
+    }
+    Ok(0)
+}
+
+pub fn rule_doc(id: &str) -> anyhow::Result<u8> {
+    let Some(r) = rules().get(id) else {
+        anyhow::bail!("no rule `{id}`; `ryechain rules` lists them");
+    };
+    println!(
+        "# {} ({})\n\nFamily: {} · Default severity: {} · Scope: {:?}\n\n{}\n\n{}",
+        r.id,
+        r.summary,
+        r.family,
+        r.severity.as_str(),
+        r.scope,
+        r.summary,
+        r.docs.trim_end()
+    );
+    Ok(0)
+}
+
+fn dot_escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+pub fn graph(ctx: &Context<'_>, path: &Path, format: GraphFormat) -> anyhow::Result<u8> {
+    let (host, notices) = ctx.host(path, Settings::default())?;
+    print_notices(&notices);
+    let db = host.snapshot();
+    let g = executor_graph(&db);
+    let key = |i: usize| format!("{}:{}", g.nodes[i].space.label(), g.nodes[i].item_id);
+    let db_ref: &dyn Db = &db;
+    match format {
+        GraphFormat::Json => {
+            let nodes: Vec<serde_json::Value> = (0..g.nodes.len())
+                .map(|i| {
+                    let n = &g.nodes[i];
+                    serde_json::json!({
+                        "key": key(i),
+                        "id": n.item_id,
+                        "space": n.space.label(),
+                        "path": n.file.map(|f| f.path(db_ref).display().to_string()),
+                    })
+                })
+                .collect();
+            let edges: Vec<serde_json::Value> = g
+                .edges
+                .iter()
+                .map(|e| serde_json::json!({"from": key(e.from), "to": e.to.map(key), "executor_id": e.executor_id}))
+                .collect();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({"nodes": nodes, "edges": edges}))?
+            );
+        }
+        GraphFormat::Dot => {
+            let mut out = String::from(
+                "digraph executors {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n",
+            );
+            for i in 0..g.nodes.len() {
+                let n = &g.nodes[i];
+                let shape = if n.file.is_none() {
+                    ", shape=ellipse"
+                } else {
+                    ""
+                };
+                out.push_str(&format!(
+                    "  \"{}\" [label=\"{}\\n{}\"{shape}];\n",
+                    dot_escape(&key(i)),
+                    dot_escape(&n.item_id),
+                    dot_escape(&n.space.label())
+                ));
+            }
+            let mut missing = 0;
+            for e in &g.edges {
+                match e.to {
+                    Some(to) => out.push_str(&format!(
+                        "  \"{}\" -> \"{}\";\n",
+                        dot_escape(&key(e.from)),
+                        dot_escape(&key(to))
+                    )),
+                    None => {
+                        missing += 1;
+                        out.push_str(&format!(
+                            "  \"missing{missing}\" [label=\"{} (not found)\", style=dashed, color=red];\n  \"{}\" -> \"missing{missing}\" [style=dashed, color=red];\n",
+                            dot_escape(&e.executor_id),
+                            dot_escape(&key(e.from))
+                        ));
+                    }
+                }
+            }
+            out.push_str("}\n");
+            print!("{out}");
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,308 @@
+//! L6 the command-line edge: argument parsing (clap), space setup from flags and environment,
+//! running the analysis, printing, progress and exit codes (0 clean, 1 findings, 2 usage/internal).
+
+mod commands;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::analysis::Host;
+use crate::db::{Change, Settings};
+use crate::load::{SpaceSource, SpaceSpec, load};
+use crate::model::Space;
+use crate::system::System;
+use crate::system::os::OsSystem;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "ryechain",
+    version,
+    about = "Resolve, validate and lint Rye OS executor chains"
+)]
+pub struct Cli {
+    /// A system bundle: a directory containing `.ai/` (repeatable, in precedence order; `ID=DIR` names
+    /// the bundle). Replaces the embedded bundle. Also `RYE_SYSTEM_SPACE` (colon-separated).
+    #[arg(long = "system-space", global = true, value_name = "DIR")]
+    system_space: Vec<String>,
+    /// The user space base directory (`.ai` is appended). Also `USER_SPACE`; default: the home directory.
+    #[arg(long = "user-space", global = true, value_name = "DIR")]
+    user_space: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LintFormat {
+    Human,
+    Json,
+    Sarif,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormat {
+    Dot,
+    Json,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Validate every tool of every space.
+    Lint {
+        /// The project directory (containing `.ai/`).
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[arg(long, value_enum, default_value = "human")]
+        format: LintFormat,
+        /// Only these rules or families (comma-separated; `ALL` for all).
+        #[arg(long, value_delimiter = ',')]
+        select: Option<Vec<String>>,
+        /// Skip these rules or families (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        ignore: Vec<String>,
+        /// Maximum chain length (default 10, or `chain.max_depth` in `.ai/config/ryechain.yaml`).
+        #[arg(long)]
+        max_depth: Option<usize>,
+        /// Never show a progress bar.
+        #[arg(long)]
+        no_progress: bool,
+    },
+    /// Show the chain of one tool: files, spaces, shadowed candidates, validation.
+    Chain {
+        /// The tool's item id (`rye/bash/bash`).
+        item: String,
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Print the dry-run response of `rye_execute` (seed 003) as JSON.
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        max_depth: Option<usize>,
+    },
+    /// List the rules.
+    Rules,
+    /// Show one rule's documentation.
+    Rule { id: String },
+    /// Print the executor graph of every tool.
+    Graph {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[arg(long, value_enum, default_value = "dot")]
+        format: GraphFormat,
+    },
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    if let Err(errors) = crate::rules::registry() {
+        for e in errors {
+            eprintln!("error: built-in rule refused: {e}");
+        }
+        return ExitCode::from(2);
+    }
+    match run(cli, &OsSystem) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
+    let ctx = Context {
+        sys,
+        system_space: cli.system_space,
+        user_space: cli.user_space,
+    };
+    match cli.command {
+        Command::Lint {
+            path,
+            format,
+            select,
+            ignore,
+            max_depth,
+            no_progress,
+        } => {
+            let settings = Settings {
+                select,
+                ignore,
+                max_depth,
+                ..Settings::default()
+            };
+            commands::lint(&ctx, &path, format, settings, no_progress)
+        }
+        Command::Chain {
+            item,
+            path,
+            json,
+            max_depth,
+        } => {
+            let settings = Settings {
+                max_depth,
+                ..Settings::default()
+            };
+            commands::chain(&ctx, &item, &path, json, settings)
+        }
+        Command::Rules => commands::rules_list(),
+        Command::Rule { id } => commands::rule_doc(&id),
+        Command::Graph { path, format } => commands::graph(&ctx, &path, format),
+    }
+}
+
+pub(crate) struct Context<'a> {
+    pub sys: &'a dyn System,
+    pub system_space: Vec<String>,
+    pub user_space: Option<PathBuf>,
+}
+
+/// `~` and `~/x` expansion with `HOME`.
+fn expand_tilde(sys: &dyn System, p: &str) -> PathBuf {
+    match (p.strip_prefix('~'), sys.env_var("HOME")) {
+        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+            PathBuf::from(format!("{home}{rest}"))
+        }
+        _ => PathBuf::from(p),
+    }
+}
+
+fn absolute(sys: &dyn System, p: &Path) -> anyhow::Result<PathBuf> {
+    if p.is_absolute() {
+        return Ok(p.to_path_buf());
+    }
+    let cwd = sys.current_dir()?;
+    let joined = cwd.join(p);
+    // Lexically drop `.` components so displayed paths stay tidy.
+    Ok(joined
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect())
+}
+
+impl Context<'_> {
+    /// The spaces in search order: project, user, bundles.
+    pub fn spaces(&self, project: &Path) -> anyhow::Result<(Vec<SpaceSpec>, Vec<String>)> {
+        let sys = self.sys;
+        let mut notices = Vec::new();
+        let project = absolute(sys, project)?;
+        if !sys.is_dir(&project) {
+            anyhow::bail!("project path {} is not a directory", project.display());
+        }
+        let mut specs = vec![SpaceSpec {
+            space: Space::Project,
+            source: SpaceSource::Dir(project.clone()),
+        }];
+        let user = match &self.user_space {
+            Some(p) => Some(absolute(sys, p)?),
+            None => match sys.env_var("USER_SPACE").filter(|s| !s.is_empty()) {
+                Some(s) => Some(absolute(sys, &expand_tilde(sys, &s))?),
+                None => sys.env_var("HOME").map(PathBuf::from),
+            },
+        };
+        if let Some(user) = user {
+            let same = sys
+                .canonicalize(&user)
+                .ok()
+                .zip(sys.canonicalize(&project).ok())
+                .is_some_and(|(a, b)| a == b);
+            if same {
+                notices.push(format!(
+                    "the user space is the project directory ({}); it is loaded once, as the project",
+                    project.display()
+                ));
+            } else if sys.is_dir(&user.join(".ai")) || self.user_space.is_some() {
+                specs.push(SpaceSpec {
+                    space: Space::User,
+                    source: SpaceSource::Dir(user),
+                });
+            }
+        }
+        let mut bundles: Vec<String> = self.system_space.clone();
+        if bundles.is_empty()
+            && let Some(env) = sys.env_var("RYE_SYSTEM_SPACE")
+        {
+            bundles = env
+                .split(':')
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect();
+        }
+        if bundles.is_empty() {
+            specs.push(SpaceSpec {
+                space: Space::System {
+                    order: 0,
+                    bundle: Arc::from("ryechain"),
+                },
+                source: SpaceSource::Embedded,
+            });
+        }
+        for (i, b) in bundles.iter().enumerate() {
+            let (id, dir) = match b.split_once('=') {
+                Some((id, dir)) if !id.is_empty() && !id.contains('/') => {
+                    (Some(id.to_owned()), dir)
+                }
+                _ => (None, b.as_str()),
+            };
+            let dir = absolute(sys, &expand_tilde(sys, dir))?;
+            if !sys.is_dir(&dir.join(".ai")) {
+                anyhow::bail!("system space {} has no `.ai/` directory", dir.display());
+            }
+            let id = id.unwrap_or_else(|| {
+                dir.file_name().map_or_else(
+                    || format!("bundle{i}"),
+                    |n| n.to_string_lossy().into_owned(),
+                )
+            });
+            let order = u16::try_from(i).unwrap_or(u16::MAX);
+            specs.push(SpaceSpec {
+                space: Space::System {
+                    order,
+                    bundle: Arc::from(id),
+                },
+                source: SpaceSource::Dir(dir),
+            });
+        }
+        Ok((specs, notices))
+    }
+
+    /// Load the spaces into a fresh host.
+    pub fn host(&self, project: &Path, settings: Settings) -> anyhow::Result<(Host, Vec<String>)> {
+        let (specs, mut notices) = self.spaces(project)?;
+        let outcome = load(self.sys, &specs);
+        notices.extend(outcome.notices);
+        let mut host = Host::new();
+        let mut change = outcome.change;
+        change.settings = Some(settings);
+        host.apply(change);
+        Ok((host, notices))
+    }
+}
+
+pub(crate) fn print_notices(notices: &[String]) {
+    for n in notices {
+        eprintln!("warning: {n}");
+    }
+}
+
+pub(crate) fn use_color() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// Apply a change to an existing host (used by `--watch` and tests).
+pub fn apply(host: &mut Host, change: Change) {
+    host.apply(change);
+}

@@ -1,0 +1,172 @@
+//! L2 the salsa database: inputs (`SourceFile`, `SpaceRoot`, `Workspace`), the interned keys, and the
+//! database trait every query takes. Inputs are written only by `Change::apply` (see `change.rs`).
+
+pub mod change;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use rustc_hash::FxHashMap;
+
+use crate::model::{Space, SpaceKind};
+
+pub use change::{Change, FileChange, RootSpec, Settings};
+
+/// What the loader could make of a file. Problems are data, reported by `file_diagnostics`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum FileContents {
+    Text(Arc<str>),
+    /// The bytes are not UTF-8; `valid_up_to` is the offset of the first bad byte.
+    NotUtf8 {
+        valid_up_to: usize,
+    },
+    /// Larger than the loader's limit; not read.
+    TooLarge {
+        size: u64,
+        limit: u64,
+    },
+    /// The OS refused (permission, a vanished file, a symlink loop...).
+    Unreadable(String),
+    /// A symlink whose target lies outside every space root; not read.
+    SymlinkEscape {
+        target: String,
+    },
+}
+
+impl FileContents {
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            FileContents::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// One file of a space, pushed in from the edge.
+#[salsa::input(debug)]
+pub struct SourceFile {
+    /// Absolute path (or `<embedded:bundle>/...` for the embedded system space).
+    #[returns(ref)]
+    pub path: Arc<PathBuf>,
+    /// Path relative to the space's `.ai/` directory, `/`-separated (`tools/rye/bash/bash.py`).
+    #[returns(ref)]
+    pub rel: Arc<str>,
+    #[returns(ref)]
+    pub space: Space,
+    /// The space the file really lives in when it is a symlink into another space (else `None`).
+    #[returns(copy)]
+    pub link_origin: Option<SpaceKind>,
+    #[returns(ref)]
+    pub contents: FileContents,
+}
+
+/// One space: its base directory and the set of its files (adding/removing a file changes this set;
+/// editing one does not).
+#[salsa::input(debug)]
+pub struct SpaceRoot {
+    #[returns(ref)]
+    pub space: Space,
+    /// The `.ai` directory.
+    #[returns(ref)]
+    pub root: Arc<PathBuf>,
+    #[returns(ref)]
+    pub files: Arc<Vec<SourceFile>>,
+}
+
+/// The whole workspace: spaces in search order (project, user, bundles...) and the settings.
+#[salsa::input(debug)]
+pub struct Workspace {
+    #[returns(ref)]
+    pub roots: Vec<SpaceRoot>,
+    #[returns(ref)]
+    pub settings: Settings,
+}
+
+/// An executor id looked up from a kind of space (the key of `resolve_item`).
+#[salsa::interned(unsafe(no_lifetime), revisions = usize::MAX, debug)]
+pub struct ResolveKey {
+    #[returns(ref)]
+    pub id: String,
+    pub from_kind: SpaceKind,
+}
+
+/// The database trait queries take.
+#[salsa::db]
+pub trait Db: salsa::Database {
+    fn workspace(&self) -> Workspace;
+}
+
+/// Event log used by tests to assert which queries ran (CONVENTIONS habit 6).
+pub type EventLog = Arc<Mutex<Option<Vec<String>>>>;
+
+#[salsa::db]
+#[derive(Clone)]
+pub struct RootDb {
+    storage: salsa::Storage<Self>,
+    workspace: Option<Workspace>,
+    /// Path → file, maintained by `Change::apply` (not a salsa input; never read by queries).
+    pub(crate) files_by_path: Arc<FxHashMap<Arc<PathBuf>, SourceFile>>,
+    log: EventLog,
+}
+
+impl Default for RootDb {
+    fn default() -> Self {
+        RootDb::new()
+    }
+}
+
+impl RootDb {
+    pub fn new() -> Self {
+        let log: EventLog = Arc::default();
+        let sink = log.clone();
+        let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind
+                && let Ok(mut guard) = sink.lock()
+                && let Some(entries) = guard.as_mut()
+            {
+                entries.push(format!("{database_key:?}"));
+            }
+        })));
+        let mut db = RootDb {
+            storage,
+            workspace: None,
+            files_by_path: Arc::default(),
+            log,
+        };
+        let ws = Workspace::new(&db, Vec::new(), Settings::default());
+        db.workspace = Some(ws);
+        db
+    }
+
+    /// Start recording which queries execute (`take_executed` drains the record).
+    pub fn enable_event_log(&self) {
+        if let Ok(mut guard) = self.log.lock() {
+            guard.get_or_insert_with(Vec::new);
+        }
+    }
+
+    /// The loaded file at `path`, if any.
+    pub fn file_at(&self, path: &std::path::Path) -> Option<SourceFile> {
+        self.files_by_path.get(&path.to_path_buf()).copied()
+    }
+
+    /// Query executions since the last call, as `query_name(Id(..))` strings.
+    pub fn take_executed(&self) -> Vec<String> {
+        self.log
+            .lock()
+            .ok()
+            .and_then(|mut g| g.as_mut().map(std::mem::take))
+            .unwrap_or_default()
+    }
+}
+
+#[salsa::db]
+impl salsa::Database for RootDb {}
+
+#[salsa::db]
+impl Db for RootDb {
+    fn workspace(&self) -> Workspace {
+        // Set in `new`; the handle never changes afterwards (only its fields do).
+        self.workspace.expect("workspace is created in RootDb::new")
+    }
+}

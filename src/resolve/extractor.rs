@@ -1,0 +1,203 @@
+//! L3 the data-driven extractor facts (§1.5, §1.6): the tool extension list and the parsers map,
+//! read from `*_extractor.*` files under `.ai/tools/rye/core/extractors/` of every space.
+
+use std::sync::Arc;
+
+use crate::db::{Db, FileContents, SourceFile};
+use crate::parse::ParserKind;
+
+/// Directory (relative to a space's `.ai/`) that holds extractor files.
+pub const EXTRACTORS_DIR: &str = "tools/rye/core/extractors/";
+
+/// The extension list and parser map in force for the whole workspace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExtractorConfig {
+    /// Tool extensions in first-appearance order (project → user → bundles; files by path;
+    /// entries in file order). DESIGN.md: deterministic, unlike the reference's set (§15.18).
+    pub extensions: Vec<Arc<str>>,
+    /// Extension → parser; first found wins (project > user > system, §1.6).
+    pub parsers: Vec<(Arc<str>, ParserKind)>,
+    /// The extractor files that contributed, in reading order.
+    pub sources: Vec<SourceFile>,
+    /// Problems met while reading extractors: file, message (e.g. an unknown parser name).
+    pub problems: Vec<(SourceFile, String)>,
+}
+
+impl ExtractorConfig {
+    pub fn parser_for(&self, ext: &str) -> Option<ParserKind> {
+        self.parsers
+            .iter()
+            .find(|(e, _)| e.as_ref() == ext)
+            .map(|(_, p)| *p)
+            .or_else(|| ParserKind::builtin_for_extension(ext))
+    }
+    pub fn has_extension(&self, ext: &str) -> bool {
+        self.extensions.iter().any(|e| e.as_ref() == ext)
+    }
+    pub fn extension_rank(&self, ext: &str) -> Option<usize> {
+        self.extensions.iter().position(|e| e.as_ref() == ext)
+    }
+}
+
+/// The item type an extractor file serves: its parent directory when that is a type name
+/// (`extractors/tool/…`), else the file-name prefix (`tool_extractor.yaml`).
+fn extractor_item_type(rel: &str) -> Option<&str> {
+    let rest = rel.strip_prefix(EXTRACTORS_DIR)?;
+    let (dir, name) = match rest.rsplit_once('/') {
+        Some((dir, name)) => (dir.rsplit('/').next().unwrap_or(dir), name),
+        None => ("", rest),
+    };
+    if name.starts_with('_') {
+        return None;
+    }
+    let stem = name
+        .strip_suffix(".yaml")
+        .or_else(|| name.strip_suffix(".yml"))
+        .or_else(|| name.strip_suffix(".py"))?;
+    let prefix = stem.strip_suffix("_extractor")?;
+    if matches!(dir, "tool" | "directive" | "knowledge") {
+        Some(dir)
+    } else {
+        Some(prefix)
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn extractor_config(db: &dyn Db) -> ExtractorConfig {
+    let mut cfg = ExtractorConfig {
+        extensions: Vec::new(),
+        parsers: Vec::new(),
+        sources: Vec::new(),
+        problems: Vec::new(),
+    };
+    for root in db.workspace().roots(db) {
+        for &file in root.files(db).iter() {
+            let rel = file.rel(db);
+            // Directive/knowledge extractors do not add tool extensions (avoids the `.md` quirk, §15.19).
+            if extractor_item_type(rel) != Some("tool") {
+                continue;
+            }
+            let FileContents::Text(text) = file.contents(db) else {
+                continue;
+            };
+            cfg.sources.push(file);
+            if rel.ends_with(".py") {
+                read_python_extractor(file, text, &mut cfg);
+            } else {
+                read_yaml_extractor(file, text, &mut cfg);
+            }
+        }
+    }
+    if cfg.extensions.is_empty() {
+        cfg.extensions.push(Arc::from(".py"));
+    }
+    cfg
+}
+
+fn push_extension(cfg: &mut ExtractorConfig, ext: &str) {
+    let ext = if ext.starts_with('.') {
+        ext.to_owned()
+    } else {
+        format!(".{ext}")
+    };
+    if !cfg.has_extension(&ext) {
+        cfg.extensions.push(Arc::from(ext));
+    }
+}
+
+fn push_parser(cfg: &mut ExtractorConfig, file: SourceFile, ext: &str, name: &str) {
+    if cfg.parsers.iter().any(|(e, _)| e.as_ref() == ext) {
+        return;
+    }
+    match ParserKind::from_name(name) {
+        Some(kind) => cfg.parsers.push((Arc::from(ext), kind)),
+        None => cfg.problems.push((
+            file,
+            format!("unknown parser `{name}` for `{ext}`; built-in parsers are python/ast, yaml/yaml, javascript/javascript"),
+        )),
+    }
+}
+
+fn read_yaml_extractor(file: SourceFile, text: &str, cfg: &mut ExtractorConfig) {
+    let doc: serde_yaml::Value = match serde_yaml::from_str(text) {
+        Ok(v) => v,
+        // The file's own parse problem is reported by `file_diagnostics`.
+        Err(_) => return,
+    };
+    if let Some(exts) = doc.get("extensions").and_then(|v| v.as_sequence()) {
+        for e in exts.iter().filter_map(|e| e.as_str()) {
+            push_extension(cfg, e);
+        }
+    }
+    if let Some(parsers) = doc.get("parsers").and_then(|v| v.as_mapping()) {
+        for (k, v) in parsers {
+            if let (Some(ext), Some(name)) = (k.as_str(), v.as_str()) {
+                push_parser(cfg, file, ext, name);
+            }
+        }
+    }
+}
+
+/// `EXTENSIONS = [".py", ...]` and `PARSERS = {".py": "python/ast"}` in a Python extractor.
+fn read_python_extractor(file: SourceFile, text: &str, cfg: &mut ExtractorConfig) {
+    let values: Vec<(String, crate::model::Value)> = {
+        let _ = text;
+        Vec::new()
+    }; // WIRE-PENDING
+    for (name, value) in values {
+        match name.as_str() {
+            "EXTENSIONS" => {
+                for e in value
+                    .as_list()
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|v| v.value.as_str())
+                {
+                    push_extension(cfg, e);
+                }
+            }
+            "PARSERS" => {
+                for (k, v) in value.as_map().unwrap_or_default() {
+                    if let Some(name) = v.value.as_str() {
+                        push_parser(cfg, file, &k.value, name);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn item_type_from_dir_or_name() {
+        assert_eq!(
+            extractor_item_type("tools/rye/core/extractors/tool/tool_extractor.yaml"),
+            Some("tool")
+        );
+        assert_eq!(
+            extractor_item_type("tools/rye/core/extractors/tool_extractor.yaml"),
+            Some("tool")
+        );
+        assert_eq!(
+            extractor_item_type("tools/rye/core/extractors/knowledge/knowledge_extractor.yaml"),
+            Some("knowledge")
+        );
+        assert_eq!(
+            extractor_item_type("tools/rye/core/extractors/directive_extractor.py"),
+            Some("directive")
+        );
+        assert_eq!(
+            extractor_item_type("tools/rye/core/extractors/tool/_tool_extractor.yaml"),
+            None
+        );
+        assert_eq!(
+            extractor_item_type("tools/rye/core/extractors/tool/readme.md"),
+            None
+        );
+        assert_eq!(extractor_item_type("tools/other/tool_extractor.yaml"), None);
+    }
+}

@@ -1,0 +1,157 @@
+//! L3 the whole executor graph (petgraph): one node per tool file plus primitive ids, one edge per
+//! executor reference; cycles are its strongly connected components, each reported once.
+
+use petgraph::graph::{DiGraph, NodeIndex};
+use rustc_hash::FxHashMap;
+
+use super::{metadata, resolve, tool_files, tool_id};
+use crate::db::{Db, SourceFile};
+use crate::model::{ExecutorRef, Space, item_id_problem};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GraphNode {
+    pub item_id: String,
+    pub space: Space,
+    /// `None` for a primitive id without a file.
+    pub file: Option<SourceFile>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GraphEdge {
+    pub from: usize,
+    /// `None` when the executor id does not resolve.
+    pub to: Option<usize>,
+    pub executor_id: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecutorGraph {
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<GraphEdge>,
+    /// Each cycle (an SCC with more than one node, or a self-loop), members sorted by path.
+    pub cycles: Vec<Vec<usize>>,
+    /// For each cycle, the nodes outside it whose chains run into it, sorted by path.
+    pub trapped: Vec<Vec<usize>>,
+}
+
+fn path_key(db: &dyn Db, n: &GraphNode) -> String {
+    n.file
+        .map(|f| f.path(db).display().to_string())
+        .unwrap_or_default()
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn executor_graph(db: &dyn Db) -> ExecutorGraph {
+    let files = tool_files(db);
+    let primitives = &db.workspace().settings(db).primitives;
+    let mut nodes: Vec<GraphNode> = Vec::with_capacity(files.len());
+    let mut index: FxHashMap<SourceFile, usize> = FxHashMap::default();
+    for &file in files {
+        index.insert(file, nodes.len());
+        nodes.push(GraphNode {
+            item_id: tool_id(db, file).unwrap_or_default(),
+            space: file.space(db).clone(),
+            file: Some(file),
+        });
+    }
+    let mut prim_nodes: FxHashMap<String, usize> = FxHashMap::default();
+    let mut edges = Vec::new();
+    for (from, &file) in files.iter().enumerate() {
+        if primitives.contains(&nodes[from].item_id) {
+            continue; // a primitive terminates whatever its file says
+        }
+        let ExecutorRef::Id(next, _) = metadata(db, file).executor() else {
+            continue;
+        };
+        if item_id_problem(next).is_some() {
+            edges.push(GraphEdge {
+                from,
+                to: None,
+                executor_id: next.to_owned(),
+            });
+            continue;
+        }
+        let to = if primitives.iter().any(|p| p == next) {
+            let from_kind = crate::model::SpaceKind::System;
+            match resolve(db, next, from_kind)
+                .found
+                .as_ref()
+                .and_then(|c| index.get(&c.file))
+            {
+                Some(&i) => Some(i),
+                None => Some(*prim_nodes.entry(next.to_owned()).or_insert_with(|| {
+                    nodes.push(GraphNode {
+                        item_id: next.to_owned(),
+                        space: super::first_bundle(db),
+                        file: None,
+                    });
+                    nodes.len() - 1
+                })),
+            }
+        } else {
+            let res = resolve(db, next, nodes[from].space.kind());
+            res.found.as_ref().and_then(|c| index.get(&c.file).copied())
+        };
+        edges.push(GraphEdge {
+            from,
+            to,
+            executor_id: next.to_owned(),
+        });
+    }
+
+    let mut g: DiGraph<(), ()> = DiGraph::with_capacity(nodes.len(), edges.len());
+    for _ in &nodes {
+        g.add_node(());
+    }
+    for e in &edges {
+        if let Some(to) = e.to {
+            g.add_edge(NodeIndex::new(e.from), NodeIndex::new(to), ());
+        }
+    }
+    let mut cycles: Vec<Vec<usize>> = petgraph::algo::tarjan_scc(&g)
+        .into_iter()
+        .filter(|scc| scc.len() > 1 || g.contains_edge(scc[0], scc[0]))
+        .map(|scc| {
+            let mut members: Vec<usize> = scc.into_iter().map(NodeIndex::index).collect();
+            members.sort_by_cached_key(|&i| path_key(db, &nodes[i]));
+            members
+        })
+        .collect();
+    cycles.sort_by_cached_key(|m| path_key(db, &nodes[m[0]]));
+
+    // Trapped tools: everything that reaches a cycle, found by walking edges backwards.
+    let mut reverse: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+    for e in &edges {
+        if let Some(to) = e.to {
+            reverse[to].push(e.from);
+        }
+    }
+    let trapped = cycles
+        .iter()
+        .map(|members| {
+            let mut seen = vec![false; nodes.len()];
+            let mut stack: Vec<usize> = members.clone();
+            for &m in members {
+                seen[m] = true;
+            }
+            let mut out = Vec::new();
+            while let Some(n) = stack.pop() {
+                for &p in &reverse[n] {
+                    if !seen[p] {
+                        seen[p] = true;
+                        out.push(p);
+                        stack.push(p);
+                    }
+                }
+            }
+            out.sort_by_cached_key(|&i| path_key(db, &nodes[i]));
+            out
+        })
+        .collect();
+    ExecutorGraph {
+        nodes,
+        edges,
+        cycles,
+        trapped,
+    }
+}

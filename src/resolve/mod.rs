@@ -1,0 +1,392 @@
+//! L3 resolution facts: which files are tools, their item ids and metadata, per-space indexes,
+//! three-tier executor resolution (§1.7) with shadowing, chains (§3) and the executor graph.
+
+pub mod extractor;
+pub mod graph;
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use crate::db::{Db, FileContents, ResolveKey, SourceFile, SpaceRoot};
+use crate::model::{ExecutorRef, Metadata, ParseProblem, Space, SpaceKind, Span, item_id_problem};
+pub use extractor::{ExtractorConfig, extractor_config};
+
+/// The maximum chain length of the reference (`MAX_CHAIN_DEPTH`, §3.2, scenario 1).
+pub const DEFAULT_MAX_DEPTH: usize = 10;
+
+const TOOLS_PREFIX: &str = "tools/";
+
+/// Split `tools/a/b/c.py` into (`a/b/c`, `.py`). `None` for files outside `tools/` or without an
+/// extension.
+pub fn split_tool_rel(rel: &str) -> Option<(&str, &str)> {
+    let rest = rel.strip_prefix(TOOLS_PREFIX)?;
+    let name_start = rest.rfind('/').map_or(0, |i| i + 1);
+    let dot = rest[name_start..].rfind('.')? + name_start;
+    if dot == name_start {
+        return None; // a dot-file like `.gitkeep`
+    }
+    Some((&rest[..dot], &rest[dot..]))
+}
+
+/// The tool item id of a file, when its extension is a tool extension.
+pub fn tool_id(db: &dyn Db, file: SourceFile) -> Option<String> {
+    let (id, ext) = split_tool_rel(file.rel(db))?;
+    extractor_config(db)
+        .has_extension(ext)
+        .then(|| id.to_owned())
+}
+
+/// Header facts plus problems, for one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parsed {
+    pub metadata: Arc<Metadata>,
+    pub problems: Vec<ParseProblem>,
+}
+
+/// Parse a file with the parser the extractor's map names for its extension (§1.6), falling back to
+/// the built-in parser for the extension; no parser ⇒ empty metadata (§2.6).
+#[salsa::tracked(returns(ref))]
+pub fn parse_file(db: &dyn Db, file: SourceFile) -> Parsed {
+    let empty = || Parsed {
+        metadata: Arc::new(Metadata::default()),
+        problems: Vec::new(),
+    };
+    let FileContents::Text(text) = file.contents(db) else {
+        return empty();
+    };
+    let rel = file.rel(db);
+    let ext = rel.rfind('.').map_or("", |i| &rel[i..]);
+    let Some(kind) = extractor_config(db).parser_for(ext) else {
+        return empty();
+    };
+    let parsed = crate::parse::parse(kind, text);
+    Parsed {
+        metadata: Arc::new(parsed.metadata),
+        problems: parsed.problems,
+    }
+}
+
+/// The metadata record alone: body edits that leave the header unchanged backdate here, so nothing
+/// downstream (resolution, chains, chain diagnostics) re-runs (DESIGN.md invariant).
+#[salsa::tracked(returns(ref))]
+pub fn metadata(db: &dyn Db, file: SourceFile) -> Arc<Metadata> {
+    parse_file(db, file).metadata.clone()
+}
+
+/// Tool files of one space by item id; each id lists its files with their extensions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SpaceIndex {
+    by_id: FxHashMap<Box<str>, Vec<(Box<str>, SourceFile)>>,
+}
+
+impl SpaceIndex {
+    pub fn candidates(&self, id: &str) -> &[(Box<str>, SourceFile)] {
+        self.by_id.get(id).map_or(&[], Vec::as_slice)
+    }
+    /// The file that wins for `id` in this space under the extension order.
+    pub fn first(&self, id: &str, cfg: &ExtractorConfig) -> Option<SourceFile> {
+        self.ranked(id, cfg).next()
+    }
+    /// Files of `id` with a tool extension, in extension order.
+    pub fn ranked<'a>(
+        &'a self,
+        id: &str,
+        cfg: &'a ExtractorConfig,
+    ) -> impl Iterator<Item = SourceFile> + 'a {
+        let cands = self.candidates(id);
+        cfg.extensions.iter().flat_map(move |ext| {
+            cands
+                .iter()
+                .filter(move |(e, _)| e.as_ref() == ext.as_ref())
+                .map(|(_, f)| *f)
+        })
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn space_index(db: &dyn Db, root: SpaceRoot) -> SpaceIndex {
+    let mut by_id: FxHashMap<Box<str>, Vec<(Box<str>, SourceFile)>> = FxHashMap::default();
+    for &file in root.files(db).iter() {
+        if let Some((id, ext)) = split_tool_rel(file.rel(db)) {
+            by_id
+                .entry(Box::from(id))
+                .or_default()
+                .push((Box::from(ext), file));
+        }
+    }
+    SpaceIndex { by_id }
+}
+
+/// A file found for an id, with the space it was found in.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Candidate {
+    pub file: SourceFile,
+    pub space: Space,
+}
+
+/// The outcome of resolving an executor id from a kind of space (§1.7).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Resolution {
+    pub found: Option<Candidate>,
+    /// Winners of lower-precedence visible spaces, hidden by `found` (trace `shadowed`, §11.2).
+    pub shadowed: Vec<Candidate>,
+    /// Matches in spaces the caller may not see (a user tool naming a project runtime).
+    pub hidden: Vec<Candidate>,
+}
+
+/// Resolve an id in search order: outer loop spaces visible from `from`, inner loop extensions.
+#[salsa::tracked(returns(ref))]
+pub fn resolve_item(db: &dyn Db, key: ResolveKey) -> Resolution {
+    let cfg = extractor_config(db);
+    let id = key.id(db);
+    let visible = key.from_kind(db).visible_kinds();
+    let mut res = Resolution::default();
+    for &root in db.workspace().roots(db) {
+        let space = root.space(db);
+        let Some(file) = space_index(db, root).first(id, cfg) else {
+            continue;
+        };
+        let cand = Candidate {
+            file,
+            space: space.clone(),
+        };
+        if !visible.contains(&space.kind()) {
+            res.hidden.push(cand);
+        } else if res.found.is_none() {
+            res.found = Some(cand);
+        } else {
+            res.shadowed.push(cand);
+        }
+    }
+    res
+}
+
+/// Convenience wrapper: intern the key and resolve.
+pub fn resolve<'db>(db: &'db dyn Db, id: &str, from: SpaceKind) -> &'db Resolution {
+    resolve_item(db, ResolveKey::new(db, id.to_owned(), from))
+}
+
+/// The first system-bundle file carrying a primitive id, if any (DESIGN.md: loaded when present).
+fn primitive_file(db: &dyn Db, id: &str) -> Option<Candidate> {
+    resolve(db, id, SpaceKind::System).found.clone()
+}
+
+/// The label of the first bundle (synthetic primitive elements live there, §3.6).
+fn first_bundle(db: &dyn Db) -> Space {
+    db.workspace()
+        .roots(db)
+        .iter()
+        .map(|r| r.space(db))
+        .find(|s| s.kind() == SpaceKind::System)
+        .cloned()
+        .unwrap_or(Space::System {
+            order: 0,
+            bundle: Arc::from("ryechain"),
+        })
+}
+
+/// One chain element (§3.2 d).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Element {
+    pub item_id: String,
+    /// `None` for a primitive resolved by key without a file.
+    pub file: Option<SourceFile>,
+    /// The space label the element was found in (search order of §1.7).
+    pub space: Space,
+    /// The space its file really lives in (differs for a symlink into another space).
+    pub origin: SpaceKind,
+    pub primitive: bool,
+    pub shadowed: Vec<Candidate>,
+}
+
+/// How a chain ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChainEnd {
+    /// The last element is a registered primitive.
+    Primitive,
+    /// The last element has no executor id but is not a primitive (`unknown-primitive`).
+    Terminal,
+    /// The last element names an id that resolves in no space it may see.
+    Missing { executor_id: String, span: Span },
+    /// The last element names a hostile id (absolute, `..`, empty segments).
+    InvalidId {
+        executor_id: String,
+        span: Span,
+        reason: &'static str,
+    },
+    /// The last element's executor field is neither a string nor None.
+    WrongType { type_name: &'static str, span: Span },
+    /// The last element names a file already in the chain (index of that element).
+    Cycle {
+        executor_id: String,
+        span: Span,
+        repeats: usize,
+    },
+    /// One more element would exceed the maximum length.
+    TooDeep {
+        max: usize,
+        executor_id: String,
+        span: Span,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chain {
+    pub elements: Vec<Element>,
+    pub end: ChainEnd,
+}
+
+impl Chain {
+    pub fn ids(&self) -> Vec<String> {
+        self.elements.iter().map(|e| e.item_id.clone()).collect()
+    }
+}
+
+/// The maximum chain length in force (CLI override, then config, then 10).
+#[salsa::tracked(returns(copy))]
+pub fn max_depth(db: &dyn Db) -> usize {
+    if let Some(d) = db.workspace().settings(db).max_depth {
+        return d;
+    }
+    crate::rules::config::lint_config(db)
+        .max_depth
+        .unwrap_or(DEFAULT_MAX_DEPTH)
+}
+
+fn is_primitive_id(db: &dyn Db, id: &str) -> bool {
+    db.workspace()
+        .settings(db)
+        .primitives
+        .iter()
+        .any(|p| p == id)
+}
+
+fn element_for(db: &dyn Db, id: &str, cand: &Candidate, shadowed: Vec<Candidate>) -> Element {
+    Element {
+        item_id: id.to_owned(),
+        file: Some(cand.file),
+        space: cand.space.clone(),
+        origin: cand.file.link_origin(db).unwrap_or(cand.space.kind()),
+        primitive: is_primitive_id(db, id),
+        shadowed,
+    }
+}
+
+/// The chain starting at `file` (§3.2), walked iteratively inside this one query so a cycle is a
+/// finding, never a salsa cycle. A root that is not a tool gets a one-element chain.
+#[salsa::tracked(returns(ref))]
+pub fn chain(db: &dyn Db, file: SourceFile) -> Chain {
+    let space = file.space(db).clone();
+    let root_id = tool_id(db, file).unwrap_or_default();
+    let max = max_depth(db);
+    let root = element_for(db, &root_id, &Candidate { file, space }, Vec::new());
+    let mut elements = vec![root];
+    let end = loop {
+        let current = elements.last().expect("chain starts with its root");
+        if current.primitive {
+            // DESIGN.md: a primitive id terminates the chain whatever its file says.
+            break ChainEnd::Primitive;
+        }
+        let Some(cur_file) = current.file else {
+            break ChainEnd::Primitive;
+        };
+        let meta = metadata(db, cur_file);
+        let (next, span) = match meta.executor() {
+            ExecutorRef::Terminal => break ChainEnd::Terminal,
+            ExecutorRef::WrongType(type_name, span) => {
+                break ChainEnd::WrongType { type_name, span };
+            }
+            ExecutorRef::Id(next, span) => (next, span),
+        };
+        if let Some(reason) = item_id_problem(next) {
+            break ChainEnd::InvalidId {
+                executor_id: next.to_owned(),
+                span,
+                reason,
+            };
+        }
+        // §3.2 a: the depth check comes before the cycle check.
+        if elements.len() >= max {
+            break ChainEnd::TooDeep {
+                max,
+                executor_id: next.to_owned(),
+                span,
+            };
+        }
+        let from = current.space.kind();
+        if is_primitive_id(db, next) {
+            let (file, space) = match primitive_file(db, next) {
+                Some(c) => (Some(c.file), c.space),
+                None => (None, first_bundle(db)),
+            };
+            elements.push(Element {
+                item_id: next.to_owned(),
+                file,
+                origin: space.kind(),
+                space,
+                primitive: true,
+                shadowed: Vec::new(),
+            });
+            break ChainEnd::Primitive;
+        }
+        let res = resolve(db, next, from);
+        let Some(found) = &res.found else {
+            break ChainEnd::Missing {
+                executor_id: next.to_owned(),
+                span,
+            };
+        };
+        // A cycle is a file met twice (ARCHITECTURE.md: by file, not by id as the reference does).
+        if let Some(repeats) = elements.iter().position(|e| e.file == Some(found.file)) {
+            break ChainEnd::Cycle {
+                executor_id: next.to_owned(),
+                span,
+                repeats,
+            };
+        }
+        let el = element_for(db, next, found, res.shadowed.clone());
+        elements.push(el);
+    };
+    Chain { elements, end }
+}
+
+/// The root tool for an item id, resolved from the project space (§1.7).
+pub fn resolve_root<'db>(db: &'db dyn Db, id: &str) -> &'db Resolution {
+    resolve(db, id, SpaceKind::Project)
+}
+
+/// Every tool file in every space, in search order then path order.
+#[salsa::tracked(returns(ref))]
+pub fn tool_files(db: &dyn Db) -> Vec<SourceFile> {
+    let cfg = extractor_config(db);
+    let mut out = Vec::new();
+    for &root in db.workspace().roots(db) {
+        for &file in root.files(db).iter() {
+            if let Some((_, ext)) = split_tool_rel(file.rel(db))
+                && cfg.has_extension(ext)
+            {
+                out.push(file);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_rel() {
+        assert_eq!(
+            split_tool_rel("tools/rye/bash/bash.py"),
+            Some(("rye/bash/bash", ".py"))
+        );
+        assert_eq!(split_tool_rel("tools/a.tar.gz"), Some(("a.tar", ".gz")));
+        assert_eq!(split_tool_rel("tools/x/.gitkeep"), None);
+        assert_eq!(split_tool_rel("tools/x/noext"), None);
+        assert_eq!(split_tool_rel("config/ryechain.yaml"), None);
+        assert_eq!(split_tool_rel("tools/v1.2/run"), None);
+    }
+}

@@ -1,0 +1,587 @@
+//! L4 checks: the code behind each check kind, run by three tracked queries — `file_diagnostics`
+//! (one file), `chain_diagnostics` (the edge a tool owns and the chain rooted at it) and
+//! `graph_diagnostics` (cycles, once each). Diagnostics are returned values, never accumulated.
+
+use std::sync::Arc;
+
+use super::{Check, Rule, Site, rules};
+use crate::db::{Db, FileContents, SourceFile};
+use crate::diagnostic::{Diagnostic, Note};
+use crate::model::{ExecutorRef, Span, Value};
+use crate::resolve::graph::executor_graph;
+use crate::resolve::{
+    ChainEnd, Element, chain, extractor_config, metadata, parse_file, resolve, space_index, tool_id,
+};
+use crate::validate::{Link, VersionVerdict, check_pair, py_list};
+
+fn rule_for(pred: impl Fn(&Check) -> bool) -> Option<&'static Rule> {
+    rules().with_check(pred).next()
+}
+
+fn note(message: String, path: Option<&Arc<std::path::PathBuf>>, span: Option<Span>) -> Note {
+    Note {
+        message,
+        path: path.cloned(),
+        span,
+    }
+}
+
+/// Lenient version parse for comparisons (`1.0` → 1.0.0, a leading `v` dropped), like the
+/// reference's `packaging.version` accepting more than strict semver (§4.7).
+pub fn parse_version_lenient(s: &str) -> Option<semver::Version> {
+    let s = s.trim();
+    if let Ok(v) = semver::Version::parse(s) {
+        return Some(v);
+    }
+    let s = s.strip_prefix('v').unwrap_or(s);
+    let (core, rest) = match s.find(['-', '+']) {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, ""),
+    };
+    let parts: Vec<&str> = core.split('.').collect();
+    if parts.is_empty()
+        || parts.len() > 3
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    let mut padded = parts.join(".");
+    for _ in parts.len()..3 {
+        padded.push_str(".0");
+    }
+    semver::Version::parse(&format!("{padded}{rest}")).ok()
+}
+
+/// Findings about one file on its own: unreadable contents, parse problems, versions, ambiguity,
+/// config problems.
+#[salsa::tracked(returns(ref))]
+pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let path = file.path(db);
+    let space = file.space(db);
+    let id = tool_id(db, file);
+    let site = |span: Option<Span>| Site {
+        path,
+        span,
+        item_id: id.as_deref(),
+        space: Some(space),
+    };
+
+    match file.contents(db) {
+        FileContents::Text(_) => {}
+        FileContents::SymlinkEscape { target } => {
+            if let Some(rule) = rule_for(|c| matches!(c, Check::SymlinkEscape)) {
+                out.push(rule.emit(site(None), &[("target", target.clone())], None, Vec::new()));
+            }
+            return out;
+        }
+        other => {
+            let reason = match other {
+                FileContents::NotUtf8 { valid_up_to } => {
+                    format!("the file is not valid UTF-8 (first bad byte at offset {valid_up_to})")
+                }
+                FileContents::TooLarge { size, limit } => {
+                    format!("the file is {size} bytes, over the {limit}-byte limit for tool files")
+                }
+                FileContents::Unreadable(msg) => format!("the file cannot be read: {msg}"),
+                _ => String::new(),
+            };
+            if let Some(rule) = rule_for(|c| matches!(c, Check::UnreadableFile)) {
+                out.push(rule.emit(site(None), &[("reason", reason)], None, Vec::new()));
+            }
+            return out;
+        }
+    }
+
+    // Config problems belong to the config file.
+    let cfg = super::config::lint_config(db);
+    if cfg.sources.contains(&file) {
+        if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidConfig)) {
+            for (f, span, msg) in cfg.problems.iter().filter(|(f, _, _)| *f == file) {
+                let _ = f;
+                out.push(rule.emit(site(*span), &[("problem", msg.clone())], None, Vec::new()));
+            }
+        }
+        return out;
+    }
+    // Extractor problems (an unknown parser name) belong to the extractor file.
+    for (_, msg) in extractor_config(db)
+        .problems
+        .iter()
+        .filter(|(f, _)| *f == file)
+    {
+        if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidConfig)) {
+            out.push(rule.emit(site(None), &[("problem", msg.clone())], None, Vec::new()));
+        }
+    }
+
+    let Some(item_id) = id.as_deref() else {
+        return out;
+    };
+    let parsed = parse_file(db, file);
+    if let Some(rule) = rule_for(|c| matches!(c, Check::ParseProblem)) {
+        for p in &parsed.problems {
+            out.push(rule.emit(
+                site(Some(p.span)),
+                &[
+                    ("item_id", item_id.to_owned()),
+                    ("problem", p.message.clone()),
+                ],
+                None,
+                Vec::new(),
+            ));
+        }
+    }
+
+    if let Some(v) = &parsed.metadata.version
+        && let Some(rule) = rule_for(|c| matches!(c, Check::InvalidVersion))
+    {
+        let (shown, reason) = match &v.value {
+            Value::Str(s) => match semver::Version::parse(s) {
+                Ok(_) => (None, String::new()),
+                Err(e) => (Some(s.clone()), e.to_string()),
+            },
+            other => (
+                Some(format!("{:?}", other.to_json())),
+                format!("a version must be a string, not {}", other.type_name()),
+            ),
+        };
+        if let Some(shown) = shown {
+            out.push(rule.emit(
+                site(Some(v.span)),
+                &[
+                    ("item_id", item_id.to_owned()),
+                    ("version", shown),
+                    ("reason", reason),
+                ],
+                None,
+                Vec::new(),
+            ));
+        }
+    }
+
+    // Two files of one id in one space: the loser of the extension order is ambiguous.
+    if let Some(rule) = rule_for(|c| matches!(c, Check::AmbiguousItem))
+        && let Some(root) = db
+            .workspace()
+            .roots(db)
+            .iter()
+            .copied()
+            .find(|r| r.space(db) == space)
+    {
+        let cfg = extractor_config(db);
+        let index = space_index(db, root);
+        if let Some(winner) = index.first(item_id, cfg)
+            && winner != file
+        {
+            let vars = [
+                ("item_id", item_id.to_owned()),
+                ("space", space.label()),
+                ("winner", winner.path(db).display().to_string()),
+                ("loser", path.display().to_string()),
+            ];
+            let notes = vec![note(
+                format!("`{item_id}` resolves to this file instead"),
+                Some(winner.path(db)),
+                None,
+            )];
+            out.push(rule.emit(site(None), &vars, None, notes));
+        }
+    }
+    out
+}
+
+/// Findings about the edge a tool owns (it and the executor it names) and the chain rooted at it.
+/// Every edge is checked once: at its child, when that file is linted as a root.
+#[salsa::tracked(returns(ref))]
+pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(item_id) = tool_id(db, file) else {
+        return out;
+    };
+    let ch = chain(db, file);
+    let path = file.path(db);
+    let space = file.space(db);
+    let site = |span: Option<Span>| Site {
+        path,
+        span,
+        item_id: Some(&item_id),
+        space: Some(space),
+    };
+    let meta = metadata(db, file);
+
+    if ch.elements.len() == 1 {
+        match &ch.end {
+            ChainEnd::Terminal => {
+                if let Some(rule) = rule_for(|c| matches!(c, Check::TerminalNotPrimitive { .. })) {
+                    let Check::TerminalNotPrimitive {
+                        non_executable_tool_types,
+                    } = &rule.check
+                    else {
+                        unreachable!()
+                    };
+                    let tool_type = meta.tool_type_str().unwrap_or_default();
+                    let readable = file.contents(db).text().is_some()
+                        && parse_file(db, file).problems.is_empty();
+                    // Extractors, parsers, libraries... are data, not runnable tools.
+                    if readable && !non_executable_tool_types.iter().any(|t| t == tool_type) {
+                        let span = meta
+                            .executor_id
+                            .as_ref()
+                            .map(|e| e.span)
+                            .or(meta.tool_type.as_ref().map(|t| t.span));
+                        let shown = if tool_type.is_empty() {
+                            "(none)".to_owned()
+                        } else {
+                            tool_type.to_owned()
+                        };
+                        out.push(rule.emit(
+                            site(span),
+                            &[("item_id", item_id.clone()), ("tool_type", shown)],
+                            None,
+                            Vec::new(),
+                        ));
+                    }
+                }
+            }
+            ChainEnd::Missing { executor_id, span } => {
+                if let Some(rule) = rule_for(|c| matches!(c, Check::MissingExecutor)) {
+                    let res = resolve(db, executor_id, space.kind());
+                    let searched: Vec<&str> = space
+                        .kind()
+                        .visible_kinds()
+                        .iter()
+                        .map(|k| k.name())
+                        .collect();
+                    let mut vars = vec![
+                        ("item_id", item_id.clone()),
+                        ("executor_id", executor_id.clone()),
+                        ("space", space.label()),
+                        ("searched", searched.join(", ")),
+                    ];
+                    let mut notes = Vec::new();
+                    let variant = res.hidden.first().map(|h| {
+                        vars.push(("hidden_space", h.space.label()));
+                        vars.push(("hidden_path", h.file.path(db).display().to_string()));
+                        notes.push(note(
+                            format!(
+                                "`{executor_id}` exists only in the {} space",
+                                h.space.label()
+                            ),
+                            Some(h.file.path(db)),
+                            None,
+                        ));
+                        "hidden"
+                    });
+                    out.push(rule.emit(site(Some(*span)), &vars, variant, notes));
+                }
+            }
+            ChainEnd::InvalidId {
+                executor_id,
+                span,
+                reason,
+            } => {
+                if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidItemId)) {
+                    let vars = [
+                        ("item_id", item_id.clone()),
+                        ("executor_id", executor_id.clone()),
+                        ("reason", (*reason).to_owned()),
+                    ];
+                    out.push(rule.emit(site(Some(*span)), &vars, None, Vec::new()));
+                }
+            }
+            ChainEnd::WrongType { type_name, span } => {
+                if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidItemId)) {
+                    let shown = meta
+                        .executor_id
+                        .as_ref()
+                        .map(|e| e.value.to_json().to_string())
+                        .unwrap_or_default();
+                    let reason =
+                        format!("an executor id must be a string or None, not {type_name}");
+                    out.push(rule.emit(
+                        site(Some(*span)),
+                        &[
+                            ("item_id", item_id.clone()),
+                            ("executor_id", shown),
+                            ("reason", reason),
+                        ],
+                        None,
+                        Vec::new(),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    if let [child, parent, ..] = ch.elements.as_slice() {
+        let exec_span = match meta.executor() {
+            ExecutorRef::Id(_, span) => Some(span),
+            _ => None,
+        };
+        edge_checks(db, &mut out, child, parent, &site(exec_span));
+    }
+
+    if let ChainEnd::TooDeep {
+        max, executor_id, ..
+    } = &ch.end
+        && let Some(rule) = rule_for(|c| matches!(c, Check::ChainDepth))
+    {
+        let last = ch.elements.last().expect("a chain has its root");
+        let exec_span = match meta.executor() {
+            ExecutorRef::Id(_, span) => Some(span),
+            _ => None,
+        };
+        let vars = [
+            ("item_id", item_id.clone()),
+            ("max_depth", max.to_string()),
+            ("stopped_at", last.item_id.clone()),
+        ];
+        let notes = vec![note(
+            format!(
+                "the chain reached {max} elements at `{}`, which names `{executor_id}`",
+                last.item_id
+            ),
+            last.file.map(|f| f.path(db)),
+            None,
+        )];
+        out.push(rule.emit(site(exec_span), &vars, None, notes));
+    }
+    out
+}
+
+fn element_path(db: &dyn Db, e: &Element) -> String {
+    e.file
+        .map(|f| f.path(db).display().to_string())
+        .unwrap_or_else(|| format!("(primitive {})", e.item_id))
+}
+
+fn edge_checks(
+    db: &dyn Db,
+    out: &mut Vec<Diagnostic>,
+    child: &Element,
+    parent: &Element,
+    site: &Site<'_>,
+) {
+    let parent_path = parent.file.map(|f| f.path(db));
+    let parent_note = |what: &str| {
+        note(
+            format!("`{}` ({what}) is defined here", parent.item_id),
+            parent_path,
+            None,
+        )
+    };
+    let origin_label = |e: &Element| {
+        if e.origin == e.space.kind() {
+            e.space.label()
+        } else {
+            format!(
+                "{} (a symlink into the {} space)",
+                e.space.label(),
+                e.origin.name()
+            )
+        }
+    };
+    let resite = || Site {
+        path: site.path,
+        span: site.span,
+        item_id: site.item_id,
+        space: site.space,
+    };
+    let cm = child.file.map(|f| metadata(db, f));
+    let pm = parent.file.map(|f| metadata(db, f));
+    let cl = Link {
+        item_id: &child.item_id,
+        space: child.origin,
+        metadata: cm.map(|m| m.as_ref()),
+    };
+    let pl = Link {
+        item_id: &parent.item_id,
+        space: parent.origin,
+        metadata: pm.map(|m| m.as_ref()),
+    };
+    let verdict = check_pair(&cl, &pl);
+
+    // §4.4: a child depends only on equal or lower precedence (judged on where files really live).
+    if !verdict.space_ok
+        && let Some(rule) = rule_for(|c| matches!(c, Check::SpacePrecedence { .. }))
+    {
+        let vars = [
+            ("child", child.item_id.clone()),
+            ("child_space", child.origin.name().to_owned()),
+            ("parent", parent.item_id.clone()),
+            ("parent_space", origin_label(parent)),
+            ("parent_path", element_path(db, parent)),
+        ];
+        out.push(rule.emit(resite(), &vars, None, vec![parent_note("the executor")]));
+    }
+    // §4.5: a system element never delegates to a mutable one.
+    if verdict.system_to_mutable
+        && let Some(rule) = rule_for(|c| matches!(c, Check::SystemToMutable))
+    {
+        let vars = [
+            ("child", child.item_id.clone()),
+            ("parent", parent.item_id.clone()),
+            ("parent_space", origin_label(parent)),
+            ("parent_path", element_path(db, parent)),
+        ];
+        out.push(rule.emit(resite(), &vars, None, vec![parent_note("the executor")]));
+    }
+    // §4.6: parent inputs ⊆ child outputs, when both are declared.
+    if !verdict.io_ok()
+        && let Some(rule) = rule_for(|c| matches!(c, Check::IoCompat))
+    {
+        let vars = [
+            ("child", child.item_id.clone()),
+            ("parent", parent.item_id.clone()),
+            ("missing", py_list(&verdict.missing_inputs)),
+            ("outputs", py_list(&verdict.child_outputs)),
+        ];
+        let span = cm
+            .and_then(|m| m.outputs.as_ref())
+            .map(|o| o.span)
+            .or(site.span);
+        let inputs_span = pm.and_then(|m| m.inputs.as_ref()).map(|i| i.span);
+        let notes = vec![note(
+            format!("`{}` declares its inputs here", parent.item_id),
+            parent_path,
+            inputs_span,
+        )];
+        out.push(rule.emit(Site { span, ..resite() }, &vars, None, notes));
+    }
+    // §4.7: child_constraints of the parent for this child.
+    let constraint = pm.and_then(|m| m.constraint_for(&child.item_id));
+    for v in &verdict.versions {
+        match v {
+            VersionVerdict::Unversioned => {
+                if let Some(rule) = rule_for(|c| matches!(c, Check::UnversionedChild)) {
+                    let vars = [
+                        ("child", child.item_id.clone()),
+                        ("parent", parent.item_id.clone()),
+                    ];
+                    let span = constraint.as_ref().map(|c| c.span);
+                    let notes = vec![note(
+                        format!("`{}` constrains `{}` here", parent.item_id, child.item_id),
+                        parent_path,
+                        span,
+                    )];
+                    out.push(rule.emit(resite(), &vars, None, notes));
+                }
+            }
+            VersionVerdict::Violated {
+                version,
+                comparison,
+                bound,
+            } => {
+                if let Some(rule) = rule_for(|c| matches!(c, Check::VersionConstraint)) {
+                    let vars = [
+                        ("child", child.item_id.clone()),
+                        ("parent", parent.item_id.clone()),
+                        ("version", version.clone()),
+                        ("comparison", (*comparison).to_owned()),
+                        ("bound", bound.clone()),
+                    ];
+                    let bound_span = constraint.as_ref().and_then(|c| {
+                        [&c.min_version, &c.max_version]
+                            .into_iter()
+                            .flatten()
+                            .find(|b| &b.value == bound)
+                            .map(|b| b.span)
+                    });
+                    let span = cm
+                        .and_then(|m| m.version.as_ref())
+                        .map(|v| v.span)
+                        .or(site.span);
+                    let notes = vec![note(
+                        format!("`{}` requires this version bound", parent.item_id),
+                        parent_path,
+                        bound_span,
+                    )];
+                    out.push(rule.emit(Site { span, ..resite() }, &vars, None, notes));
+                }
+            }
+            VersionVerdict::NoConstraint | VersionVerdict::Satisfied => {}
+        }
+    }
+}
+
+/// Cycles of the executor graph, each once, at the member whose path sorts first.
+#[salsa::tracked(returns(ref))]
+pub fn graph_diagnostics(db: &dyn Db) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(rule) = rule_for(|c| matches!(c, Check::ExecutorCycle)) else {
+        return out;
+    };
+    let g = executor_graph(db);
+    for (members, trapped) in g.cycles.iter().zip(&g.trapped) {
+        let first = &g.nodes[members[0]];
+        let Some(file) = first.file else { continue };
+        let meta = metadata(db, file);
+        let span = match meta.executor() {
+            ExecutorRef::Id(_, span) => Some(span),
+            _ => None,
+        };
+        let ids: Vec<&str> = members
+            .iter()
+            .map(|&m| g.nodes[m].item_id.as_str())
+            .collect();
+        let vars = [
+            ("first", first.item_id.clone()),
+            ("members", ids.join(" → ")),
+            ("count", members.len().to_string()),
+            ("trapped_count", trapped.len().to_string()),
+        ];
+        let mut notes: Vec<Note> = members[1..]
+            .iter()
+            .filter_map(|&m| {
+                g.nodes[m].file.map(|f| {
+                    note(
+                        format!("`{}` is part of the cycle", g.nodes[m].item_id),
+                        Some(f.path(db)),
+                        None,
+                    )
+                })
+            })
+            .collect();
+        notes.extend(trapped.iter().filter_map(|&t| {
+            g.nodes[t].file.map(|f| {
+                note(
+                    format!("`{}` runs into the cycle", g.nodes[t].item_id),
+                    Some(f.path(db)),
+                    None,
+                )
+            })
+        }));
+        let site = Site {
+            path: file.path(db),
+            span,
+            item_id: Some(&first.item_id),
+            space: Some(&first.space),
+        };
+        out.push(rule.emit(site, &vars, None, notes));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lenient_versions() {
+        assert_eq!(
+            parse_version_lenient("1.0"),
+            Some(semver::Version::new(1, 0, 0))
+        );
+        assert_eq!(
+            parse_version_lenient("v2"),
+            Some(semver::Version::new(2, 0, 0))
+        );
+        assert!(parse_version_lenient("1.0.0-alpha").unwrap() < semver::Version::new(1, 0, 0));
+        assert_eq!(parse_version_lenient("latest"), None);
+        assert_eq!(parse_version_lenient("1..2"), None);
+    }
+}

@@ -1,0 +1,250 @@
+//! L4 `.ai/config/ryechain.yaml`: rule selection, severities and the chain length limit, deep-merged
+//! system → user → project with the same `deep_merge` as CONFIG_RESOLVE (§7.4: mappings merge
+//! recursively, every other value is replaced).
+
+use crate::db::{Db, FileContents, SourceFile};
+use crate::diagnostic::Severity;
+use crate::model::Span;
+
+/// Config file locations relative to a space's `.ai/`.
+pub const CONFIG_RELS: [&str; 2] = ["config/ryechain.yaml", "config/ryechain.yml"];
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LintConfig {
+    /// Rule ids or families to run; `None` = all.
+    pub select: Option<Vec<String>>,
+    pub ignore: Vec<String>,
+    /// Per-rule severity; `None` turns the rule off.
+    pub severity: Vec<(String, Option<Severity>)>,
+    pub max_depth: Option<usize>,
+    /// Problems found in the config files: file, span, message.
+    pub problems: Vec<(SourceFile, Option<Span>, String)>,
+    /// The config files read, lowest precedence first.
+    pub sources: Vec<SourceFile>,
+}
+
+/// Recursive merge: mappings merge key by key, anything else in `over` replaces `base`.
+pub fn deep_merge(base: &mut serde_yaml::Value, over: serde_yaml::Value) {
+    match (base, over) {
+        (serde_yaml::Value::Mapping(b), serde_yaml::Value::Mapping(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(slot) => deep_merge(slot, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
+/// The span of the first line that writes `key:` (best effort, for pointing at config problems).
+pub fn key_span(text: &str, key: &str) -> Option<Span> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        let bare = trimmed.trim_start_matches(['"', '\'']);
+        if let Some(rest) = bare.strip_prefix(key)
+            && rest
+                .trim_start_matches(['"', '\''])
+                .trim_start()
+                .starts_with(':')
+        {
+            let start = offset + indent;
+            return Some(Span::new(start, start + trimmed.trim_end().len()));
+        }
+        offset += line.len();
+    }
+    None
+}
+
+fn config_files(db: &dyn Db) -> Vec<SourceFile> {
+    // Lowest precedence first: the last bundle, ..., the first bundle, user, project.
+    let mut out = Vec::new();
+    for root in db.workspace().roots(db).iter().rev() {
+        let files = root.files(db);
+        for rel in CONFIG_RELS {
+            let i = files.partition_point(|f| f.rel(db).as_ref() < rel);
+            if let Some(&f) = files.get(i)
+                && f.rel(db).as_ref() == rel
+            {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+fn known_selector(token: &str) -> bool {
+    let rules = super::rules();
+    token == "ALL" || rules.get(token).is_some() || rules.families().contains(&token)
+}
+
+fn string_list(v: &serde_yaml::Value) -> Option<Vec<String>> {
+    v.as_sequence()?
+        .iter()
+        .map(|i| i.as_str().map(str::to_owned))
+        .collect()
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn lint_config(db: &dyn Db) -> LintConfig {
+    let mut cfg = LintConfig::default();
+    let mut merged = serde_yaml::Value::Mapping(Default::default());
+    for file in config_files(db) {
+        cfg.sources.push(file);
+        let FileContents::Text(text) = file.contents(db) else {
+            continue;
+        };
+        let mut problem = |span: Option<Span>, msg: String| cfg.problems.push((file, span, msg));
+        let doc: serde_yaml::Value = match serde_yaml::from_str(text) {
+            Ok(serde_yaml::Value::Null) => continue,
+            Ok(v) => v,
+            Err(e) => {
+                let span = e.location().map(|l| Span::empty(l.index()));
+                problem(span, format!("YAML syntax error: {e}"));
+                continue;
+            }
+        };
+        let Some(map) = doc.as_mapping() else {
+            problem(
+                None,
+                "the config file must be a mapping with `lint:` and `chain:` sections".to_owned(),
+            );
+            continue;
+        };
+        for (k, v) in map {
+            let key = k.as_str().unwrap_or_default();
+            match key {
+                "lint" => {
+                    for (lk, lv) in v.as_mapping().into_iter().flatten() {
+                        let lkey = lk.as_str().unwrap_or_default();
+                        let span = key_span(text, lkey);
+                        match lkey {
+                            "select" | "ignore" => match string_list(lv) {
+                                Some(list) => {
+                                    for t in list.iter().filter(|t| !known_selector(t)) {
+                                        problem(
+                                            key_span(text, t).or(span),
+                                            format!(
+                                                "`{t}` in `lint.{lkey}` is not a rule id or family"
+                                            ),
+                                        );
+                                    }
+                                }
+                                None => problem(
+                                    span,
+                                    format!("`lint.{lkey}` must be a list of rule ids or families"),
+                                ),
+                            },
+                            "severity" => {
+                                for (rk, rv) in lv.as_mapping().into_iter().flatten() {
+                                    let rid = rk.as_str().unwrap_or_default();
+                                    let level = rv.as_str().unwrap_or_default();
+                                    if super::rules().get(rid).is_none() {
+                                        problem(
+                                            key_span(text, rid).or(span),
+                                            format!("`{rid}` in `lint.severity` is not a rule id"),
+                                        );
+                                    } else if level != "off" && Severity::parse(level).is_none() {
+                                        problem(
+                                            key_span(text, rid).or(span),
+                                            format!(
+                                                "severity `{level}` for `{rid}` must be error, warning, info or off"
+                                            ),
+                                        );
+                                    }
+                                }
+                            }
+                            other => problem(
+                                span,
+                                format!(
+                                    "unknown key `lint.{other}` (expected select, ignore, severity)"
+                                ),
+                            ),
+                        }
+                    }
+                }
+                "chain" => {
+                    for (ck, cv) in v.as_mapping().into_iter().flatten() {
+                        let ckey = ck.as_str().unwrap_or_default();
+                        let span = key_span(text, ckey);
+                        match ckey {
+                            "max_depth" if cv.as_u64().is_some_and(|d| (1..=1000).contains(&d)) => {
+                            }
+                            "max_depth" => problem(
+                                span,
+                                "`chain.max_depth` must be an integer from 1 to 1000".to_owned(),
+                            ),
+                            other => problem(
+                                span,
+                                format!("unknown key `chain.{other}` (expected max_depth)"),
+                            ),
+                        }
+                    }
+                }
+                other => problem(
+                    key_span(text, other),
+                    format!("unknown section `{other}` (expected lint, chain)"),
+                ),
+            }
+        }
+        deep_merge(&mut merged, doc);
+    }
+    let lint = merged.get("lint");
+    cfg.select = lint.and_then(|l| l.get("select")).and_then(string_list);
+    cfg.ignore = lint
+        .and_then(|l| l.get("ignore"))
+        .and_then(string_list)
+        .unwrap_or_default();
+    for (rk, rv) in lint
+        .and_then(|l| l.get("severity"))
+        .and_then(|s| s.as_mapping())
+        .into_iter()
+        .flatten()
+    {
+        if let (Some(rid), Some(level)) = (rk.as_str(), rv.as_str()) {
+            let sev = if level == "off" {
+                Some(None)
+            } else {
+                Severity::parse(level).map(Some)
+            };
+            if let Some(sev) = sev {
+                cfg.severity.push((rid.to_owned(), sev));
+            }
+        }
+    }
+    cfg.max_depth = merged
+        .get("chain")
+        .and_then(|c| c.get("max_depth"))
+        .and_then(serde_yaml::Value::as_u64)
+        .filter(|d| (1..=1000).contains(d))
+        .map(|d| d as usize);
+    cfg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deep_merge_replaces_lists_and_merges_maps() {
+        let mut base: serde_yaml::Value =
+            serde_yaml::from_str("a: 1\nb: {x: 1}\nl: [1, 2]").unwrap();
+        let over: serde_yaml::Value = serde_yaml::from_str("b: {y: 2}\nl: [3]").unwrap();
+        deep_merge(&mut base, over);
+        let want: serde_yaml::Value =
+            serde_yaml::from_str("a: 1\nb: {x: 1, y: 2}\nl: [3]").unwrap();
+        assert_eq!(base, want);
+    }
+
+    #[test]
+    fn key_span_finds_the_line() {
+        let text = "lint:\n  select: [a]\n";
+        let span = key_span(text, "select").unwrap();
+        assert_eq!(&text[span.range()], "select: [a]");
+    }
+}

@@ -1,0 +1,35 @@
+//! L1 the operating-system boundary as a trait: walking, reading, canonicalizing, environment.
+//! `os.rs` is the only implementation that touches `std::fs`/`std::env`; core code never does I/O.
+
+pub mod os;
+
+use std::path::{Path, PathBuf};
+
+/// A file met while walking (directories are not listed), or an error the walk met.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WalkEntry {
+    pub path: PathBuf,
+    /// The entry itself is a symlink.
+    pub is_symlink: bool,
+    /// The walk could not go on here (permission denied, a symlink loop...).
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadResult {
+    Bytes(Vec<u8>),
+    TooLarge(u64),
+    Error(String),
+}
+
+pub trait System: Send + Sync {
+    /// Every file below `dir`, following symlinks (loops are reported as errors), in no order.
+    fn walk(&self, dir: &Path) -> Vec<WalkEntry>;
+    /// The file's bytes, unless it is larger than `limit`.
+    fn read(&self, path: &Path, limit: u64) -> ReadResult;
+    fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf>;
+    fn is_dir(&self, path: &Path) -> bool;
+    fn is_file(&self, path: &Path) -> bool;
+    fn env_var(&self, name: &str) -> Option<String>;
+    fn current_dir(&self) -> std::io::Result<PathBuf>;
+}

@@ -11,4 +11,6 @@ pub mod render;
 pub mod resolve;
 pub mod rules;
 pub mod system;
+#[doc(hidden)]
+pub mod testing;
 pub mod validate;

@@ -1,0 +1,131 @@
+//! Test support: multi-file string fixtures (`//- /project/.ai/tools/x.py` headers, as in
+//! rust-analyzer's test-utils) turned into a `Change`, with no file system involved.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::analysis::Host;
+use crate::db::change::{FileSpec, RootSpec};
+use crate::db::{Change, FileContents, Settings};
+use crate::model::Space;
+
+/// The virtual directory fixtures live under.
+pub const FIXTURE_ROOT: &str = "/fixture";
+
+/// One `//- /<space>/.ai/<rel>` section.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FixtureFile {
+    pub space: Space,
+    pub rel: String,
+    pub text: String,
+}
+
+fn space_of(name: &str) -> Option<Space> {
+    match name {
+        "project" => Some(Space::Project),
+        "user" => Some(Space::User),
+        "system" => Some(Space::System { order: 0, bundle: Arc::from("fixture") }),
+        _ => None,
+    }
+}
+
+/// Split a fixture into files. Panics on a malformed header: fixtures are test code.
+pub fn parse_fixture(text: &str) -> Vec<FixtureFile> {
+    let mut files: Vec<FixtureFile> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        if let Some(header) = line.strip_prefix("//- ") {
+            let header = header.trim();
+            let rest = header.strip_prefix('/').expect("fixture path starts with /");
+            let (space, rest) = rest.split_once('/').expect("fixture path has a space");
+            let rel = rest.strip_prefix(".ai/").expect("fixture path continues with .ai/");
+            let space = space_of(space).expect("space is project, user or system");
+            files.push(FixtureFile { space, rel: rel.to_owned(), text: String::new() });
+        } else if let Some(last) = files.last_mut() {
+            last.text.push_str(line);
+        }
+    }
+    files
+}
+
+/// The `.ai` directory of a space in fixtures.
+pub fn ai_dir(space: &Space) -> PathBuf {
+    let name = match space {
+        Space::Project => "project",
+        Space::User => "user",
+        Space::System { .. } => "system",
+    };
+    PathBuf::from(FIXTURE_ROOT).join(name).join(".ai")
+}
+
+/// The file spec for a fixture file (also used to write files in incremental tests).
+pub fn file_spec(f: &FixtureFile) -> FileSpec {
+    FileSpec {
+        space: f.space.clone(),
+        path: ai_dir(&f.space).join(&f.rel),
+        rel: f.rel.clone(),
+        contents: FileContents::Text(f.text.as_str().into()),
+        link_origin: None,
+    }
+}
+
+/// A full load of the fixture: project and user spaces always exist; the system space is the
+/// fixture's `/system/` files when there are any, else ryechain's embedded bundle.
+pub fn change_for(files: &[FixtureFile], settings: Settings) -> Change {
+    let mut roots = vec![
+        RootSpec { space: Space::Project, root: ai_dir(&Space::Project), files: Vec::new() },
+        RootSpec { space: Space::User, root: ai_dir(&Space::User), files: Vec::new() },
+    ];
+    let has_system = files.iter().any(|f| matches!(f.space, Space::System { .. }));
+    if has_system {
+        let space = space_of("system").expect("system is a space");
+        roots.push(RootSpec { root: ai_dir(&space), space, files: Vec::new() });
+    } else {
+        let space = Space::System { order: 0, bundle: Arc::from("ryechain") };
+        let spec = crate::load::SpaceSpec { space, source: crate::load::SpaceSource::Embedded };
+        let outcome = crate::load::load(&NoSystem, std::slice::from_ref(&spec));
+        roots.extend(outcome.change.roots.into_iter().flatten());
+    }
+    for f in files {
+        let root = roots.iter_mut().find(|r| r.space == f.space).expect("root for every space");
+        root.files.push(file_spec(f));
+    }
+    Change { roots: Some(roots), files: Vec::new(), settings: Some(settings) }
+}
+
+/// A host loaded with the fixture.
+pub fn host(text: &str) -> Host {
+    host_with(text, Settings::default())
+}
+
+pub fn host_with(text: &str, settings: Settings) -> Host {
+    let mut host = Host::new();
+    host.apply(change_for(&parse_fixture(text), settings));
+    host
+}
+
+/// A `System` with nothing in it: the embedded bundle needs no file system.
+struct NoSystem;
+
+impl crate::system::System for NoSystem {
+    fn walk(&self, _: &std::path::Path) -> Vec<crate::system::WalkEntry> {
+        Vec::new()
+    }
+    fn read(&self, _: &std::path::Path, _: u64) -> crate::system::ReadResult {
+        crate::system::ReadResult::Error("no file system in tests".to_owned())
+    }
+    fn canonicalize(&self, p: &std::path::Path) -> std::io::Result<PathBuf> {
+        Ok(p.to_path_buf())
+    }
+    fn is_dir(&self, _: &std::path::Path) -> bool {
+        false
+    }
+    fn is_file(&self, _: &std::path::Path) -> bool {
+        false
+    }
+    fn env_var(&self, _: &str) -> Option<String> {
+        None
+    }
+    fn current_dir(&self) -> std::io::Result<PathBuf> {
+        Ok(PathBuf::from(FIXTURE_ROOT))
+    }
+}

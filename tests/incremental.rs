@@ -1,0 +1,213 @@
+//! Incrementality: which queries re-run after an edit (salsa event log), and proptest invariants —
+//! incremental lint equals a fresh lint after random edits, chains never exceed the maximum, every
+//! cycle finding is a petgraph SCC, and resolution prefers the highest space.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+use ryechain::analysis::{Host, LintOptions, lint};
+use ryechain::db::{Change, FileChange, Settings};
+use ryechain::diagnostic::Finding;
+use ryechain::model::{Space, SpaceKind};
+use ryechain::resolve::graph::executor_graph;
+use ryechain::resolve::{chain, resolve, tool_files};
+use ryechain::testing::{FixtureFile, change_for, file_spec, host, parse_fixture};
+
+fn findings(host: &Host) -> Vec<Finding> {
+    lint(&host.snapshot(), &LintOptions::default(), &|_| {}).findings
+}
+
+const TREE: &str = "//- /project/.ai/tools/acme/report.py\n__version__ = \"1.0.0\"\n__executor_id__ = \"acme/rt\"\n\ndef main():\n    return 1\n\
+//- /project/.ai/tools/acme/other.py\n__version__ = \"1.0.0\"\n__executor_id__ = \"acme/rt\"\n\
+//- /user/.ai/tools/acme/rt.py\n__version__ = \"1.0.0\"\n__executor_id__ = \"rye/core/primitives/subprocess\"\n\
+//- /system/.ai/tools/rye/core/primitives/subprocess.py\n__executor_id__ = None\n__tool_type__ = \"primitive\"\n";
+
+fn edit(host: &mut Host, rel_space: Space, rel: &str, text: &str) {
+    let f = FixtureFile { space: rel_space, rel: rel.to_owned(), text: text.to_owned() };
+    host.apply(Change { files: vec![FileChange::Write(file_spec(&f))], ..Change::default() });
+}
+
+fn executed(host: &Host, query: &str) -> Vec<String> {
+    host.db().take_executed().into_iter().filter(|e| e.starts_with(query)).collect()
+}
+
+/// DESIGN.md invariant: editing a tool's body never invalidates chain facts.
+#[test]
+fn body_only_edit_reruns_no_chain_query() {
+    let mut host = host(TREE);
+    host.db().enable_event_log();
+    let before = findings(&host);
+    let first = host.db().take_executed();
+    assert!(first.iter().any(|e| e.starts_with("chain(")), "the first lint runs chains: {first:?}");
+
+    let body_edit = "__version__ = \"1.0.0\"\n__executor_id__ = \"acme/rt\"\n\ndef main():\n    return 2  # changed\n";
+    edit(&mut host, Space::Project, "tools/acme/report.py", body_edit);
+    assert_eq!(findings(&host), before);
+    let log = host.db().take_executed();
+    assert!(log.iter().any(|e| e.starts_with("parse_file(")), "the edited file is re-parsed: {log:?}");
+    for q in ["chain(", "resolve_item(", "chain_diagnostics(", "executor_graph(", "graph_diagnostics(", "space_index("] {
+        assert!(!log.iter().any(|e| e.starts_with(q)), "{q} re-ran after a body-only edit: {log:?}");
+    }
+}
+
+/// A header edit does re-run the chains through the edited file, and only what depends on it.
+#[test]
+fn header_edit_reruns_dependent_chains() {
+    let mut host = host(TREE);
+    host.db().enable_event_log();
+    let _ = findings(&host);
+    let _ = host.db().take_executed();
+    edit(&mut host, Space::User, "tools/acme/rt.py", "__version__ = \"1.0.0\"\n__executor_id__ = \"missing/rt\"\n");
+    let after = findings(&host);
+    assert!(after.iter().any(|f| f.rule == "missing-executor"), "{after:#?}");
+    let chains = executed(&host, "chain(");
+    // acme/rt itself plus the two project tools whose chains pass through it.
+    assert_eq!(chains.len(), 3, "{chains:?}");
+}
+
+// ---- proptest model ----
+
+const IDS: [&str; 6] = ["a/t1", "a/t2", "b/r1", "b/r2", "c/x", "c/y"];
+const SPACES: [&str; 3] = ["project", "user", "system"];
+
+#[derive(Clone, Debug)]
+enum Exec {
+    Id(usize),
+    Primitive,
+    Missing,
+    None,
+}
+
+#[derive(Clone, Debug)]
+struct ToolSpec {
+    space: usize,
+    id: usize,
+    exec: Exec,
+    version: bool,
+    body: u8,
+}
+
+fn exec_strategy() -> impl Strategy<Value = Exec> {
+    prop_oneof![
+        4 => (0..IDS.len()).prop_map(Exec::Id),
+        2 => Just(Exec::Primitive),
+        1 => Just(Exec::Missing),
+        1 => Just(Exec::None),
+    ]
+}
+
+fn tool_strategy() -> impl Strategy<Value = ToolSpec> {
+    (0..3usize, 0..IDS.len(), exec_strategy(), any::<bool>(), any::<u8>())
+        .prop_map(|(space, id, exec, version, body)| ToolSpec { space, id, exec, version, body })
+}
+
+fn render(t: &ToolSpec) -> FixtureFile {
+    let exec = match &t.exec {
+        Exec::Id(i) => format!("\"{}\"", IDS[*i]),
+        Exec::Primitive => "\"rye/core/primitives/subprocess\"".to_owned(),
+        Exec::Missing => "\"nowhere/rt\"".to_owned(),
+        Exec::None => "None".to_owned(),
+    };
+    let version = if t.version { "__version__ = \"1.0.0\"\n" } else { "__version__ = \"1.0\"\n" };
+    let text = format!("{version}__tool_type__ = \"python\"\n__executor_id__ = {exec}\n\ndef main():\n    return {}\n", t.body);
+    let files = parse_fixture(&format!("//- /{}/.ai/tools/{}.py\n{text}", SPACES[t.space], IDS[t.id]));
+    files.into_iter().next().expect("one file")
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Write(ToolSpec),
+    Remove(usize, usize),
+}
+
+fn op_strategy() -> impl Strategy<Value = Op> {
+    prop_oneof![3 => tool_strategy().prop_map(Op::Write), 1 => (0..3usize, 0..IDS.len()).prop_map(|(s, i)| Op::Remove(s, i))]
+}
+
+fn key(f: &FixtureFile) -> (String, String) {
+    (f.space.label(), f.rel.clone())
+}
+
+fn fresh(files: &BTreeMap<(String, String), FixtureFile>) -> Host {
+    let mut all: Vec<FixtureFile> = files.values().cloned().collect();
+    // Keep a system file so the fixture's system space exists in both hosts.
+    all.push(parse_fixture("//- /system/.ai/tools/zz/anchor.py\n__executor_id__ = \"rye/core/primitives/subprocess\"\n").remove(0));
+    let mut host = Host::new();
+    host.apply(change_for(&all, Settings::default()));
+    host
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// After any sequence of edits, additions and removals, incremental diagnostics equal those of a
+    /// database built from scratch with the final files.
+    #[test]
+    fn incremental_equals_fresh(initial in prop::collection::vec(tool_strategy(), 0..8), ops in prop::collection::vec(op_strategy(), 1..12)) {
+        let mut files: BTreeMap<(String, String), FixtureFile> = BTreeMap::new();
+        for t in &initial {
+            let f = render(t);
+            files.insert(key(&f), f);
+        }
+        let mut host = fresh(&files);
+        let _ = findings(&host);
+        for op in ops {
+            match op {
+                Op::Write(t) => {
+                    let f = render(&t);
+                    host.apply(Change { files: vec![FileChange::Write(file_spec(&f))], ..Change::default() });
+                    files.insert(key(&f), f);
+                }
+                Op::Remove(s, i) => {
+                    let f = render(&ToolSpec { space: s, id: i, exec: Exec::None, version: true, body: 0 });
+                    host.apply(Change { files: vec![FileChange::Remove(file_spec(&f).path)], ..Change::default() });
+                    files.remove(&key(&f));
+                }
+            }
+            // Interleave queries with edits so stale memos would be observed.
+            let _ = findings(&host);
+        }
+        prop_assert_eq!(findings(&host), findings(&fresh(&files)));
+    }
+
+    /// Chains never exceed the maximum; every cycle finding is a petgraph SCC (with its members);
+    /// resolution always prefers the highest-precedence space that has the id.
+    #[test]
+    fn chain_graph_and_resolution_invariants(tools in prop::collection::vec(tool_strategy(), 1..14), max in 2usize..6) {
+        let mut files: BTreeMap<(String, String), FixtureFile> = BTreeMap::new();
+        for t in &tools {
+            let f = render(t);
+            files.insert(key(&f), f);
+        }
+        let mut all: Vec<FixtureFile> = files.values().cloned().collect();
+        all.push(parse_fixture("//- /system/.ai/tools/zz/anchor.py\n__executor_id__ = None\n").remove(0));
+        let mut host = Host::new();
+        host.apply(change_for(&all, Settings { max_depth: Some(max), ..Settings::default() }));
+        let db = host.snapshot();
+
+        for &file in tool_files(&db) {
+            prop_assert!(chain(&db, file).elements.len() <= max);
+        }
+
+        let graph = executor_graph(&db);
+        let report = lint(&db, &LintOptions::default(), &|_| {});
+        let cycle_findings: Vec<&Finding> = report.findings.iter().filter(|f| f.rule == "executor-cycle").collect();
+        prop_assert_eq!(cycle_findings.len(), graph.cycles.len());
+        for (finding, members) in cycle_findings.iter().zip(&graph.cycles) {
+            let first = graph.nodes[members[0]].file.map(|f| f.path(&db).display().to_string());
+            prop_assert_eq!(Some(finding.path.clone()), first);
+            for &m in members {
+                prop_assert!(finding.help.as_deref().unwrap_or_default().contains(&graph.nodes[m].item_id));
+            }
+        }
+
+        for id in IDS {
+            for from in [SpaceKind::Project, SpaceKind::User, SpaceKind::System] {
+                let res = resolve(&db, id, from);
+                let visible: Vec<SpaceKind> = from.visible_kinds().to_vec();
+                let best = files.values().filter(|f| f.rel == format!("tools/{id}.py") && visible.contains(&f.space.kind())).map(|f| f.space.kind()).min_by_key(|k| std::cmp::Reverse(k.precedence()));
+                prop_assert_eq!(res.found.as_ref().map(|c| c.space.kind()), best);
+            }
+        }
+    }
+}

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use crate::model::{Space, Span};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Info,
@@ -147,7 +149,8 @@ pub struct Summary {
 /// Deterministic output order: path, line, rule (CONVENTIONS habit 12), then column and message.
 pub fn sort_findings(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
-        (&a.path, a.line, &a.rule, a.column, &a.message).cmp(&(&b.path, b.line, &b.rule, b.column, &b.message))
+        (&a.path, a.line, &a.rule, a.column, &a.message)
+            .cmp(&(&b.path, b.line, &b.rule, b.column, &b.message))
     });
 }
 

@@ -13,7 +13,10 @@ pub struct Span {
 impl Span {
     pub fn new(start: usize, end: usize) -> Self {
         let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-        Span { start: clamp(start), end: clamp(end.max(start)) }
+        Span {
+            start: clamp(start),
+            end: clamp(end.max(start)),
+        }
     }
     pub fn empty(at: usize) -> Self {
         Span::new(at, at)
@@ -163,7 +166,11 @@ impl Value {
     }
     /// Last entry with this key (Python dict / YAML mapping semantics).
     pub fn get(&self, key: &str) -> Option<&Spanned<Value>> {
-        self.as_map()?.iter().rev().find(|(k, _)| k.value == key).map(|(_, v)| v)
+        self.as_map()?
+            .iter()
+            .rev()
+            .find(|(k, _)| k.value == key)
+            .map(|(_, v)| v)
     }
     /// The name of this value's type, for messages.
     pub fn type_name(&self) -> &'static str {
@@ -234,8 +241,13 @@ impl Metadata {
     pub fn executor(&self) -> ExecutorRef<'_> {
         match &self.executor_id {
             None => ExecutorRef::Terminal,
-            Some(Spanned { value: Value::Null, .. }) => ExecutorRef::Terminal,
-            Some(Spanned { value: Value::Str(s), span }) => ExecutorRef::Id(s, *span),
+            Some(Spanned {
+                value: Value::Null, ..
+            }) => ExecutorRef::Terminal,
+            Some(Spanned {
+                value: Value::Str(s),
+                span,
+            }) => ExecutorRef::Id(s, *span),
             Some(Spanned { value, span }) => ExecutorRef::WrongType(value.type_name(), *span),
         }
     }
@@ -248,11 +260,17 @@ impl Metadata {
     }
     /// Declared input names (`inputs`), see `io_names`.
     pub fn input_names(&self) -> Vec<String> {
-        self.inputs.as_ref().map(|v| io_names(&v.value)).unwrap_or_default()
+        self.inputs
+            .as_ref()
+            .map(|v| io_names(&v.value))
+            .unwrap_or_default()
     }
     /// Declared output names (`outputs`), see `io_names`.
     pub fn output_names(&self) -> Vec<String> {
-        self.outputs.as_ref().map(|v| io_names(&v.value)).unwrap_or_default()
+        self.outputs
+            .as_ref()
+            .map(|v| io_names(&v.value))
+            .unwrap_or_default()
     }
     /// `child_constraints[child_id]` as `(min_version, max_version)` spanned strings.
     pub fn constraint_for(&self, child_id: &str) -> Option<ChildConstraint> {
@@ -266,7 +284,11 @@ impl Metadata {
                 _ => None,
             })
         };
-        Some(ChildConstraint { span: entry.span, min_version: bound("min_version"), max_version: bound("max_version") })
+        Some(ChildConstraint {
+            span: entry.span,
+            min_version: bound("min_version"),
+            max_version: bound("max_version"),
+        })
     }
 }
 
@@ -287,7 +309,11 @@ pub fn io_names(v: &Value) -> Vec<String> {
             .iter()
             .filter_map(|i| match &i.value {
                 Value::Str(s) => Some(s.clone()),
-                Value::Map(_) => i.value.get("name").and_then(|n| n.value.as_str()).map(str::to_owned),
+                Value::Map(_) => i
+                    .value
+                    .get("name")
+                    .and_then(|n| n.value.as_str())
+                    .map(str::to_owned),
                 _ => None,
             })
             .collect(),
@@ -347,10 +373,25 @@ mod tests {
 
     #[test]
     fn hostile_ids_are_refused() {
-        for bad in ["", "/etc/passwd", "a/../b", "..", "a//b", "a/", "./a", "C:/x", "a\\b"] {
+        for bad in [
+            "",
+            "/etc/passwd",
+            "a/../b",
+            "..",
+            "a//b",
+            "a/",
+            "./a",
+            "C:/x",
+            "a\\b",
+        ] {
             assert!(item_id_problem(bad).is_some(), "{bad:?} should be refused");
         }
-        for ok in ["rye/bash/bash", "a", "rye/core/runtimes/python_script_runtime", "a.b/c-d"] {
+        for ok in [
+            "rye/bash/bash",
+            "a",
+            "rye/core/runtimes/python_script_runtime",
+            "a.b/c-d",
+        ] {
             assert_eq!(item_id_problem(ok), None, "{ok:?} should be accepted");
         }
     }
@@ -360,7 +401,10 @@ mod tests {
         let s = |x: &str| Spanned::new(Value::Str(x.into()), Span::default());
         let list = Value::List(vec![s("b"), s("a"), s("a")]);
         assert_eq!(io_names(&list), vec!["a", "b"]);
-        let map = Value::Map(vec![(Spanned::new("x".into(), Span::default()), s("string"))]);
+        let map = Value::Map(vec![(
+            Spanned::new("x".into(), Span::default()),
+            s("string"),
+        )]);
         assert_eq!(io_names(&map), vec!["x"]);
         let named = Value::List(vec![Spanned::new(map.clone(), Span::default())]);
         assert_eq!(io_names(&named), Vec::<String>::new());

@@ -2,6 +2,7 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod config;
 pub mod db;
 pub mod diagnostic;
 pub mod load;
@@ -13,4 +14,3 @@ pub mod rules;
 pub mod system;
 #[doc(hidden)]
 pub mod testing;
-pub mod validate;

@@ -148,7 +148,7 @@ fn load_dir(
     } else {
         Vec::new()
     };
-    for name in crate::rules::config::CONFIG_RELS {
+    for name in crate::config::CONFIG_RELS {
         let p = ai.join(name);
         if sys.is_file(&p) {
             entries.push(WalkEntry {

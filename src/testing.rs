@@ -24,7 +24,10 @@ fn space_of(name: &str) -> Option<Space> {
     match name {
         "project" => Some(Space::Project),
         "user" => Some(Space::User),
-        "system" => Some(Space::System { order: 0, bundle: Arc::from("fixture") }),
+        "system" => Some(Space::System {
+            order: 0,
+            bundle: Arc::from("fixture"),
+        }),
         _ => None,
     }
 }
@@ -35,11 +38,19 @@ pub fn parse_fixture(text: &str) -> Vec<FixtureFile> {
     for line in text.split_inclusive('\n') {
         if let Some(header) = line.strip_prefix("//- ") {
             let header = header.trim();
-            let rest = header.strip_prefix('/').expect("fixture path starts with /");
+            let rest = header
+                .strip_prefix('/')
+                .expect("fixture path starts with /");
             let (space, rest) = rest.split_once('/').expect("fixture path has a space");
-            let rel = rest.strip_prefix(".ai/").expect("fixture path continues with .ai/");
+            let rel = rest
+                .strip_prefix(".ai/")
+                .expect("fixture path continues with .ai/");
             let space = space_of(space).expect("space is project, user or system");
-            files.push(FixtureFile { space, rel: rel.to_owned(), text: String::new() });
+            files.push(FixtureFile {
+                space,
+                rel: rel.to_owned(),
+                text: String::new(),
+            });
         } else if let Some(last) = files.last_mut() {
             last.text.push_str(line);
         }
@@ -72,24 +83,51 @@ pub fn file_spec(f: &FixtureFile) -> FileSpec {
 /// fixture's `/system/` files when there are any, else ryechain's embedded bundle.
 pub fn change_for(files: &[FixtureFile], settings: Settings) -> Change {
     let mut roots = vec![
-        RootSpec { space: Space::Project, root: ai_dir(&Space::Project), files: Vec::new() },
-        RootSpec { space: Space::User, root: ai_dir(&Space::User), files: Vec::new() },
+        RootSpec {
+            space: Space::Project,
+            root: ai_dir(&Space::Project),
+            files: Vec::new(),
+        },
+        RootSpec {
+            space: Space::User,
+            root: ai_dir(&Space::User),
+            files: Vec::new(),
+        },
     ];
-    let has_system = files.iter().any(|f| matches!(f.space, Space::System { .. }));
+    let has_system = files
+        .iter()
+        .any(|f| matches!(f.space, Space::System { .. }));
     if has_system {
         let space = space_of("system").expect("system is a space");
-        roots.push(RootSpec { root: ai_dir(&space), space, files: Vec::new() });
+        roots.push(RootSpec {
+            root: ai_dir(&space),
+            space,
+            files: Vec::new(),
+        });
     } else {
-        let space = Space::System { order: 0, bundle: Arc::from("ryechain") };
-        let spec = crate::load::SpaceSpec { space, source: crate::load::SpaceSource::Embedded };
+        let space = Space::System {
+            order: 0,
+            bundle: Arc::from("ryechain"),
+        };
+        let spec = crate::load::SpaceSpec {
+            space,
+            source: crate::load::SpaceSource::Embedded,
+        };
         let outcome = crate::load::load(&NoSystem, std::slice::from_ref(&spec));
         roots.extend(outcome.change.roots.into_iter().flatten());
     }
     for f in files {
-        let root = roots.iter_mut().find(|r| r.space == f.space).expect("root for every space");
+        let root = roots
+            .iter_mut()
+            .find(|r| r.space == f.space)
+            .expect("root for every space");
         root.files.push(file_spec(f));
     }
-    Change { roots: Some(roots), files: Vec::new(), settings: Some(settings) }
+    Change {
+        roots: Some(roots),
+        files: Vec::new(),
+        settings: Some(settings),
+    }
 }
 
 /// A host loaded with the fixture.

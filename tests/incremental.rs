@@ -23,12 +23,23 @@ const TREE: &str = "//- /project/.ai/tools/acme/report.py\n__version__ = \"1.0.0
 //- /system/.ai/tools/rye/core/primitives/subprocess.py\n__executor_id__ = None\n__tool_type__ = \"primitive\"\n";
 
 fn edit(host: &mut Host, rel_space: Space, rel: &str, text: &str) {
-    let f = FixtureFile { space: rel_space, rel: rel.to_owned(), text: text.to_owned() };
-    host.apply(Change { files: vec![FileChange::Write(file_spec(&f))], ..Change::default() });
+    let f = FixtureFile {
+        space: rel_space,
+        rel: rel.to_owned(),
+        text: text.to_owned(),
+    };
+    host.apply(Change {
+        files: vec![FileChange::Write(file_spec(&f))],
+        ..Change::default()
+    });
 }
 
 fn executed(host: &Host, query: &str) -> Vec<String> {
-    host.db().take_executed().into_iter().filter(|e| e.starts_with(query)).collect()
+    host.db()
+        .take_executed()
+        .into_iter()
+        .filter(|e| e.starts_with(query))
+        .collect()
 }
 
 /// DESIGN.md invariant: editing a tool's body never invalidates chain facts.
@@ -38,15 +49,31 @@ fn body_only_edit_reruns_no_chain_query() {
     host.db().enable_event_log();
     let before = findings(&host);
     let first = host.db().take_executed();
-    assert!(first.iter().any(|e| e.starts_with("chain(")), "the first lint runs chains: {first:?}");
+    assert!(
+        first.iter().any(|e| e.starts_with("chain(")),
+        "the first lint runs chains: {first:?}"
+    );
 
     let body_edit = "__version__ = \"1.0.0\"\n__executor_id__ = \"acme/rt\"\n\ndef main():\n    return 2  # changed\n";
     edit(&mut host, Space::Project, "tools/acme/report.py", body_edit);
     assert_eq!(findings(&host), before);
     let log = host.db().take_executed();
-    assert!(log.iter().any(|e| e.starts_with("parse_file(")), "the edited file is re-parsed: {log:?}");
-    for q in ["chain(", "resolve_item(", "chain_diagnostics(", "executor_graph(", "graph_diagnostics(", "space_index("] {
-        assert!(!log.iter().any(|e| e.starts_with(q)), "{q} re-ran after a body-only edit: {log:?}");
+    assert!(
+        log.iter().any(|e| e.starts_with("parse_file(")),
+        "the edited file is re-parsed: {log:?}"
+    );
+    for q in [
+        "chain(",
+        "resolve_item(",
+        "chain_diagnostics(",
+        "executor_graph(",
+        "graph_diagnostics(",
+        "space_index(",
+    ] {
+        assert!(
+            !log.iter().any(|e| e.starts_with(q)),
+            "{q} re-ran after a body-only edit: {log:?}"
+        );
     }
 }
 
@@ -57,9 +84,17 @@ fn header_edit_reruns_dependent_chains() {
     host.db().enable_event_log();
     let _ = findings(&host);
     let _ = host.db().take_executed();
-    edit(&mut host, Space::User, "tools/acme/rt.py", "__version__ = \"1.0.0\"\n__executor_id__ = \"missing/rt\"\n");
+    edit(
+        &mut host,
+        Space::User,
+        "tools/acme/rt.py",
+        "__version__ = \"1.0.0\"\n__executor_id__ = \"missing/rt\"\n",
+    );
     let after = findings(&host);
-    assert!(after.iter().any(|f| f.rule == "missing-executor"), "{after:#?}");
+    assert!(
+        after.iter().any(|f| f.rule == "missing-executor"),
+        "{after:#?}"
+    );
     let chains = executed(&host, "chain(");
     // acme/rt itself plus the two project tools whose chains pass through it.
     assert_eq!(chains.len(), 3, "{chains:?}");
@@ -97,8 +132,20 @@ fn exec_strategy() -> impl Strategy<Value = Exec> {
 }
 
 fn tool_strategy() -> impl Strategy<Value = ToolSpec> {
-    (0..3usize, 0..IDS.len(), exec_strategy(), any::<bool>(), any::<u8>())
-        .prop_map(|(space, id, exec, version, body)| ToolSpec { space, id, exec, version, body })
+    (
+        0..3usize,
+        0..IDS.len(),
+        exec_strategy(),
+        any::<bool>(),
+        any::<u8>(),
+    )
+        .prop_map(|(space, id, exec, version, body)| ToolSpec {
+            space,
+            id,
+            exec,
+            version,
+            body,
+        })
 }
 
 fn render(t: &ToolSpec) -> FixtureFile {
@@ -108,9 +155,19 @@ fn render(t: &ToolSpec) -> FixtureFile {
         Exec::Missing => "\"nowhere/rt\"".to_owned(),
         Exec::None => "None".to_owned(),
     };
-    let version = if t.version { "__version__ = \"1.0.0\"\n" } else { "__version__ = \"1.0\"\n" };
-    let text = format!("{version}__tool_type__ = \"python\"\n__executor_id__ = {exec}\n\ndef main():\n    return {}\n", t.body);
-    let files = parse_fixture(&format!("//- /{}/.ai/tools/{}.py\n{text}", SPACES[t.space], IDS[t.id]));
+    let version = if t.version {
+        "__version__ = \"1.0.0\"\n"
+    } else {
+        "__version__ = \"1.0\"\n"
+    };
+    let text = format!(
+        "{version}__tool_type__ = \"python\"\n__executor_id__ = {exec}\n\ndef main():\n    return {}\n",
+        t.body
+    );
+    let files = parse_fixture(&format!(
+        "//- /{}/.ai/tools/{}.py\n{text}",
+        SPACES[t.space], IDS[t.id]
+    ));
     files.into_iter().next().expect("one file")
 }
 

@@ -7,11 +7,13 @@ use ryechain::db::{Db, Settings};
 use ryechain::model::{Metadata, Space, SpaceKind, Span, Spanned, Value};
 use ryechain::resolve::{DEFAULT_MAX_DEPTH, chain, resolve_root};
 use ryechain::rules::checks::parse_version_lenient;
+use ryechain::rules::validate::{Link, validate_chain};
 use ryechain::testing::host;
-use ryechain::validate::{Link, validate_chain};
 
 fn py_tool(id: &str, executor: &str) -> String {
-    format!("//- /project/.ai/tools/{id}.py\n__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = {executor}\n")
+    format!(
+        "//- /project/.ai/tools/{id}.py\n__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = {executor}\n"
+    )
 }
 
 /// §14.1: `MAX_CHAIN_DEPTH` is 10.
@@ -40,17 +42,30 @@ fn s02_chain_too_deep_and_exactly_ten_passes() {
     assert_eq!(view.elements.len(), 10);
     assert!(view.passed());
     let view = chain_of(&db, "A3");
-    assert!(view.error.unwrap().starts_with("Chain too deep (max 10): A3"));
+    assert!(
+        view.error
+            .unwrap()
+            .starts_with("Chain too deep (max 10): A3")
+    );
 }
 
 /// §14.3: self loop and A → B → A.
 #[test]
 fn s03_circular_dependency() {
     let host1 = host(&py_tool("A", "\"A\""));
-    assert_eq!(chain_of(&host1.snapshot(), "A").error.as_deref(), Some("Circular dependency detected: A"));
+    assert_eq!(
+        chain_of(&host1.snapshot(), "A").error.as_deref(),
+        Some("Circular dependency detected: A")
+    );
     let host2 = host(&(py_tool("A", "\"B\"") + &py_tool("B", "\"A\"")));
-    assert_eq!(chain_of(&host2.snapshot(), "A").error.as_deref(), Some("Circular dependency detected: A"));
-    assert_eq!(chain_of(&host2.snapshot(), "B").error.as_deref(), Some("Circular dependency detected: B"));
+    assert_eq!(
+        chain_of(&host2.snapshot(), "A").error.as_deref(),
+        Some("Circular dependency detected: A")
+    );
+    assert_eq!(
+        chain_of(&host2.snapshot(), "B").error.as_deref(),
+        Some("Circular dependency detected: B")
+    );
 }
 
 /// §14.4: the empty chain is valid with no pairs.
@@ -65,7 +80,11 @@ fn s04_validate_empty_chain() {
 /// §14.5: a single primitive element is valid.
 #[test]
 fn s05_validate_single_primitive() {
-    let r = validate_chain(&[Link { item_id: "primitive", space: SpaceKind::System, metadata: None }]);
+    let r = validate_chain(&[Link {
+        item_id: "primitive",
+        space: SpaceKind::System,
+        metadata: None,
+    }]);
     assert!(r.valid);
     assert_eq!(r.pairs.len(), 0);
 }
@@ -93,7 +112,10 @@ fn s56_shadowing_prefers_project() {
     assert_eq!(found.space, Space::Project);
     assert_eq!(res.shadowed.len(), 1);
     assert_eq!(res.shadowed[0].space.label(), "system:fixture");
-    assert_eq!(res.shadowed[0].file.path(&db).display().to_string(), "/fixture/system/.ai/tools/rye/bash/bash.py");
+    assert_eq!(
+        res.shadowed[0].file.path(&db).display().to_string(),
+        "/fixture/system/.ai/tools/rye/bash/bash.py"
+    );
     let view = chain_of(&db, "rye/bash/bash");
     assert_eq!(view.elements[0].shadowed.len(), 1);
     assert_eq!(view.elements[0].shadowed[0].1, "system:fixture");
@@ -107,7 +129,11 @@ fn s57_system_tool_uses_system_runtime() {
                 //- /project/.ai/tools/rt/python.py\n__executor_id__ = \"rye/core/primitives/subprocess\"\n";
     let host = host(text);
     let db = host.snapshot();
-    let sys_tool = db.file_at(std::path::Path::new("/fixture/system/.ai/tools/sys/tool.py")).unwrap();
+    let sys_tool = db
+        .file_at(std::path::Path::new(
+            "/fixture/system/.ai/tools/sys/tool.py",
+        ))
+        .unwrap();
     let ch = chain(&db, sys_tool);
     assert_eq!(ch.elements[1].space.label(), "system:fixture");
     let proj_tool_runtime = db.workspace().roots(&db)[0].files(&db)[0];
@@ -123,20 +149,40 @@ fn s58_user_cannot_see_project() {
     let host = host(text);
     let db = host.snapshot();
     let report = lint(&db, &LintOptions::default(), &|_| {});
-    let missing: Vec<_> = report.findings.iter().filter(|f| f.rule == "missing-executor").collect();
+    let missing: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "missing-executor")
+        .collect();
     assert_eq!(missing.len(), 1, "{:#?}", report.findings);
     assert_eq!(missing[0].message, "Executor not found: p/rt");
-    assert!(missing[0].help.as_deref().unwrap().contains("exists only in the project space"));
+    assert!(
+        missing[0]
+            .help
+            .as_deref()
+            .unwrap()
+            .contains("exists only in the project space")
+    );
 
     let crafted = [
-        Link { item_id: "u/tool", space: SpaceKind::User, metadata: None },
-        Link { item_id: "p/rt", space: SpaceKind::Project, metadata: None },
+        Link {
+            item_id: "u/tool",
+            space: SpaceKind::User,
+            metadata: None,
+        },
+        Link {
+            item_id: "p/rt",
+            space: SpaceKind::Project,
+            metadata: None,
+        },
     ];
     let r = validate_chain(&crafted);
     assert!(!r.valid);
     assert_eq!(
         r.issues,
-        vec!["Tool 'u/tool' from user space cannot depend on 'p/rt' from project space. Lower precedence spaces cannot depend on higher precedence spaces."]
+        vec![
+            "Tool 'u/tool' from user space cannot depend on 'p/rt' from project space. Lower precedence spaces cannot depend on higher precedence spaces."
+        ]
     );
     assert!(!r.pairs[0].space_ok);
 }
@@ -151,7 +197,14 @@ fn s63_validated_pairs_shape() {
     assert_eq!(json["status"], "validation_passed");
     assert_eq!(json["message"], "Tool chain validation passed (dry run)");
     assert_eq!(json["item_id"], "rye/file-system/write");
-    assert_eq!(json["chain"], serde_json::json!(["rye/file-system/write", "rt/python", "rye/core/primitives/subprocess"]));
+    assert_eq!(
+        json["chain"],
+        serde_json::json!([
+            "rye/file-system/write",
+            "rt/python",
+            "rye/core/primitives/subprocess"
+        ])
+    );
     assert_eq!(
         json["validated_pairs"],
         serde_json::json!([
@@ -165,22 +218,49 @@ fn s63_validated_pairs_shape() {
 #[test]
 fn validator_io_and_version_messages() {
     let s = |v: &str| Spanned::new(Value::Str(v.into()), Span::default());
-    let list = |xs: &[&str]| Spanned::new(Value::List(xs.iter().map(|x| s(x)).collect()), Span::default());
-    let child = Metadata { version: Some(s("1.0.0")), outputs: Some(list(&["a"])), ..Default::default() };
-    let constraint = Value::Map(vec![(Spanned::new("min_version".into(), Span::default()), s("2.0.0"))]);
+    let list = |xs: &[&str]| {
+        Spanned::new(
+            Value::List(xs.iter().map(|x| s(x)).collect()),
+            Span::default(),
+        )
+    };
+    let child = Metadata {
+        version: Some(s("1.0.0")),
+        outputs: Some(list(&["a"])),
+        ..Default::default()
+    };
+    let constraint = Value::Map(vec![(
+        Spanned::new("min_version".into(), Span::default()),
+        s("2.0.0"),
+    )]);
     let parent = Metadata {
         inputs: Some(list(&["a", "b"])),
-        child_constraints: Some(Spanned::new(Value::Map(vec![(Spanned::new("c".into(), Span::default()), Spanned::new(constraint, Span::default()))]), Span::default())),
+        child_constraints: Some(Spanned::new(
+            Value::Map(vec![(
+                Spanned::new("c".into(), Span::default()),
+                Spanned::new(constraint, Span::default()),
+            )]),
+            Span::default(),
+        )),
         ..Default::default()
     };
     let r = validate_chain(&[
-        Link { item_id: "c", space: SpaceKind::Project, metadata: Some(&child) },
-        Link { item_id: "p", space: SpaceKind::Project, metadata: Some(&parent) },
+        Link {
+            item_id: "c",
+            space: SpaceKind::Project,
+            metadata: Some(&child),
+        },
+        Link {
+            item_id: "p",
+            space: SpaceKind::Project,
+            metadata: Some(&parent),
+        },
     ]);
     assert_eq!(
         r.issues,
         vec![
-            "I/O mismatch: 'p' requires inputs ['b'] not provided by 'c' (outputs: ['a'])".to_owned(),
+            "I/O mismatch: 'p' requires inputs ['b'] not provided by 'c' (outputs: ['a'])"
+                .to_owned(),
             "Version constraint failed: 'c' version 1.0.0 < minimum required 2.0.0".to_owned(),
         ]
     );
@@ -204,8 +284,14 @@ fn project_file_cannot_reroute_a_primitive() {
 #[test]
 fn max_depth_setting_is_honoured() {
     let text = py_tool("a", "\"b\"") + &py_tool("b", "\"rye/core/primitives/subprocess\"");
-    let settings = Settings { max_depth: Some(2), ..Settings::default() };
+    let settings = Settings {
+        max_depth: Some(2),
+        ..Settings::default()
+    };
     let host = ryechain::testing::host_with(&text, settings);
     let view = chain_of(&host.snapshot(), "a");
-    assert_eq!(view.error.as_deref(), Some("Chain too deep (max 2): a. Possible circular dependency or excessive nesting."));
+    assert_eq!(
+        view.error.as_deref(),
+        Some("Chain too deep (max 2): a. Possible circular dependency or excessive nesting.")
+    );
 }

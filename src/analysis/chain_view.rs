@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::db::RootDb;
 use crate::model::SpaceKind;
 use crate::resolve::{Chain, ChainEnd, chain, metadata, resolve_root};
-use crate::validate::{Link, ValidationResult, validate_chain};
+use crate::rules::validate::{Link, ValidationResult, validate_chain};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ElementView {

@@ -8,13 +8,13 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::config::lint_config;
 use crate::db::{Change, Db, RootDb, SourceFile};
 use crate::diagnostic::{
     Diagnostic, Excerpt, Finding, FindingNote, LineIndex, Severity, Summary, sort_findings,
 };
 use crate::resolve::tool_files;
 use crate::rules::checks::{chain_diagnostics, file_diagnostics, graph_diagnostics};
-use crate::rules::config::lint_config;
 use crate::rules::{Rule, rules};
 
 /// Rule id used for a panic caught while checking one file (not a rule: an internal defect).

@@ -1,6 +1,8 @@
 //! L6 the command-line edge: argument parsing (clap), space setup from flags and environment,
 //! running the analysis, printing, progress and exit codes (0 clean, 1 findings, 2 usage/internal).
 
+#![allow(clippy::disallowed_methods, reason = "the CLI edge reads NO_COLOR")]
+
 mod commands;
 
 use std::io::IsTerminal;

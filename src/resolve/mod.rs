@@ -249,7 +249,7 @@ pub fn max_depth(db: &dyn Db) -> usize {
     if let Some(d) = db.workspace().settings(db).max_depth {
         return d;
     }
-    crate::rules::config::lint_config(db)
+    crate::config::lint_config(db)
         .max_depth
         .unwrap_or(DEFAULT_MAX_DEPTH)
 }

@@ -12,7 +12,7 @@ use crate::resolve::graph::executor_graph;
 use crate::resolve::{
     ChainEnd, Element, chain, extractor_config, metadata, parse_file, resolve, space_index, tool_id,
 };
-use crate::validate::{Link, VersionVerdict, check_pair, py_list};
+use crate::rules::validate::{Link, VersionVerdict, check_pair, py_list};
 
 fn rule_for(pred: impl Fn(&Check) -> bool) -> Option<&'static Rule> {
     rules().with_check(pred).next()
@@ -52,6 +52,49 @@ pub fn parse_version_lenient(s: &str) -> Option<semver::Version> {
         padded.push_str(".0");
     }
     semver::Version::parse(&format!("{padded}{rest}")).ok()
+}
+
+/// Rule ids and families named in a config file's `lint` section that no rule answers to.
+fn unknown_rule_names(text: &str) -> Vec<(Option<Span>, String)> {
+    let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(text) else {
+        return Vec::new();
+    };
+    let Some(lint) = doc.get("lint") else {
+        return Vec::new();
+    };
+    let set = rules();
+    let known = |t: &str| t == "ALL" || set.get(t).is_some() || set.families().contains(&t);
+    let mut out = Vec::new();
+    for key in ["select", "ignore"] {
+        for t in lint
+            .get(key)
+            .and_then(|v| v.as_sequence())
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str())
+        {
+            if !known(t) {
+                out.push((
+                    crate::config::key_span(text, t),
+                    format!("`{t}` in `lint.{key}` is not a rule id or family"),
+                ));
+            }
+        }
+    }
+    for (k, _) in lint
+        .get("severity")
+        .and_then(|v| v.as_mapping())
+        .into_iter()
+        .flatten()
+    {
+        if let Some(id) = k.as_str().filter(|id| set.get(id).is_none()) {
+            out.push((
+                crate::config::key_span(text, id),
+                format!("`{id}` in `lint.severity` is not a rule id"),
+            ));
+        }
+    }
+    out
 }
 
 /// Findings about one file on its own: unreadable contents, parse problems, versions, ambiguity,
@@ -96,12 +139,16 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     }
 
     // Config problems belong to the config file.
-    let cfg = super::config::lint_config(db);
+    let cfg = crate::config::lint_config(db);
     if cfg.sources.contains(&file) {
         if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidConfig)) {
-            for (f, span, msg) in cfg.problems.iter().filter(|(f, _, _)| *f == file) {
-                let _ = f;
+            for (_, span, msg) in cfg.problems.iter().filter(|(f, _, _)| *f == file) {
                 out.push(rule.emit(site(*span), &[("problem", msg.clone())], None, Vec::new()));
+            }
+            if let FileContents::Text(text) = file.contents(db) {
+                for (span, msg) in unknown_rule_names(text) {
+                    out.push(rule.emit(site(span), &[("problem", msg)], None, Vec::new()));
+                }
             }
         }
         return out;

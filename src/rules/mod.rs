@@ -3,7 +3,7 @@
 //! is refused), then dispatched by the checks in `checks.rs`.
 
 pub mod checks;
-pub mod config;
+pub mod validate;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -248,8 +248,12 @@ fn check_name(check: &Check) -> String {
     out
 }
 
+/// A template with a `{` that is never closed.
+#[derive(Debug, PartialEq, Eq)]
+pub struct UnclosedBrace;
+
 /// Placeholder names used by a template (`{name}`; `{{` and `}}` are literal braces).
-pub fn placeholders(template: &str) -> Result<Vec<&str>, ()> {
+pub fn placeholders(template: &str) -> Result<Vec<&str>, UnclosedBrace> {
     let mut out = Vec::new();
     let bytes = template.as_bytes();
     let mut i = 0;
@@ -258,7 +262,7 @@ pub fn placeholders(template: &str) -> Result<Vec<&str>, ()> {
             b'{' if bytes.get(i + 1) == Some(&b'{') => i += 2,
             b'}' if bytes.get(i + 1) == Some(&b'}') => i += 2,
             b'{' => {
-                let end = template[i + 1..].find('}').ok_or(())? + i + 1;
+                let end = template[i + 1..].find('}').ok_or(UnclosedBrace)? + i + 1;
                 out.push(&template[i + 1..end]);
                 i = end + 1;
             }
@@ -367,7 +371,7 @@ pub fn compile_rule(file: &str, text: &str) -> Result<Rule, RuleError> {
         }
     }
     for t in templates {
-        let names = placeholders(t).map_err(|()| RuleError::UnclosedPlaceholder {
+        let names = placeholders(t).map_err(|UnclosedBrace| RuleError::UnclosedPlaceholder {
             file: f(),
             template: t.to_owned(),
         })?;

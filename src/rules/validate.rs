@@ -1,4 +1,4 @@
-//! L3 the chain validator of §4 as pure decisions over adjacent pairs. Lint rules (`rules/checks.rs`)
+//! L4 the chain validator of §4 as pure decisions over adjacent pairs. Lint rules (`rules/checks.rs`)
 //! and `chain`/dry-run validation both use `check_pair`; messages come from the rule templates.
 
 use crate::model::{Metadata, SpaceKind};

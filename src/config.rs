@@ -1,4 +1,4 @@
-//! L4 `.ai/config/ryechain.yaml`: rule selection, severities and the chain length limit, deep-merged
+//! L3 `.ai/config/ryechain.yaml`: rule selection, severities and the chain length limit, deep-merged
 //! system → user → project with the same `deep_merge` as CONFIG_RESOLVE (§7.4: mappings merge
 //! recursively, every other value is replaced).
 
@@ -78,11 +78,6 @@ fn config_files(db: &dyn Db) -> Vec<SourceFile> {
     out
 }
 
-fn known_selector(token: &str) -> bool {
-    let rules = super::rules();
-    token == "ALL" || rules.get(token).is_some() || rules.families().contains(&token)
-}
-
 fn string_list(v: &serde_yaml::Value) -> Option<Vec<String>> {
     v.as_sequence()?
         .iter()
@@ -124,32 +119,22 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
                         let lkey = lk.as_str().unwrap_or_default();
                         let span = key_span(text, lkey);
                         match lkey {
-                            "select" | "ignore" => match string_list(lv) {
-                                Some(list) => {
-                                    for t in list.iter().filter(|t| !known_selector(t)) {
-                                        problem(
-                                            key_span(text, t).or(span),
-                                            format!(
-                                                "`{t}` in `lint.{lkey}` is not a rule id or family"
-                                            ),
-                                        );
-                                    }
+                            // Rule names are checked against the rule registry in L4 (`rules::checks`).
+                            "select" | "ignore" => {
+                                if string_list(lv).is_none() {
+                                    problem(
+                                        span,
+                                        format!(
+                                            "`lint.{lkey}` must be a list of rule ids or families"
+                                        ),
+                                    );
                                 }
-                                None => problem(
-                                    span,
-                                    format!("`lint.{lkey}` must be a list of rule ids or families"),
-                                ),
-                            },
+                            }
                             "severity" => {
                                 for (rk, rv) in lv.as_mapping().into_iter().flatten() {
                                     let rid = rk.as_str().unwrap_or_default();
                                     let level = rv.as_str().unwrap_or_default();
-                                    if super::rules().get(rid).is_none() {
-                                        problem(
-                                            key_span(text, rid).or(span),
-                                            format!("`{rid}` in `lint.severity` is not a rule id"),
-                                        );
-                                    } else if level != "off" && Severity::parse(level).is_none() {
+                                    if level != "off" && Severity::parse(level).is_none() {
                                         problem(
                                             key_span(text, rid).or(span),
                                             format!(

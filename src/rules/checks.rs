@@ -115,7 +115,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     match file.contents(db) {
         FileContents::Text(_) => {}
         FileContents::SymlinkEscape { target } => {
-            if let Some(rule) = rule_for(|c| matches!(c, Check::SymlinkEscape)) {
+            if let Some(rule) = rule_for(|c| matches!(c, Check::SymlinkEscape { .. })) {
                 out.push(rule.emit(site(None), &[("target", target.clone())], None, Vec::new()));
             }
             return out;
@@ -131,7 +131,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
                 FileContents::Unreadable(msg) => format!("the file cannot be read: {msg}"),
                 _ => String::new(),
             };
-            if let Some(rule) = rule_for(|c| matches!(c, Check::UnreadableFile)) {
+            if let Some(rule) = rule_for(|c| matches!(c, Check::UnreadableFile { .. })) {
                 out.push(rule.emit(site(None), &[("reason", reason)], None, Vec::new()));
             }
             return out;
@@ -141,7 +141,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     // Config problems belong to the config file.
     let cfg = crate::config::lint_config(db);
     if cfg.sources.contains(&file) {
-        if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidConfig)) {
+        if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidConfig { .. })) {
             for (_, span, msg) in cfg.problems.iter().filter(|(f, _, _)| *f == file) {
                 out.push(rule.emit(site(*span), &[("problem", msg.clone())], None, Vec::new()));
             }
@@ -159,7 +159,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         .iter()
         .filter(|(f, _)| *f == file)
     {
-        if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidConfig)) {
+        if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidConfig { .. })) {
             out.push(rule.emit(site(None), &[("problem", msg.clone())], None, Vec::new()));
         }
     }
@@ -168,7 +168,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         return out;
     };
     let parsed = parse_file(db, file);
-    if let Some(rule) = rule_for(|c| matches!(c, Check::ParseProblem)) {
+    if let Some(rule) = rule_for(|c| matches!(c, Check::ParseProblem { .. })) {
         for p in &parsed.problems {
             out.push(rule.emit(
                 site(Some(p.span)),
@@ -183,7 +183,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     }
 
     if let Some(v) = &parsed.metadata.version
-        && let Some(rule) = rule_for(|c| matches!(c, Check::InvalidVersion))
+        && let Some(rule) = rule_for(|c| matches!(c, Check::InvalidVersion { .. }))
     {
         let (shown, reason) = match &v.value {
             Value::Str(s) => match semver::Version::parse(s) {
@@ -210,7 +210,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     }
 
     // Two files of one id in one space: the loser of the extension order is ambiguous.
-    if let Some(rule) = rule_for(|c| matches!(c, Check::AmbiguousItem))
+    if let Some(rule) = rule_for(|c| matches!(c, Check::AmbiguousItem { .. }))
         && let Some(root) = db
             .workspace()
             .roots(db)
@@ -294,7 +294,7 @@ pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
                 }
             }
             ChainEnd::Missing { executor_id, span } => {
-                if let Some(rule) = rule_for(|c| matches!(c, Check::MissingExecutor)) {
+                if let Some(rule) = rule_for(|c| matches!(c, Check::MissingExecutor { .. })) {
                     let res = resolve(db, executor_id, space.kind());
                     let searched: Vec<&str> = space
                         .kind()
@@ -330,7 +330,7 @@ pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
                 span,
                 reason,
             } => {
-                if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidItemId)) {
+                if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidItemId { .. })) {
                     let vars = [
                         ("item_id", item_id.clone()),
                         ("executor_id", executor_id.clone()),
@@ -340,7 +340,7 @@ pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
                 }
             }
             ChainEnd::WrongType { type_name, span } => {
-                if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidItemId)) {
+                if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidItemId { .. })) {
                     let shown = meta
                         .executor_id
                         .as_ref()
@@ -375,7 +375,7 @@ pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     if let ChainEnd::TooDeep {
         max, executor_id, ..
     } = &ch.end
-        && let Some(rule) = rule_for(|c| matches!(c, Check::ChainDepth))
+        && let Some(rule) = rule_for(|c| matches!(c, Check::ChainDepth { .. }))
     {
         let last = ch.elements.last().expect("a chain has its root");
         let exec_span = match meta.executor() {
@@ -467,7 +467,7 @@ fn edge_checks(
     }
     // §4.5: a system element never delegates to a mutable one.
     if verdict.system_to_mutable
-        && let Some(rule) = rule_for(|c| matches!(c, Check::SystemToMutable))
+        && let Some(rule) = rule_for(|c| matches!(c, Check::SystemToMutable { .. }))
     {
         let vars = [
             ("child", child.item_id.clone()),
@@ -479,7 +479,7 @@ fn edge_checks(
     }
     // §4.6: parent inputs ⊆ child outputs, when both are declared.
     if !verdict.io_ok()
-        && let Some(rule) = rule_for(|c| matches!(c, Check::IoCompat))
+        && let Some(rule) = rule_for(|c| matches!(c, Check::IoCompat { .. }))
     {
         let vars = [
             ("child", child.item_id.clone()),
@@ -504,7 +504,7 @@ fn edge_checks(
     for v in &verdict.versions {
         match v {
             VersionVerdict::Unversioned => {
-                if let Some(rule) = rule_for(|c| matches!(c, Check::UnversionedChild)) {
+                if let Some(rule) = rule_for(|c| matches!(c, Check::UnversionedChild { .. })) {
                     let vars = [
                         ("child", child.item_id.clone()),
                         ("parent", parent.item_id.clone()),
@@ -523,7 +523,7 @@ fn edge_checks(
                 comparison,
                 bound,
             } => {
-                if let Some(rule) = rule_for(|c| matches!(c, Check::VersionConstraint)) {
+                if let Some(rule) = rule_for(|c| matches!(c, Check::VersionConstraint { .. })) {
                     let vars = [
                         ("child", child.item_id.clone()),
                         ("parent", parent.item_id.clone()),
@@ -559,7 +559,7 @@ fn edge_checks(
 #[salsa::tracked(returns(ref))]
 pub fn graph_diagnostics(db: &dyn Db) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let Some(rule) = rule_for(|c| matches!(c, Check::ExecutorCycle)) else {
+    let Some(rule) = rule_for(|c| matches!(c, Check::ExecutorCycle { .. })) else {
         return out;
     };
     let g = executor_graph(db);

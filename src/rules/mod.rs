@@ -45,26 +45,26 @@ pub enum Scope {
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Check {
-    ParseProblem,
-    UnreadableFile,
-    SymlinkEscape,
-    InvalidConfig,
-    InvalidVersion,
-    AmbiguousItem,
-    InvalidItemId,
-    MissingExecutor,
+    ParseProblem {},
+    UnreadableFile {},
+    SymlinkEscape {},
+    InvalidConfig {},
+    InvalidVersion {},
+    AmbiguousItem {},
+    InvalidItemId {},
+    MissingExecutor {},
     TerminalNotPrimitive {
         non_executable_tool_types: Vec<String>,
     },
     SpacePrecedence {
         precedence: BTreeMap<String, u8>,
     },
-    SystemToMutable,
-    IoCompat,
-    VersionConstraint,
-    UnversionedChild,
-    ChainDepth,
-    ExecutorCycle,
+    SystemToMutable {},
+    IoCompat {},
+    VersionConstraint {},
+    UnversionedChild {},
+    ChainDepth {},
+    ExecutorCycle {},
 }
 
 /// What a check kind declares: its scope, the placeholders its templates may use, and the
@@ -83,14 +83,14 @@ impl Check {
             &'static [&'static str],
             &'static [&'static str],
         ) = match self {
-            Check::ParseProblem => (File, &["item_id", "problem"], &[]),
-            Check::UnreadableFile => (File, &["reason"], &[]),
-            Check::SymlinkEscape => (File, &["target"], &[]),
-            Check::InvalidConfig => (File, &["problem"], &[]),
-            Check::InvalidVersion => (File, &["item_id", "version", "reason"], &[]),
-            Check::AmbiguousItem => (File, &["item_id", "space", "winner", "loser"], &[]),
-            Check::InvalidItemId => (ChainEdge, &["item_id", "executor_id", "reason"], &[]),
-            Check::MissingExecutor => (
+            Check::ParseProblem { .. } => (File, &["item_id", "problem"], &[]),
+            Check::UnreadableFile { .. } => (File, &["reason"], &[]),
+            Check::SymlinkEscape { .. } => (File, &["target"], &[]),
+            Check::InvalidConfig { .. } => (File, &["problem"], &[]),
+            Check::InvalidVersion { .. } => (File, &["item_id", "version", "reason"], &[]),
+            Check::AmbiguousItem { .. } => (File, &["item_id", "space", "winner", "loser"], &[]),
+            Check::InvalidItemId { .. } => (ChainEdge, &["item_id", "executor_id", "reason"], &[]),
+            Check::MissingExecutor { .. } => (
                 ChainEdge,
                 &[
                     "item_id",
@@ -114,20 +114,20 @@ impl Check {
                 ],
                 &[],
             ),
-            Check::SystemToMutable => (
+            Check::SystemToMutable { .. } => (
                 ChainEdge,
                 &["child", "parent", "parent_space", "parent_path"],
                 &[],
             ),
-            Check::IoCompat => (ChainEdge, &["child", "parent", "missing", "outputs"], &[]),
-            Check::VersionConstraint => (
+            Check::IoCompat { .. } => (ChainEdge, &["child", "parent", "missing", "outputs"], &[]),
+            Check::VersionConstraint { .. } => (
                 ChainEdge,
                 &["child", "parent", "version", "comparison", "bound"],
                 &[],
             ),
-            Check::UnversionedChild => (ChainEdge, &["child", "parent"], &[]),
-            Check::ChainDepth => (Chain, &["item_id", "max_depth", "stopped_at"], &[]),
-            Check::ExecutorCycle => (Graph, &["first", "members", "count", "trapped_count"], &[]),
+            Check::UnversionedChild { .. } => (ChainEdge, &["child", "parent"], &[]),
+            Check::ChainDepth { .. } => (Chain, &["item_id", "max_depth", "stopped_at"], &[]),
+            Check::ExecutorCycle { .. } => (Graph, &["first", "members", "count", "trapped_count"], &[]),
         };
         CheckSpec {
             scope,

@@ -181,7 +181,7 @@ pub fn validate_chain(links: &[Link<'_>]) -> ValidationResult {
         }
         if v.system_to_mutable {
             system_to_mutable.extend(message(
-                |c| matches!(c, Check::SystemToMutable),
+                |c| matches!(c, Check::SystemToMutable { .. }),
                 &[
                     ("child", child.item_id.to_owned()),
                     ("parent", parent.item_id.to_owned()),
@@ -191,7 +191,7 @@ pub fn validate_chain(links: &[Link<'_>]) -> ValidationResult {
         }
         if !v.io_ok() {
             res.issues.extend(message(
-                |c| matches!(c, Check::IoCompat),
+                |c| matches!(c, Check::IoCompat { .. }),
                 &[
                     ("child", child.item_id.to_owned()),
                     ("parent", parent.item_id.to_owned()),
@@ -207,7 +207,7 @@ pub fn validate_chain(links: &[Link<'_>]) -> ValidationResult {
                     comparison,
                     bound,
                 } => res.issues.extend(message(
-                    |c| matches!(c, Check::VersionConstraint),
+                    |c| matches!(c, Check::VersionConstraint { .. }),
                     &[
                         ("child", child.item_id.to_owned()),
                         ("parent", parent.item_id.to_owned()),
@@ -217,7 +217,7 @@ pub fn validate_chain(links: &[Link<'_>]) -> ValidationResult {
                     ],
                 )),
                 VersionVerdict::Unversioned => res.warnings.extend(message(
-                    |c| matches!(c, Check::UnversionedChild),
+                    |c| matches!(c, Check::UnversionedChild { .. }),
                     &[
                         ("child", child.item_id.to_owned()),
                         ("parent", parent.item_id.to_owned()),

@@ -75,7 +75,7 @@ fn unknown_rule_names(text: &str) -> Vec<(Option<Span>, String)> {
         {
             if !known(t) {
                 out.push((
-                    crate::config::key_span(text, t),
+                    crate::config::key_span(text, t).or_else(|| crate::config::key_span(text, key)),
                     format!("`{t}` in `lint.{key}` is not a rule id or family"),
                 ));
             }
@@ -191,7 +191,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
                 Err(e) => (Some(s.clone()), e.to_string()),
             },
             other => (
-                Some(format!("{:?}", other.to_json())),
+                Some(other.to_json().to_string()),
                 format!("a version must be a string, not {}", other.type_name()),
             ),
         };

@@ -1,6 +1,25 @@
 //! L3 metadata extraction (§2): the built-in parser registry keyed by the extractor's parser names.
+//!
+//! Three parsers live here, each a pure function of a file's text: [`parse_python`] (§2.2–2.3,
+//! real Python AST via `ruff_python_parser`), [`parse_yaml`] (§2.4, `serde_yaml` plus a
+//! line-based span locator) and [`parse_js`] (§2.5, a token scanner, not a full JS parser).
+//! None of them panics or fails: what could be read is returned together with
+//! [`ParseProblem`]s that carry byte spans into the text.
 
-use crate::model::ParsedFile;
+mod js;
+mod python;
+mod yaml;
+
+#[cfg(test)]
+mod proptests;
+
+pub use js::parse_js;
+pub use python::parse_python;
+pub use yaml::parse_yaml;
+
+use std::collections::HashMap;
+
+use crate::model::{Metadata, ParsedFile, Span, Spanned, Value};
 
 /// A built-in parser. Extractor `parsers:` names map onto these (§1.6; DESIGN.md: no Python
 /// parser modules are executed, the name is a key into this registry).
@@ -42,6 +61,135 @@ impl ParserKind {
 
 /// Parse one file's header. Never panics, never fails: problems come back with spans.
 pub fn parse(kind: ParserKind, text: &str) -> ParsedFile {
-    let _ = (kind, text);
-    ParsedFile::default()
+    match kind {
+        ParserKind::PythonAst => parse_python(text),
+        ParserKind::Yaml => parse_yaml(text),
+        ParserKind::JavaScript => parse_js(text),
+    }
+}
+
+/// Largest text the parsers accept: spans are `u32` offsets (and ruff's `TextSize` is `u32`).
+pub(crate) const MAX_TEXT_LEN: usize = u32::MAX as usize;
+
+/// Deepest literal nesting the parsers convert; deeper values are refused rather than risking
+/// the stack (Python's own `literal_eval` and `serde_json` refuse far shallower input too).
+pub(crate) const MAX_NESTING: usize = 128;
+
+/// The problem reported for a text longer than [`MAX_TEXT_LEN`].
+pub(crate) fn too_large(what: &str) -> ParsedFile {
+    ParsedFile {
+        metadata: Metadata::default(),
+        problems: vec![crate::model::ParseProblem {
+            span: Span::empty(0),
+            message: format!("{what} file is larger than 4 GiB; metadata not read"),
+        }],
+    }
+}
+
+/// `start..end` clamped into `text` and widened outwards onto char boundaries.
+pub(crate) fn clamp_span(text: &str, start: usize, end: usize) -> Span {
+    let start = floor_boundary(text, start);
+    let end = ceil_boundary(text, end.max(start));
+    Span::new(start, end)
+}
+
+/// The largest char boundary `<= i` (clamped to the text length).
+pub(crate) fn floor_boundary(text: &str, i: usize) -> usize {
+    let mut i = i.min(text.len());
+    while i > 0 && !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The smallest char boundary `>= i` (clamped to the text length).
+pub(crate) fn ceil_boundary(text: &str, i: usize) -> usize {
+    let mut i = i.min(text.len());
+    while i < text.len() && !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// For each [`Metadata`] field, the source names that feed it, first found wins (§2.3
+/// normalisation; DESIGN.md "Metadata" decision).
+pub(crate) struct FieldNames {
+    pub version: &'static [&'static str],
+    pub tool_type: &'static [&'static str],
+    pub executor_id: &'static [&'static str],
+    pub category: &'static [&'static str],
+    pub tool_description: &'static [&'static str],
+    pub config_schema: &'static [&'static str],
+    pub env_config: &'static [&'static str],
+    pub config: &'static [&'static str],
+    pub anchor: &'static [&'static str],
+    pub verify_deps: &'static [&'static str],
+    pub config_resolve: &'static [&'static str],
+    pub inputs: &'static [&'static str],
+    pub outputs: &'static [&'static str],
+    pub child_constraints: &'static [&'static str],
+}
+
+/// Named values read from a file's top level; inserting a name again replaces it (later wins).
+#[derive(Default)]
+pub(crate) struct Fields {
+    values: HashMap<String, Spanned<Value>>,
+}
+
+impl Fields {
+    pub fn insert(&mut self, name: &str, value: Spanned<Value>) {
+        self.values.insert(name.to_owned(), value);
+    }
+
+    fn pick(&self, names: &[&str]) -> Option<Spanned<Value>> {
+        names.iter().find_map(|n| self.values.get(*n).cloned())
+    }
+
+    /// The normalised record: for each field, the first of its source names that was read.
+    pub fn metadata(&self, names: &FieldNames) -> Metadata {
+        Metadata {
+            version: self.pick(names.version),
+            tool_type: self.pick(names.tool_type),
+            executor_id: self.pick(names.executor_id),
+            category: self.pick(names.category),
+            tool_description: self.pick(names.tool_description),
+            config_schema: self.pick(names.config_schema),
+            env_config: self.pick(names.env_config),
+            config: self.pick(names.config),
+            anchor: self.pick(names.anchor),
+            verify_deps: self.pick(names.verify_deps),
+            config_resolve: self.pick(names.config_resolve),
+            inputs: self.pick(names.inputs),
+            outputs: self.pick(names.outputs),
+            child_constraints: self.pick(names.child_constraints),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clamp_span_lands_on_char_boundaries() {
+        let text = "aé€";
+        assert_eq!(clamp_span(text, 2, 3), Span::new(1, 3));
+        assert_eq!(clamp_span(text, 4, 5), Span::new(3, 6));
+        assert_eq!(clamp_span(text, 10, 20), Span::new(6, 6));
+        assert_eq!(clamp_span(text, 3, 1), Span::new(3, 3));
+        assert_eq!(clamp_span("", 5, 9), Span::new(0, 0));
+    }
+
+    #[test]
+    fn dispatch_by_kind() {
+        let py = parse(ParserKind::PythonAst, "__version__ = '1.0.0'\n");
+        assert_eq!(py.metadata.version_str().map(|s| s.value), Some("1.0.0"));
+        let yaml = parse(ParserKind::Yaml, "version: 1.0.0\n");
+        assert_eq!(yaml.metadata.version_str().map(|s| s.value), Some("1.0.0"));
+        let js = parse(
+            ParserKind::JavaScript,
+            "export const __version__ = '1.0.0';\n",
+        );
+        assert_eq!(js.metadata.version_str().map(|s| s.value), Some("1.0.0"));
+    }
 }

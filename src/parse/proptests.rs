@@ -1,0 +1,194 @@
+//! Property tests for the metadata parsers: no input panics them, and every span they return
+//! lies inside the text on char boundaries.
+
+use proptest::prelude::*;
+
+use super::{ParserKind, parse};
+use crate::model::{Metadata, ParsedFile, Span, Spanned, Value};
+
+fn check_span(text: &str, span: Span, what: &str) -> Result<(), TestCaseError> {
+    let (start, end) = (span.start as usize, span.end as usize);
+    prop_assert!(
+        start <= end && end <= text.len(),
+        "{what} span {span:?} outside text of {} bytes",
+        text.len()
+    );
+    prop_assert!(
+        text.is_char_boundary(start) && text.is_char_boundary(end),
+        "{what} span {span:?} splits a char"
+    );
+    Ok(())
+}
+
+fn check_value(text: &str, v: &Spanned<Value>) -> Result<(), TestCaseError> {
+    check_span(text, v.span, "value")?;
+    match &v.value {
+        Value::List(items) => {
+            for item in items {
+                check_value(text, item)?;
+            }
+        }
+        Value::Map(entries) => {
+            for (k, item) in entries {
+                check_span(text, k.span, "key")?;
+                check_value(text, item)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn fields(m: &Metadata) -> [&Option<Spanned<Value>>; 14] {
+    [
+        &m.version,
+        &m.tool_type,
+        &m.executor_id,
+        &m.category,
+        &m.tool_description,
+        &m.config_schema,
+        &m.env_config,
+        &m.config,
+        &m.anchor,
+        &m.verify_deps,
+        &m.config_resolve,
+        &m.inputs,
+        &m.outputs,
+        &m.child_constraints,
+    ]
+}
+
+fn check_parsed(text: &str, parsed: &ParsedFile) -> Result<(), TestCaseError> {
+    for v in fields(&parsed.metadata).into_iter().flatten() {
+        check_value(text, v)?;
+    }
+    for p in &parsed.problems {
+        check_span(text, p.span, "problem")?;
+        prop_assert!(!p.message.is_empty());
+    }
+    Ok(())
+}
+
+fn check_all(text: &str) -> Result<(), TestCaseError> {
+    for kind in [
+        ParserKind::PythonAst,
+        ParserKind::Yaml,
+        ParserKind::JavaScript,
+    ] {
+        let parsed = parse(kind, text);
+        check_parsed(text, &parsed)?;
+    }
+    Ok(())
+}
+
+/// Fragments that steer random texts into the interesting paths of all three parsers.
+const FRAGMENTS: &[&str] = &[
+    "__version__ = ",
+    "CONFIG = ",
+    "const CONFIG = ",
+    "export let __version__: string = ",
+    "config:",
+    "version: ",
+    "inputs:\n  - ",
+    "- ",
+    "  ",
+    "\n",
+    "\r\n",
+    "\t",
+    "{",
+    "}",
+    "[",
+    "]",
+    "(",
+    ")",
+    ",",
+    ":",
+    "=",
+    "'",
+    "\"",
+    "'''",
+    "\"\"\"",
+    "`",
+    "${",
+    "#",
+    "# rye:signed:x",
+    "//",
+    "/*",
+    "*/",
+    "/",
+    "\\",
+    "\\u{1F600}",
+    "\\x4",
+    "r'",
+    "b'",
+    "f'",
+    "-",
+    "+",
+    "1",
+    "1.5e3",
+    "0x1F",
+    "None",
+    "True",
+    "null",
+    "~",
+    "---",
+    "...",
+    "&a",
+    "*a",
+    "!tag",
+    "<<: ",
+    "|",
+    ">-",
+    "é",
+    "€",
+    "😀",
+    "\u{feff}",
+    "\u{2028}",
+    "if x:\n    ",
+    "def f(",
+    "lambda: ",
+    "as const",
+    ";",
+    "?",
+    "%",
+];
+
+fn fragment_text() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(FRAGMENTS), 0..64).prop_map(|parts| parts.concat())
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_strings_never_panic(text in any::<String>()) {
+        check_all(&text)?;
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        let text = String::from_utf8_lossy(&bytes);
+        check_all(&text)?;
+    }
+
+    #[test]
+    fn fragment_soup_never_panics(text in fragment_text()) {
+        check_all(&text)?;
+    }
+
+    #[test]
+    fn python_header_values_are_read_around_noise(
+        noise in fragment_text(),
+        version in "[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}",
+    ) {
+        // A well-formed header line followed by anything: spans stay valid, and the header value
+        // is read unless the noise makes the statement itself malformed.
+        let text = format!("__version__ = '{version}'\n{noise}");
+        let parsed = parse(ParserKind::PythonAst, &text);
+        check_parsed(&text, &parsed)?;
+        if parsed.problems.is_empty() {
+            let v = parsed.metadata.version.as_ref().map(|v| v.value.clone());
+            if !noise.contains("__version__") {
+                prop_assert_eq!(v, Some(Value::Str(version)));
+            }
+        }
+    }
+}

@@ -1,0 +1,890 @@
+//! The `python/ast` metadata parser (§2.2–2.3): top-level literal assignments of a `.py` file.
+//!
+//! The text is parsed with ruff's Python parser in error-recovery mode, so a file with a syntax
+//! error still yields the header values that could be read, plus one [`ParseProblem`] per error.
+//!
+//! What is read: every top-level `Assign` statement with exactly one plain-name target
+//! (`NAME = value`); later assignments to a name replace earlier ones. Annotated assignments,
+//! augmented assignments, tuple/attribute/subscript/chained targets and anything nested in a
+//! compound statement (`if`, `def`, `class`, `try`, ...) are ignored. An assignment written on
+//! a line that holds a syntax error is not read either: the recovered tree there is a guess.
+//!
+//! What counts as a literal (`ast.literal_eval`, §2.3): str (every quoting and prefix, implicit
+//! concatenation), bytes (decoded lossily into a string), int (beyond `i64` it becomes a float),
+//! float, `True`/`False`/`None`, tuple/list/set (→ [`Value::List`]), `set()`, dict (→
+//! [`Value::Map`]), and unary `-`/`+` applied once to a number or bool. Complex numbers are
+//! literals to Python but have no [`Value`], so a value containing one is skipped like any
+//! non-literal (calls, names, f-strings, operators, comprehensions, `**` splats, ...). A dict key
+//! must be a scalar literal: strings are used as is, ints/floats/bools/`None` become their Python
+//! `repr` (`1`, `2.5`, `True`, `None`); any other key makes the whole value non-literal.
+
+use std::cell::{Cell, RefCell};
+
+use ruff_python_ast::visitor::transformer::{self, Transformer};
+use ruff_python_ast::{self as ast, AtomicNodeIndex, Expr, Number, PySourceType, Stmt, UnaryOp};
+use ruff_python_parser::parse_unchecked_source;
+use ruff_text_size::{Ranged, TextRange};
+
+use super::{FieldNames, Fields, MAX_NESTING, MAX_TEXT_LEN, clamp_span};
+use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Value};
+
+/// Python variable names feeding each metadata field: dunder before bare name, upper-case
+/// before lower-case (§2.3 normalisation, DESIGN.md "Metadata").
+pub(crate) const PYTHON_FIELDS: FieldNames = FieldNames {
+    version: &["__version__", "version"],
+    tool_type: &["__tool_type__", "tool_type"],
+    executor_id: &["__executor_id__", "executor_id"],
+    category: &["__category__", "category"],
+    tool_description: &["__tool_description__", "tool_description"],
+    config_schema: &["CONFIG_SCHEMA", "config_schema"],
+    env_config: &["ENV_CONFIG", "env_config"],
+    config: &["CONFIG", "config"],
+    anchor: &["anchor"],
+    verify_deps: &["verify_deps"],
+    config_resolve: &["CONFIG_RESOLVE", "config_resolve"],
+    inputs: &["INPUTS", "inputs"],
+    outputs: &["OUTPUTS", "outputs"],
+    child_constraints: &["CHILD_CONSTRAINTS", "child_constraints"],
+};
+
+/// Read the metadata header of a Python file (§2.3). Never panics.
+pub fn parse_python(text: &str) -> ParsedFile {
+    if text.len() > MAX_TEXT_LEN {
+        return super::too_large("Python");
+    }
+    let parsed = parse_unchecked_source(text, PySourceType::Python);
+    let mut problems: Vec<ParseProblem> = parsed
+        .errors()
+        .iter()
+        .map(|e| ParseProblem {
+            span: span_of(text, e.location),
+            message: format!("Python syntax error: {}", e.error),
+        })
+        .collect();
+    let errors = ErrorIndex::new(text, parsed.errors().iter().map(|e| e.location));
+    let mut fields = Fields::default();
+    for stmt in &parsed.syntax().body {
+        let Stmt::Assign(assign) = stmt else { continue };
+        let [Expr::Name(target)] = assign.targets.as_slice() else {
+            continue;
+        };
+        if target.is_invalid() || errors.on_lines_of(text, assign.range) {
+            continue;
+        }
+        let reader = LiteralReader {
+            text,
+            too_deep: Cell::new(false),
+        };
+        match reader.literal(&assign.value, 0) {
+            Some(value) => fields.insert(target.id.as_str(), value),
+            None if reader.too_deep.get() => problems.push(ParseProblem {
+                span: span_of(text, assign.value.range()),
+                message: format!(
+                    "`{}` is nested deeper than {MAX_NESTING} levels; its value is not read",
+                    target.id.as_str()
+                ),
+            }),
+            None => {}
+        }
+    }
+    dismantle(parsed.into_syntax().body);
+    ParsedFile {
+        metadata: fields.metadata(&PYTHON_FIELDS),
+        problems,
+    }
+}
+
+/// Drop a syntax tree without recursion. The derived `Drop` of ruff's AST recurses once per
+/// nesting level, so a pathological file (`[[[[…` a hundred thousand deep, `1+1+1+…`, `a.a.a…`)
+/// that ruff parses fine on its grown stack would overflow ours when the tree is dropped. Here
+/// every statement, expression, pattern and f-string element is detached from its parent (a
+/// leaf is left in its place) and pushed onto a work list, so each node is dropped shallow.
+fn dismantle(body: impl IntoIterator<Item = Stmt>) {
+    let dismantler = Dismantler::default();
+    dismantler
+        .work
+        .borrow_mut()
+        .extend(body.into_iter().map(Node::Stmt));
+    loop {
+        let Some(node) = dismantler.work.borrow_mut().pop() else {
+            break;
+        };
+        match node {
+            Node::Stmt(mut stmt) => transformer::walk_stmt(&dismantler, &mut stmt),
+            Node::Expr(mut expr) => transformer::walk_expr(&dismantler, &mut expr),
+            Node::Pattern(mut pattern) => transformer::walk_pattern(&dismantler, &mut pattern),
+            Node::Element(mut element) => {
+                transformer::walk_interpolated_string_element(&dismantler, &mut element);
+            }
+        }
+    }
+}
+
+enum Node {
+    Stmt(Stmt),
+    Expr(Expr),
+    Pattern(ast::Pattern),
+    Element(ast::InterpolatedStringElement),
+}
+
+#[derive(Default)]
+struct Dismantler {
+    work: RefCell<Vec<Node>>,
+}
+
+impl Transformer for Dismantler {
+    fn visit_stmt(&self, stmt: &mut Stmt) {
+        let leaf = Stmt::Pass(ast::StmtPass {
+            node_index: AtomicNodeIndex::NONE,
+            range: TextRange::default(),
+        });
+        self.work
+            .borrow_mut()
+            .push(Node::Stmt(std::mem::replace(stmt, leaf)));
+    }
+    fn visit_expr(&self, expr: &mut Expr) {
+        let leaf = Expr::NoneLiteral(ast::ExprNoneLiteral::default());
+        self.work
+            .borrow_mut()
+            .push(Node::Expr(std::mem::replace(expr, leaf)));
+    }
+    fn visit_pattern(&self, pattern: &mut ast::Pattern) {
+        let leaf = ast::Pattern::MatchSingleton(ast::PatternMatchSingleton {
+            node_index: AtomicNodeIndex::NONE,
+            range: TextRange::default(),
+            value: ast::Singleton::None,
+        });
+        self.work
+            .borrow_mut()
+            .push(Node::Pattern(std::mem::replace(pattern, leaf)));
+    }
+    fn visit_interpolated_string_element(&self, element: &mut ast::InterpolatedStringElement) {
+        let leaf = ast::InterpolatedStringElement::Literal(ast::InterpolatedStringLiteralElement {
+            range: TextRange::default(),
+            node_index: AtomicNodeIndex::NONE,
+            value: Box::default(),
+        });
+        self.work
+            .borrow_mut()
+            .push(Node::Element(std::mem::replace(element, leaf)));
+    }
+}
+
+/// Syntax error ranges sorted by start, with running maxima of their ends, so "does this
+/// statement's lines hold an error" is a binary search rather than a scan (a file can hold many
+/// errors). Empty error ranges count as one byte wide.
+struct ErrorIndex {
+    starts: Vec<usize>,
+    max_end: Vec<usize>,
+    /// Offsets of the text's `\n` bytes (only collected when there are errors).
+    newlines: Vec<usize>,
+}
+
+impl ErrorIndex {
+    fn new(text: &str, ranges: impl Iterator<Item = TextRange>) -> Self {
+        let mut ranges: Vec<(usize, usize)> = ranges
+            .map(|r| {
+                let start = r.start().to_usize();
+                (start, r.end().to_usize().max(start + 1))
+            })
+            .collect();
+        ranges.sort_unstable();
+        let starts = ranges.iter().map(|r| r.0).collect();
+        let max_end = ranges
+            .iter()
+            .scan(0, |max, r| {
+                *max = (*max).max(r.1);
+                Some(*max)
+            })
+            .collect();
+        let newlines = if ranges.is_empty() {
+            Vec::new()
+        } else {
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i)
+                .collect()
+        };
+        ErrorIndex {
+            starts,
+            max_end,
+            newlines,
+        }
+    }
+
+    /// Whether an error overlaps the lines `range` is written on: from the start of its first
+    /// line through the line break ending its last line (one past the end at end of text).
+    fn on_lines_of(&self, text: &str, range: TextRange) -> bool {
+        let (start, end) = (range.start().to_usize(), range.end().to_usize());
+        if self.starts.is_empty() {
+            return false;
+        }
+        let before = self.newlines.partition_point(|p| *p < start);
+        let from = before
+            .checked_sub(1)
+            .and_then(|i| self.newlines.get(i))
+            .map_or(0, |p| p + 1);
+        let after = self.newlines.partition_point(|p| *p < end);
+        let to = self.newlines.get(after).map_or(text.len() + 1, |p| p + 1);
+        let n = self.starts.partition_point(|s| *s < to);
+        n > 0 && self.max_end.get(n - 1).is_some_and(|e| *e > from)
+    }
+}
+
+fn span_of(text: &str, range: TextRange) -> Span {
+    clamp_span(text, range.start().to_usize(), range.end().to_usize())
+}
+
+/// Converts literal expressions into spanned [`Value`]s; `None` means "not a literal".
+struct LiteralReader<'t> {
+    text: &'t str,
+    /// Set when conversion stopped at [`MAX_NESTING`] rather than at a non-literal.
+    too_deep: Cell<bool>,
+}
+
+impl LiteralReader<'_> {
+    fn spanned(&self, value: Value, range: TextRange) -> Spanned<Value> {
+        Spanned::new(value, span_of(self.text, range))
+    }
+
+    fn literal(&self, expr: &Expr, depth: usize) -> Option<Spanned<Value>> {
+        if depth > MAX_NESTING {
+            self.too_deep.set(true);
+            return None;
+        }
+        let value = match expr {
+            Expr::StringLiteral(s) => Value::Str(s.value.to_str().to_owned()),
+            Expr::BytesLiteral(b) => {
+                let bytes: Vec<u8> = b.value.bytes().collect();
+                Value::Str(String::from_utf8_lossy(&bytes).into_owned())
+            }
+            Expr::NumberLiteral(n) => number(&n.value, false)?,
+            Expr::BooleanLiteral(b) => Value::Bool(b.value),
+            Expr::NoneLiteral(_) => Value::Null,
+            Expr::UnaryOp(u) => signed(u)?,
+            Expr::List(ast::ExprList { elts, .. })
+            | Expr::Tuple(ast::ExprTuple { elts, .. })
+            | Expr::Set(ast::ExprSet { elts, .. }) => Value::List(
+                elts.iter()
+                    .map(|e| self.literal(e, depth + 1))
+                    .collect::<Option<Vec<_>>>()?,
+            ),
+            Expr::Dict(d) => {
+                let mut entries = Vec::with_capacity(d.items.len());
+                for item in &d.items {
+                    let key_expr = item.key.as_ref()?;
+                    let key =
+                        Spanned::new(dict_key(key_expr)?, span_of(self.text, key_expr.range()));
+                    entries.push((key, self.literal(&item.value, depth + 1)?));
+                }
+                Value::Map(entries)
+            }
+            // `set()` is the one call `ast.literal_eval` accepts: the empty set.
+            Expr::Call(call)
+                if call.arguments.args.is_empty()
+                    && call.arguments.keywords.is_empty()
+                    && matches!(&*call.func, Expr::Name(n) if n.id.as_str() == "set") =>
+            {
+                Value::List(Vec::new())
+            }
+            _ => return None,
+        };
+        Some(self.spanned(value, expr.range()))
+    }
+}
+
+/// A number literal, optionally negated. Complex numbers have no [`Value`].
+fn number(n: &Number, negate: bool) -> Option<Value> {
+    match n {
+        Number::Int(i) => {
+            if let Some(v) = i.as_i64() {
+                return Some(Value::Int(if negate { -v } else { v }));
+            }
+            if let Some(u) = i.as_u64() {
+                if negate && u == 1u64 << 63 {
+                    return Some(Value::Int(i64::MIN));
+                }
+                let f = u as f64;
+                return Some(Value::Float(F64(if negate { -f } else { f })));
+            }
+            let f = big_int_decimal(&i.to_string())?.parse::<f64>().ok()?;
+            Some(Value::Float(F64(if negate { -f } else { f })))
+        }
+        Number::Float(f) => Some(Value::Float(F64(if negate { -f } else { *f }))),
+        Number::Complex { .. } => None,
+    }
+}
+
+/// `-x` / `+x` on a number or bool literal (one level only, as `ast.literal_eval`).
+fn signed(u: &ast::ExprUnaryOp) -> Option<Value> {
+    let negate = match u.op {
+        UnaryOp::USub => true,
+        UnaryOp::UAdd => false,
+        UnaryOp::Not | UnaryOp::Invert => return None,
+    };
+    match &*u.operand {
+        Expr::NumberLiteral(n) => number(&n.value, negate),
+        Expr::BooleanLiteral(b) => {
+            let v = i64::from(b.value);
+            Some(Value::Int(if negate { -v } else { v }))
+        }
+        _ => None,
+    }
+}
+
+/// The string a literal dict key is stored under: strings as is, other scalars as Python `repr`.
+fn dict_key(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::StringLiteral(s) => Some(s.value.to_str().to_owned()),
+        Expr::BytesLiteral(b) => {
+            let bytes: Vec<u8> = b.value.bytes().collect();
+            Some(String::from_utf8_lossy(&bytes).into_owned())
+        }
+        Expr::BooleanLiteral(b) => Some(if b.value { "True" } else { "False" }.to_owned()),
+        Expr::NoneLiteral(_) => Some("None".to_owned()),
+        Expr::NumberLiteral(n) => number_key(&n.value, false),
+        Expr::UnaryOp(u) => match (&u.op, &*u.operand) {
+            (UnaryOp::USub, Expr::NumberLiteral(n)) => number_key(&n.value, true),
+            (UnaryOp::UAdd, Expr::NumberLiteral(n)) => number_key(&n.value, false),
+            (UnaryOp::USub, Expr::BooleanLiteral(b)) => Some(format!("-{}", i64::from(b.value))),
+            (UnaryOp::UAdd, Expr::BooleanLiteral(b)) => Some(i64::from(b.value).to_string()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn number_key(n: &Number, negate: bool) -> Option<String> {
+    let sign = if negate { "-" } else { "" };
+    match n {
+        Number::Int(i) => match i.as_u64() {
+            Some(0) => Some("0".to_owned()),
+            Some(u) => Some(format!("{sign}{u}")),
+            None => Some(format!("{sign}{}", big_int_decimal(&i.to_string())?)),
+        },
+        Number::Float(f) => Some(py_float_repr(if negate { -f } else { *f })),
+        Number::Complex { .. } => None,
+    }
+}
+
+/// The decimal digits of an integer token (`123_456`, `0x_FF`, `0o17`, `0b101`), exactly.
+fn big_int_decimal(token: &str) -> Option<String> {
+    let token: String = token.chars().filter(|c| *c != '_').collect();
+    let lower = token.to_ascii_lowercase();
+    let (radix, digits) = match lower.get(..2) {
+        Some("0x") => (16, &lower[2..]),
+        Some("0o") => (8, &lower[2..]),
+        Some("0b") => (2, &lower[2..]),
+        _ => (10, lower.as_str()),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    // Little-endian limbs of base 10^9.
+    const BASE: u64 = 1_000_000_000;
+    let mut limbs: Vec<u64> = vec![0];
+    for c in digits.chars() {
+        let mut carry = u64::from(c.to_digit(radix)?);
+        for limb in &mut limbs {
+            let v = *limb * u64::from(radix) + carry;
+            *limb = v % BASE;
+            carry = v / BASE;
+        }
+        while carry > 0 {
+            limbs.push(carry % BASE);
+            carry /= BASE;
+        }
+    }
+    let mut out = String::new();
+    for (i, limb) in limbs.iter().rev().enumerate() {
+        if i == 0 {
+            out.push_str(&limb.to_string());
+        } else {
+            out.push_str(&format!("{limb:09}"));
+        }
+    }
+    Some(out)
+}
+
+/// Python's `repr(float)`: shortest round-trip digits, exponent form outside `1e-4 <= |x| < 1e16`.
+pub(crate) fn py_float_repr(f: f64) -> String {
+    if f.is_nan() {
+        return "nan".to_owned();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf" } else { "-inf" }.to_owned();
+    }
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i64 = exp.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
+    if f == 0.0 {
+        return format!("{sign}0.0");
+    }
+    if (-4..16).contains(&exp) {
+        if exp >= 0 {
+            let point = usize::try_from(exp).unwrap_or(0) + 1;
+            if digits.len() <= point {
+                format!("{sign}{digits}{}.0", "0".repeat(point - digits.len()))
+            } else {
+                format!("{sign}{}.{}", &digits[..point], &digits[point..])
+            }
+        } else {
+            let zeros = usize::try_from(-exp - 1).unwrap_or(0);
+            format!("{sign}0.{}{digits}", "0".repeat(zeros))
+        }
+    } else {
+        let (first, rest) = digits.split_at(1.min(digits.len()));
+        let frac = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
+        let esign = if exp < 0 { '-' } else { '+' };
+        format!("{sign}{first}{frac}e{esign}{:02}", exp.abs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> ParsedFile {
+        parse_python(text)
+    }
+
+    fn value_of(text: &str) -> Option<Value> {
+        parse(text).metadata.config.map(|v| v.value)
+    }
+
+    fn s(x: &str) -> Value {
+        Value::Str(x.to_owned())
+    }
+
+    /// Drop spans so structures can be compared with plain expectations.
+    fn plain(v: &Value) -> serde_json::Value {
+        v.to_json()
+    }
+
+    fn line_of(text: &str, offset: u32) -> usize {
+        text[..offset as usize].matches('\n').count() + 1
+    }
+
+    fn slice(text: &str, span: Span) -> &str {
+        &text[span.range()]
+    }
+
+    #[test]
+    fn dunders_and_spans() {
+        let text = "\"\"\"Tool docstring.\"\"\"\n__version__ = \"1.2.3\"\n__tool_type__ = 'python'\n__executor_id__ = \"rye/core/runtimes/python_script_runtime\"\n__category__ = 'rye/file'\n__tool_description__ = \"Reads a file\"\n";
+        let p = parse(text);
+        assert!(p.problems.is_empty(), "{:?}", p.problems);
+        let m = &p.metadata;
+        let v = m.version.as_ref().unwrap();
+        assert_eq!(v.value, s("1.2.3"));
+        assert_eq!(slice(text, v.span), "\"1.2.3\"");
+        assert_eq!(m.tool_type.as_ref().unwrap().value, s("python"));
+        assert_eq!(
+            m.executor_id.as_ref().unwrap().value,
+            s("rye/core/runtimes/python_script_runtime")
+        );
+        assert_eq!(m.category.as_ref().unwrap().value, s("rye/file"));
+        assert_eq!(
+            m.tool_description.as_ref().unwrap().value,
+            s("Reads a file")
+        );
+    }
+
+    #[test]
+    fn executor_none_is_explicit_null() {
+        let p = parse("__executor_id__ = None\n");
+        let e = p.metadata.executor_id.unwrap();
+        assert_eq!(e.value, Value::Null);
+        assert_eq!(e.span, Span::new(18, 22));
+    }
+
+    #[test]
+    fn string_quotings_and_prefixes() {
+        let cases: &[(&str, &str)] = &[
+            ("'single'", "single"),
+            ("\"double\"", "double"),
+            ("'''triple\nsingle'''", "triple\nsingle"),
+            ("\"\"\"triple\ndouble\"\"\"", "triple\ndouble"),
+            ("r'\\d+\\n'", "\\d+\\n"),
+            ("R\"raw\\t\"", "raw\\t"),
+            ("u'unicode é'", "unicode é"),
+            ("U'x'", "x"),
+            ("b'bytes'", "bytes"),
+            ("rb'\\x00raw'", "\\x00raw"),
+            ("Br'B'", "B"),
+            ("b'\\xff\\xfe'", "\u{fffd}\u{fffd}"),
+            ("'esc\\taped\\n'", "esc\taped\n"),
+            ("'\\N{BULLET}'", "\u{2022}"),
+            ("'a' \"b\" '''c'''", "abc"),
+            ("('multi'\n    'line'\n    r'\\parts')", "multiline\\parts"),
+        ];
+        for (src, want) in cases {
+            let text = format!("CONFIG = {src}\n");
+            assert_eq!(value_of(&text), Some(s(want)), "source {src:?}");
+        }
+    }
+
+    #[test]
+    fn numbers_and_constants() {
+        let cases: &[(&str, Value)] = &[
+            ("42", Value::Int(42)),
+            ("-7", Value::Int(-7)),
+            ("+7", Value::Int(7)),
+            ("1_000", Value::Int(1000)),
+            ("0x1F", Value::Int(31)),
+            ("0o17", Value::Int(15)),
+            ("0b101", Value::Int(5)),
+            ("-9223372036854775808", Value::Int(i64::MIN)),
+            (
+                "9223372036854775808",
+                Value::Float(F64(9223372036854775808.0)),
+            ),
+            (
+                "123456789012345678901234567890",
+                Value::Float(F64(1.2345678901234568e29)),
+            ),
+            (
+                "-0x1_0000_0000_0000_0000_0000",
+                Value::Float(F64(-(2f64.powi(80)))),
+            ),
+            ("1.5", Value::Float(F64(1.5))),
+            ("-2.5e3", Value::Float(F64(-2500.0))),
+            (".5", Value::Float(F64(0.5))),
+            ("True", Value::Bool(true)),
+            ("False", Value::Bool(false)),
+            ("None", Value::Null),
+            ("-True", Value::Int(-1)),
+        ];
+        for (src, want) in cases {
+            let text = format!("CONFIG = {src}\n");
+            assert_eq!(value_of(&text).as_ref(), Some(want), "source {src:?}");
+        }
+    }
+
+    #[test]
+    fn non_literals_are_skipped() {
+        for src in [
+            "f'x{y}'",
+            "'a' f'b'",
+            "1j",
+            "-1j",
+            "1 + 2j",
+            "[1, 2j]",
+            "1 + 2",
+            "--1",
+            "not True",
+            "~1",
+            "foo()",
+            "set([1])",
+            "name",
+            "os.environ",
+            "[x for x in y]",
+            "{**other}",
+            "{'a': b}",
+            "{(1, 2): 'tuple key'}",
+            "[*rest]",
+            "lambda: 1",
+            "...",
+        ] {
+            let text = format!("CONFIG = {src}\n");
+            let p = parse(&text);
+            assert!(p.problems.is_empty(), "{src:?}: {:?}", p.problems);
+            assert_eq!(p.metadata.config, None, "source {src:?} should be skipped");
+        }
+    }
+
+    #[test]
+    fn containers() {
+        let text = "CONFIG = {\n    'command': 'python',\n    \"args\": [\n        '{tool_path}',\n        '--flag',\n    ],\n    'tuple': (1, 2.5,),\n    'single': (1,),\n    'set': {3},\n    'empty_set': set(),\n    'nested': {'a': {'b': None, 'c': True,},},\n    1: 'int key',\n    -2.5: 'float key',\n    True: 'bool key',\n    None: 'none key',\n    1e20: 'big float key',\n}\n";
+        let p = parse(text);
+        assert!(p.problems.is_empty(), "{:?}", p.problems);
+        let cfg = p.metadata.config.unwrap();
+        assert_eq!(
+            plain(&cfg.value),
+            serde_json::json!({
+                "command": "python",
+                "args": ["{tool_path}", "--flag"],
+                "tuple": [1, 2.5],
+                "single": [1],
+                "set": [3],
+                "empty_set": [],
+                "nested": {"a": {"b": null, "c": true}},
+                "1": "int key",
+                "-2.5": "float key",
+                "True": "bool key",
+                "None": "none key",
+                "1e+20": "big float key",
+            })
+        );
+        assert_eq!(line_of(text, cfg.span.start), 1);
+        assert!(slice(text, cfg.span).starts_with('{') && slice(text, cfg.span).ends_with('}'));
+        let map = cfg.value.as_map().unwrap();
+        let (key, args) = &map[1];
+        assert_eq!(slice(text, key.span), "\"args\"");
+        assert_eq!(line_of(text, args.span.start), 3);
+        let items = args.value.as_list().unwrap();
+        assert_eq!(slice(text, items[1].span), "'--flag'");
+        assert_eq!(line_of(text, items[1].span.start), 5);
+    }
+
+    #[test]
+    fn bare_tuple_assignment() {
+        assert_eq!(
+            value_of("CONFIG = 'a', 'b'\n").map(|v| plain(&v)),
+            Some(serde_json::json!(["a", "b"]))
+        );
+        assert_eq!(
+            value_of("CONFIG = ()\n").map(|v| plain(&v)),
+            Some(serde_json::json!([]))
+        );
+    }
+
+    #[test]
+    fn which_assignments_count() {
+        let text = "__version__ = '0.1.0'\n__version__ = '0.2.0'\n__tool_type__: str = 'annotated'\nif True:\n    __category__ = 'inside-if'\ndef f():\n    __executor_id__ = 'inside-def'\na, CONFIG = 1, {'x': 1}\nENV_CONFIG = CONFIG_SCHEMA = {'chained': 1}\nINPUTS = ['a']\nINPUTS += ['b']\nOUTPUTS = ['kept']\nOUTPUTS = compute()\n";
+        let p = parse(text);
+        assert!(p.problems.is_empty(), "{:?}", p.problems);
+        let m = &p.metadata;
+        assert_eq!(m.version.as_ref().unwrap().value, s("0.2.0"));
+        assert_eq!(line_of(text, m.version.as_ref().unwrap().span.start), 2);
+        assert_eq!(m.tool_type, None);
+        assert_eq!(m.category, None);
+        assert_eq!(m.executor_id, None);
+        assert_eq!(m.config, None);
+        assert_eq!(m.env_config, None);
+        assert_eq!(m.config_schema, None);
+        assert_eq!(
+            m.inputs.as_ref().map(|v| plain(&v.value)),
+            Some(serde_json::json!(["a"]))
+        );
+        // A later non-literal assignment is skipped, so the earlier literal stays (§2.3 [L]).
+        assert_eq!(
+            m.outputs.as_ref().map(|v| plain(&v.value)),
+            Some(serde_json::json!(["kept"]))
+        );
+    }
+
+    #[test]
+    fn normalisation_prefers_dunders_and_upper_case() {
+        let text = "version = 'bare'\n__version__ = 'dunder'\ntool_type = 'bare-type'\nconfig = {'lower': 1}\nCONFIG = {'upper': 1}\nenv_config = {'e': 1}\nanchor = {'enabled': True}\nverify_deps = {'scope': 'anchor'}\nCONFIG_RESOLVE = {'path': 'x.yaml'}\nCHILD_CONSTRAINTS = {'a/b': {'min_version': '1.0.0'}}\noutputs = ['o']\nINPUTS = ['i']\n";
+        let m = parse(text).metadata;
+        assert_eq!(m.version.unwrap().value, s("dunder"));
+        assert_eq!(m.tool_type.unwrap().value, s("bare-type"));
+        assert_eq!(
+            plain(&m.config.unwrap().value),
+            serde_json::json!({"upper": 1})
+        );
+        assert_eq!(
+            plain(&m.env_config.unwrap().value),
+            serde_json::json!({"e": 1})
+        );
+        assert_eq!(
+            plain(&m.anchor.unwrap().value),
+            serde_json::json!({"enabled": true})
+        );
+        assert_eq!(
+            plain(&m.verify_deps.unwrap().value),
+            serde_json::json!({"scope": "anchor"})
+        );
+        assert_eq!(
+            plain(&m.config_resolve.unwrap().value),
+            serde_json::json!({"path": "x.yaml"})
+        );
+        assert_eq!(plain(&m.outputs.unwrap().value), serde_json::json!(["o"]));
+        assert_eq!(plain(&m.inputs.unwrap().value), serde_json::json!(["i"]));
+        let cc = m.child_constraints.unwrap();
+        assert!(cc.value.get("a/b").is_some());
+    }
+
+    #[test]
+    fn syntax_error_is_reported_and_header_still_read() {
+        let text = "__version__ = '1.0.0'\n__executor_id__ = 'rye/x'\n\ndef broken(:\n    pass\n\nCONFIG = {'after': 'error'}\n";
+        let p = parse(text);
+        assert!(!p.problems.is_empty());
+        let first = &p.problems[0];
+        assert!(
+            first.message.starts_with("Python syntax error: "),
+            "{}",
+            first.message
+        );
+        assert_eq!(line_of(text, first.span.start), 4);
+        assert_eq!(p.metadata.version.unwrap().value, s("1.0.0"));
+        assert_eq!(p.metadata.executor_id.unwrap().value, s("rye/x"));
+        assert_eq!(
+            plain(&p.metadata.config.unwrap().value),
+            serde_json::json!({"after": "error"})
+        );
+    }
+
+    #[test]
+    fn assignment_touching_an_error_is_not_read() {
+        let text = "__version__ = '1.0.0'\nCONFIG = {'a': 1,\n";
+        let p = parse(text);
+        assert!(!p.problems.is_empty());
+        assert_eq!(p.metadata.version.unwrap().value, s("1.0.0"));
+        assert_eq!(p.metadata.config, None);
+
+        let text = "__version__ = 'unterminated\n__category__ = 'ok'\n";
+        let p = parse(text);
+        assert!(!p.problems.is_empty());
+        assert_eq!(line_of(text, p.problems[0].span.start), 1);
+        assert_eq!(p.metadata.version, None);
+        assert_eq!(p.metadata.category.unwrap().value, s("ok"));
+    }
+
+    #[test]
+    fn error_index_matches_whole_lines() {
+        use ruff_text_size::TextSize;
+        let r = |a: u32, b: u32| TextRange::new(TextSize::new(a), TextSize::new(b));
+        // `)` at 6; line breaks at 7, 13 and 19.
+        let text = "a = 1 )\nb = 2\nc = (\n";
+        let index = ErrorIndex::new(text, [r(6, 7), r(19, 19)].into_iter());
+        assert!(
+            index.on_lines_of(text, r(0, 5)),
+            "error later on the same line"
+        );
+        assert!(
+            !index.on_lines_of(text, r(8, 13)),
+            "clean line between errors"
+        );
+        assert!(
+            index.on_lines_of(text, r(14, 19)),
+            "empty error at the line break"
+        );
+        let at_eof = ErrorIndex::new("x = (", [r(5, 5)].into_iter());
+        assert!(at_eof.on_lines_of("x = (", r(0, 5)));
+        assert!(!ErrorIndex::new(text, std::iter::empty()).on_lines_of(text, r(0, 5)));
+    }
+
+    #[test]
+    fn error_on_the_same_line_skips_the_assignment() {
+        let p = parse("__version__ = '1' )\n__category__ = 'c'\n");
+        assert!(!p.problems.is_empty());
+        assert_eq!(p.metadata.version, None);
+        assert_eq!(p.metadata.category.unwrap().value, s("c"));
+    }
+
+    #[test]
+    fn many_errors_and_statements_stay_fast() {
+        let text = "x = )\n__version__ = '1'\n".repeat(20_000);
+        let p = parse(&text);
+        assert!(p.problems.len() >= 20_000);
+        assert_eq!(p.metadata.version.unwrap().value, s("1"));
+        // The same on one line (statements separated by `;`): every assignment shares its line
+        // with an error, so none is read, and finding that out stays linear.
+        let text = format!("{}\n", "x = ); __version__ = '1'; ".repeat(20_000));
+        let p = parse(&text);
+        assert!(p.problems.len() >= 20_000);
+        assert_eq!(p.metadata.version, None);
+    }
+
+    #[test]
+    fn empty_and_odd_texts() {
+        for text in [
+            "",
+            "\n",
+            "# only a comment\n",
+            "\u{feff}",
+            "\r\n\r\n",
+            "x = (",
+        ] {
+            let p = parse(text);
+            assert_eq!(p.metadata, Default::default(), "{text:?}");
+        }
+        let p = parse("\u{feff}__version__ = '1'\r\n");
+        assert_eq!(p.metadata.version.unwrap().value, s("1"));
+    }
+
+    #[test]
+    fn pathological_depth_does_not_overflow_the_stack() {
+        // Each of these builds a syntax tree up to 100 000 levels deep; dropping it recursively
+        // would overflow a 2 MiB test thread stack.
+        let n = 100_000;
+        // ruff's lexer is quadratic in f-string nesting, so those two cases stay smaller.
+        let f = 10_000;
+        let texts = [
+            format!("CONFIG = {}1{}\n", "[".repeat(n), "]".repeat(n)),
+            format!("CONFIG = {}1\n", "-".repeat(n)),
+            format!("CONFIG = {}1\n", "1+".repeat(n)),
+            format!("CONFIG = a{}\n", ".a".repeat(n)),
+            format!("CONFIG = f{}\n", "()".repeat(n)),
+            format!("CONFIG = {}1\n", "not ".repeat(n)),
+            format!("CONFIG = {}1\n", "lambda: ".repeat(n)),
+            format!("CONFIG = {}1{}\n", "{1:".repeat(n), "}".repeat(n)),
+            format!("CONFIG = {}1\n", "x if y else ".repeat(n)),
+            format!(
+                "match x:\n    case {}1{}:\n        pass\n",
+                "[".repeat(n),
+                "]".repeat(n)
+            ),
+            format!("CONFIG = {}\n", "f'{".repeat(f)),
+            format!("CONFIG = f'{{x:{}}}'\n", "{x:".repeat(f)),
+            "if x: ".repeat(n),
+        ];
+        for text in &texts {
+            let p = parse(text);
+            assert_eq!(p.metadata.config, None);
+        }
+    }
+
+    #[test]
+    fn deep_nesting_does_not_overflow() {
+        let depth = 5_000;
+        let text = format!(
+            "CONFIG = {}{}\n__version__ = '1'\n",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        let p = parse(&text);
+        assert_eq!(p.metadata.config, None);
+        assert_eq!(p.problems.len(), 1, "{:?}", p.problems);
+        assert!(p.problems[0].message.contains("`CONFIG` is nested deeper"));
+        assert_eq!(p.metadata.version.unwrap().value, s("1"));
+        let ok = format!("CONFIG = {}1{}\n", "[".repeat(50), "]".repeat(50));
+        assert!(parse(&ok).metadata.config.is_some());
+    }
+
+    #[test]
+    fn float_repr_matches_python() {
+        for (f, want) in [
+            (1.0, "1.0"),
+            (-2.5, "-2.5"),
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (1e16, "1e+16"),
+            (1e15, "1000000000000000.0"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (1.5e-7, "1.5e-07"),
+            (123456789.125, "123456789.125"),
+            (1.2345678901234568e17, "1.2345678901234568e+17"),
+            (1e100, "1e+100"),
+            (f64::INFINITY, "inf"),
+            (f64::NAN, "nan"),
+        ] {
+            assert_eq!(py_float_repr(f), want, "{f:?}");
+        }
+    }
+
+    #[test]
+    fn big_int_decimal_converts_radixes() {
+        assert_eq!(
+            big_int_decimal("0xFFFF_FFFF_FFFF_FFFF_F").as_deref(),
+            Some("295147905179352825855")
+        );
+        assert_eq!(big_int_decimal("0b1").as_deref(), Some("1"));
+        assert_eq!(
+            big_int_decimal("1_000_000_000_000_000_000_000").as_deref(),
+            Some("1000000000000000000000")
+        );
+        assert_eq!(big_int_decimal("0x"), None);
+        assert_eq!(big_int_decimal("12a"), None);
+    }
+}

@@ -127,7 +127,9 @@ impl Check {
             ),
             Check::UnversionedChild { .. } => (ChainEdge, &["child", "parent"], &[]),
             Check::ChainDepth { .. } => (Chain, &["item_id", "max_depth", "stopped_at"], &[]),
-            Check::ExecutorCycle { .. } => (Graph, &["first", "members", "count", "trapped_count"], &[]),
+            Check::ExecutorCycle { .. } => {
+                (Graph, &["first", "members", "count", "trapped_count"], &[])
+            }
         };
         CheckSpec {
             scope,

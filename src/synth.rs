@@ -45,6 +45,8 @@
 //! Same options ⇒ byte-identical output: the only randomness is a splitmix64 generator seeded with
 //! [`GenOptions::seed`], and nothing iterates a hash map into the output.
 
+use std::collections::BTreeMap;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
@@ -156,20 +158,16 @@ pub const PLANTED_RULES: [&str; 13] = [
 ];
 
 /// Ids that terminate a chain without needing a file (DESIGN.md primitive map).
+#[rustfmt::skip]
 pub const PRIMITIVE_IDS: [&str; 3] = [
-    "rye/core/primitives/subprocess",
-    "rye/core/primitives/execute",
+    "rye/core/primitives/subprocess", "rye/core/primitives/execute",
     "rye/core/primitives/http_client",
 ];
 
 /// Tool types that may legitimately have no executor (data, not runnable tools).
+#[rustfmt::skip]
 pub const TERMINAL_TOOL_TYPES: [&str; 6] = [
-    "extractor",
-    "parser",
-    "primitive",
-    "library",
-    "python_lib",
-    "mcp_server",
+    "extractor", "parser", "primitive", "library", "python_lib", "mcp_server",
 ];
 
 /// A chain with more elements than this (tool to primitive, inclusive) is too deep (§3.2).
@@ -469,6 +467,7 @@ impl Model {
             cur = next;
         }
     }
+
     /// Every finding the rule semantics of the module docs give for this model, derived from the
     /// files alone (not from what was meant to be planted). The manifest must agree exactly;
     /// `finish` checks it in debug builds and the tests check it at several sizes.
@@ -552,8 +551,7 @@ impl Model {
             }
             m.resolve(exec, m.real_space(i))
         };
-        let mut cycles: std::collections::BTreeMap<Vec<String>, String> =
-            std::collections::BTreeMap::new();
+        let mut cycles: BTreeMap<Vec<String>, String> = BTreeMap::new();
         for start in 0..m.items.len() {
             let mut path = vec![start];
             let mut cur = start;
@@ -601,201 +599,63 @@ impl Model {
 
 const PROJECT_ROOTS: [&str; 4] = ["acme", "platform", "billing", "growth"];
 const USER_ROOTS: [&str; 4] = ["personal", "lab", "team", "scratch"];
+#[rustfmt::skip]
 const DOMAINS: [&str; 30] = [
-    "data",
-    "etl",
-    "reports",
-    "git",
-    "deploy",
-    "k8s",
-    "aws",
-    "gcp",
-    "payments",
-    "search",
-    "auth",
-    "cache",
-    "logs",
-    "metrics",
-    "alerts",
-    "docs",
-    "release",
-    "backup",
-    "ml",
-    "web",
-    "db",
-    "security",
-    "notify",
-    "infra",
-    "ci",
-    "assets",
-    "i18n",
-    "crm",
-    "support",
-    "analytics",
+    "data", "etl", "reports", "git", "deploy", "k8s", "aws", "gcp", "payments", "search", "auth",
+    "cache", "logs", "metrics", "alerts", "docs", "release", "backup", "ml", "web", "db",
+    "security", "notify", "infra", "ci", "assets", "i18n", "crm", "support", "analytics",
 ];
+#[rustfmt::skip]
 const SUBAREAS: [&str; 18] = [
-    "ingest",
-    "export",
-    "sync",
-    "audit",
-    "validate",
-    "migrate",
-    "scan",
-    "index",
-    "cleanup",
-    "imports",
-    "monitor",
-    "rollout",
-    "snapshot",
-    "quality",
-    "schedule",
-    "archive",
-    "transform",
+    "ingest", "export", "sync", "audit", "validate", "migrate", "scan", "index", "cleanup",
+    "imports", "monitor", "rollout", "snapshot", "quality", "schedule", "archive", "transform",
     "inventory",
 ];
 const LEAVES: [&str; 10] = [
     "daily", "batch", "stream", "legacy", "v2", "internal", "staging", "prod", "nightly", "adhoc",
 ];
+#[rustfmt::skip]
 const VERBS: [&str; 30] = [
-    "fetch",
-    "sync",
-    "export",
-    "import",
-    "validate",
-    "render",
-    "summarize",
-    "rotate",
-    "prune",
-    "scan",
-    "compare",
-    "publish",
-    "backfill",
-    "reindex",
-    "snapshot",
-    "notify",
-    "check",
-    "merge",
-    "split",
-    "tag",
-    "archive",
-    "resolve",
-    "collect",
-    "diff",
-    "lint",
-    "build",
-    "upload",
-    "download",
-    "audit",
-    "estimate",
+    "fetch", "sync", "export", "import", "validate", "render", "summarize", "rotate", "prune",
+    "scan", "compare", "publish", "backfill", "reindex", "snapshot", "notify", "check", "merge",
+    "split", "tag", "archive", "resolve", "collect", "diff", "lint", "build", "upload", "download",
+    "audit", "estimate",
 ];
+#[rustfmt::skip]
 const NOUNS: [&str; 35] = [
-    "invoices",
-    "orders",
-    "users",
-    "events",
-    "metrics",
-    "logs",
-    "tickets",
-    "releases",
-    "commits",
-    "images",
-    "secrets",
-    "certs",
-    "buckets",
-    "tables",
-    "schemas",
-    "dashboards",
-    "alerts",
-    "pages",
-    "translations",
-    "sessions",
-    "payments",
-    "refunds",
-    "contracts",
-    "leads",
-    "builds",
-    "artifacts",
-    "queues",
-    "indexes",
-    "snapshots",
-    "backups",
-    "changelog",
-    "deps",
-    "licenses",
-    "sitemaps",
+    "invoices", "orders", "users", "events", "metrics", "logs", "tickets", "releases", "commits",
+    "images", "secrets", "certs", "buckets", "tables", "schemas", "dashboards", "alerts", "pages",
+    "translations", "sessions", "payments", "refunds", "contracts", "leads", "builds", "artifacts",
+    "queues", "indexes", "snapshots", "backups", "changelog", "deps", "licenses", "sitemaps",
     "feeds",
 ];
+#[rustfmt::skip]
 const PY_VARIANTS: [&str; 20] = [
-    "uv",
-    "pinned",
-    "isolated",
-    "traced",
-    "profiled",
-    "debug",
-    "slim",
-    "py311",
-    "py312",
-    "py313",
-    "conda",
-    "poetry",
-    "pdm",
-    "hatch",
-    "sandboxed",
-    "gpu",
-    "cached",
-    "offline",
-    "locked",
+    "uv", "pinned", "isolated", "traced", "profiled", "debug", "slim", "py311", "py312", "py313",
+    "conda", "poetry", "pdm", "hatch", "sandboxed", "gpu", "cached", "offline", "locked",
     "vendored",
 ];
+#[rustfmt::skip]
 const MCP_VARIANTS: [&str; 6] = [
-    "stdio-pooled",
-    "http-retry",
-    "stdio-sandboxed",
-    "http-auth",
-    "stdio-verbose",
-    "http-proxy",
+    "stdio-pooled", "http-retry", "stdio-sandboxed", "http-auth", "stdio-verbose", "http-proxy",
 ];
+#[rustfmt::skip]
 const GRAPH_VARIANTS: [&str; 5] = [
-    "checkpointed",
-    "parallel",
-    "resumable",
-    "dry-run",
-    "audited",
+    "checkpointed", "parallel", "resumable", "dry-run", "audited",
 ];
+#[rustfmt::skip]
 const MCP_SERVERS: [&str; 14] = [
-    "github",
-    "gitlab",
-    "linear",
-    "jira",
-    "slack",
-    "notion",
-    "sentry",
-    "postgres",
-    "filesystem",
-    "context7",
-    "stripe",
-    "figma",
-    "datadog",
-    "pagerduty",
+    "github", "gitlab", "linear", "jira", "slack", "notion", "sentry", "postgres", "filesystem",
+    "context7", "stripe", "figma", "datadog", "pagerduty",
 ];
+#[rustfmt::skip]
 const MCP_TOOLS: [&str; 10] = [
-    "list_issues",
-    "create_issue",
-    "search",
-    "get_page",
-    "query",
-    "list_events",
-    "post_message",
-    "get_file",
-    "list_alerts",
-    "summarize_thread",
+    "list_issues", "create_issue", "search", "get_page", "query", "list_events", "post_message",
+    "get_file", "list_alerts", "summarize_thread",
 ];
+#[rustfmt::skip]
 const HOSTS: [&str; 6] = [
-    "api.example.com",
-    "billing.internal",
-    "hooks.acme.dev",
-    "metrics.acme.dev",
-    "cms.example.org",
+    "api.example.com", "billing.internal", "hooks.acme.dev", "metrics.acme.dev", "cms.example.org",
     "id.acme.dev",
 ];
 const IO_SETS: [[&str; 3]; 5] = [
@@ -1357,9 +1217,10 @@ fn compose_python(
         "    log.info(\"{verb} {noun_h} under %s (limit=%d, dry_run=%s)\", root, limit, dry_run)\n"
     ));
     if spec.syntax_error {
-        // The bracket is never closed: everything after it is inside the dict display.
+        // The list is never closed; the dict's `}` arrives first. Parsers recover right after
+        // it, so this is one syntax error rather than a cascade to the end of the file.
         out.push_str(&format!(
-            "    summary = {{\"{noun}\": limit, \"dry_run\": dry_run\n"
+            "    summary = {{\"{noun}\": limit, \"flags\": [\"dry_run\"}}\n"
         ));
     }
     out.push_str(&format!(

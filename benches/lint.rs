@@ -7,13 +7,11 @@
 )]
 
 use std::path::Path;
-use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ryechain::analysis::{Host, LintOptions, lint};
 use ryechain::db::{Change, FileChange, Settings};
-use ryechain::load::{SpaceSource, SpaceSpec, load};
-use ryechain::model::Space;
+use ryechain::load::load;
 use ryechain::synth::{GenOptions, generate};
 use ryechain::system::os::OsSystem;
 
@@ -29,41 +27,12 @@ fn write(dir: &Path) -> usize {
         tools: tools(),
         seed: 1,
     });
-    for f in &tree.files {
-        let p = dir.join(&f.path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, &f.contents).unwrap();
-    }
-    for l in &tree.symlinks {
-        let p = dir.join(&l.path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::os::unix::fs::symlink(&l.target, p).unwrap();
-    }
+    ryechain::testing::write_tree(dir, &tree).unwrap();
     tree.manifest.planted.len()
 }
 
-fn specs(dir: &Path) -> Vec<SpaceSpec> {
-    vec![
-        SpaceSpec {
-            space: Space::Project,
-            source: SpaceSource::Dir(dir.join("project")),
-        },
-        SpaceSpec {
-            space: Space::User,
-            source: SpaceSource::Dir(dir.join("user")),
-        },
-        SpaceSpec {
-            space: Space::System {
-                order: 0,
-                bundle: Arc::from("gen"),
-            },
-            source: SpaceSource::Dir(dir.join("system")),
-        },
-    ]
-}
-
 fn cold(dir: &Path) -> (Host, usize) {
-    let mut change = load(&OsSystem, &specs(dir)).change;
+    let mut change = load(&OsSystem, &ryechain::testing::generated_spaces(dir)).change;
     change.settings = Some(Settings::default());
     let mut host = Host::new();
     host.apply(change);

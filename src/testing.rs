@@ -167,3 +167,48 @@ impl crate::system::System for NoSystem {
         Ok(PathBuf::from(FIXTURE_ROOT))
     }
 }
+
+/// Write a generated tree (files and symlinks) under `dir` — shared by tests and benchmarks.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "test support writes generated trees to temp dirs"
+)]
+pub fn write_tree(
+    dir: &std::path::Path,
+    tree: &crate::synth::GeneratedTree,
+) -> std::io::Result<()> {
+    for f in &tree.files {
+        let p = dir.join(&f.path);
+        std::fs::create_dir_all(p.parent().unwrap_or(dir))?;
+        std::fs::write(&p, &f.contents)?;
+    }
+    for l in &tree.symlinks {
+        let p = dir.join(&l.path);
+        std::fs::create_dir_all(p.parent().unwrap_or(dir))?;
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&l.target, &p)?;
+    }
+    Ok(())
+}
+
+/// The three spaces of a generated tree written at `dir` (its system bundle replaces the embedded one).
+pub fn generated_spaces(dir: &std::path::Path) -> Vec<crate::load::SpaceSpec> {
+    use crate::load::{SpaceSource, SpaceSpec};
+    vec![
+        SpaceSpec {
+            space: Space::Project,
+            source: SpaceSource::Dir(dir.join("project")),
+        },
+        SpaceSpec {
+            space: Space::User,
+            source: SpaceSource::Dir(dir.join("user")),
+        },
+        SpaceSpec {
+            space: Space::System {
+                order: 0,
+                bundle: Arc::from("gen"),
+            },
+            source: SpaceSource::Dir(dir.join("system")),
+        },
+    ]
+}

@@ -6,59 +6,24 @@
 )]
 
 use std::collections::BTreeSet;
-use std::path::Path;
-use std::sync::Arc;
 
 use ryechain::analysis::{Host, LintOptions, lint};
 use ryechain::db::Settings;
-use ryechain::load::{SpaceSource, SpaceSpec, load};
-use ryechain::model::Space;
+use ryechain::load::load;
 use ryechain::synth::{GenOptions, generate};
 use ryechain::system::os::OsSystem;
-
-fn write_tree(dir: &Path, opts: &GenOptions) -> ryechain::synth::Manifest {
-    let tree = generate(opts);
-    for f in &tree.files {
-        let p = dir.join(&f.path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, &f.contents).unwrap();
-    }
-    for l in &tree.symlinks {
-        let p = dir.join(&l.path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::os::unix::fs::symlink(&l.target, &p).unwrap();
-    }
-    tree.manifest
-}
 
 #[test]
 fn every_planted_problem_is_found_and_nothing_else() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().canonicalize().unwrap();
-    let manifest = write_tree(
-        &dir,
-        &GenOptions {
-            tools: 600,
-            seed: 7,
-        },
-    );
-    let specs = vec![
-        SpaceSpec {
-            space: Space::Project,
-            source: SpaceSource::Dir(dir.join("project")),
-        },
-        SpaceSpec {
-            space: Space::User,
-            source: SpaceSource::Dir(dir.join("user")),
-        },
-        SpaceSpec {
-            space: Space::System {
-                order: 0,
-                bundle: Arc::from("gen"),
-            },
-            source: SpaceSource::Dir(dir.join("system")),
-        },
-    ];
+    let tree = generate(&GenOptions {
+        tools: 600,
+        seed: 7,
+    });
+    ryechain::testing::write_tree(&dir, &tree).unwrap();
+    let manifest = tree.manifest;
+    let specs = ryechain::testing::generated_spaces(&dir);
     let outcome = load(&OsSystem, &specs);
     assert!(outcome.notices.is_empty(), "{:?}", outcome.notices);
     let mut host = Host::new();

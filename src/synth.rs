@@ -40,7 +40,8 @@
 //!   reported at the tool.
 //! - `upward-space-dependency`: a user tool whose runtime is a user-space symlink to a project file.
 //! - `system-delegates-to-mutable`: a system tool whose runtime is a system-space symlink to a user
-//!   file. (Only this rule, not also `upward-space-dependency`, is expected for that edge.)
+//!   file. §4.5: that edge is also an upward space dependency, so the manifest lists both rules
+//!   at the tool, as the reference reports both.
 //!
 //! Same options ⇒ byte-identical output: the only randomness is a splitmix64 generator seeded with
 //! [`GenOptions::seed`], and nothing iterates a hash map into the output.
@@ -514,12 +515,11 @@ impl Model {
             };
             let (child_sp, parent_sp) = (m.real_space(i), m.real_space(parent));
             if child_sp.precedence() < parent_sp.precedence() {
-                let rule = if child_sp == Sp::System {
-                    rule::SYSTEM_DELEGATES_TO_MUTABLE
-                } else {
-                    rule::UPWARD_SPACE_DEPENDENCY
-                };
-                out.push(at(rule, i));
+                // §4.5: a system → mutable edge is also an upward dependency; both are reported.
+                if child_sp == Sp::System {
+                    out.push(at(rule::SYSTEM_DELEGATES_TO_MUTABLE, i));
+                }
+                out.push(at(rule::UPWARD_SPACE_DEPENDENCY, i));
             }
             let pm = m.meta(parent);
             if !meta.outputs.is_empty() && pm.inputs.iter().any(|x| !meta.outputs.contains(x)) {
@@ -2734,6 +2734,8 @@ impl Gen {
             Some("planted system-delegates-to-mutable (runtime is a symlink into the user space)"),
         );
         self.plant(rule::SYSTEM_DELEGATES_TO_MUTABLE, at);
+        // §4.5: the same edge is also an upward space dependency; the reference reports both.
+        self.plant(rule::UPWARD_SPACE_DEPENDENCY, at);
     }
 
     // -----------------------------------------------------------------------------------------

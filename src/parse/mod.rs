@@ -14,7 +14,7 @@ mod yaml;
 mod proptests;
 
 pub use js::parse_js;
-pub use python::parse_python;
+pub use python::{parse_python, top_level_literals as python_top_level_literals};
 pub use yaml::parse_yaml;
 
 use std::collections::HashMap;

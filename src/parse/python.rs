@@ -49,8 +49,24 @@ pub(crate) const PYTHON_FIELDS: FieldNames = FieldNames {
 
 /// Read the metadata header of a Python file (§2.3). Never panics.
 pub fn parse_python(text: &str) -> ParsedFile {
+    let (values, problems) = top_level_literals(text);
+    let mut fields = Fields::default();
+    for (name, value) in values {
+        fields.insert(&name, value);
+    }
+    ParsedFile {
+        metadata: fields.metadata(&PYTHON_FIELDS),
+        problems,
+    }
+}
+
+/// Every top-level `NAME = <literal>` of a Python file, in file order (a later assignment to a
+/// name comes later in the list), with the problems met (syntax errors, too-deep values). This
+/// is what the header parser and the Python extractor reader (`EXTENSIONS`, `PARSERS`, §1.5)
+/// both read. Never panics.
+pub fn top_level_literals(text: &str) -> (Vec<(String, Spanned<Value>)>, Vec<ParseProblem>) {
     if text.len() > MAX_TEXT_LEN {
-        return super::too_large("Python");
+        return (Vec::new(), super::too_large("Python").problems);
     }
     let parsed = parse_unchecked_source(text, PySourceType::Python);
     let mut problems: Vec<ParseProblem> = parsed
@@ -62,7 +78,7 @@ pub fn parse_python(text: &str) -> ParsedFile {
         })
         .collect();
     let errors = ErrorIndex::new(text, parsed.errors().iter().map(|e| e.location));
-    let mut fields = Fields::default();
+    let mut values = Vec::new();
     for stmt in &parsed.syntax().body {
         let Stmt::Assign(assign) = stmt else { continue };
         let [Expr::Name(target)] = assign.targets.as_slice() else {
@@ -76,7 +92,7 @@ pub fn parse_python(text: &str) -> ParsedFile {
             too_deep: Cell::new(false),
         };
         match reader.literal(&assign.value, 0) {
-            Some(value) => fields.insert(target.id.as_str(), value),
+            Some(value) => values.push((target.id.as_str().to_owned(), value)),
             None if reader.too_deep.get() => problems.push(ParseProblem {
                 span: span_of(text, assign.value.range()),
                 message: format!(
@@ -88,10 +104,7 @@ pub fn parse_python(text: &str) -> ParsedFile {
         }
     }
     dismantle(parsed.into_syntax().body);
-    ParsedFile {
-        metadata: fields.metadata(&PYTHON_FIELDS),
-        problems,
-    }
+    (values, problems)
 }
 
 /// Drop a syntax tree without recursion. The derived `Drop` of ruff's AST recurses once per

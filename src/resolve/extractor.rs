@@ -138,16 +138,21 @@ fn read_yaml_extractor(file: SourceFile, text: &str, cfg: &mut ExtractorConfig) 
     }
 }
 
-/// `EXTENSIONS = [".py", ...]` and `PARSERS = {".py": "python/ast"}` in a Python extractor.
+/// `EXTENSIONS = [".py", ...]` and `PARSERS = {".py": "python/ast"}` in a Python extractor
+/// (§1.5), read as top-level literals by the `python/ast` parser; the last assignment of a name
+/// wins, as in Python. Syntax problems are the file's own diagnostics (`file_diagnostics`).
 fn read_python_extractor(file: SourceFile, text: &str, cfg: &mut ExtractorConfig) {
-    let values: Vec<(String, crate::model::Value)> = {
-        let _ = text;
-        Vec::new()
-    }; // WIRE-PENDING
+    let (mut values, _problems) = crate::parse::python_top_level_literals(text);
+    // Later assignments replace earlier ones: keep only the last of each name.
+    let mut seen = std::collections::HashSet::new();
+    values.reverse();
+    values.retain(|(name, _)| seen.insert(name.clone()));
+    values.reverse();
     for (name, value) in values {
         match name.as_str() {
             "EXTENSIONS" => {
                 for e in value
+                    .value
                     .as_list()
                     .unwrap_or_default()
                     .iter()
@@ -157,7 +162,7 @@ fn read_python_extractor(file: SourceFile, text: &str, cfg: &mut ExtractorConfig
                 }
             }
             "PARSERS" => {
-                for (k, v) in value.as_map().unwrap_or_default() {
+                for (k, v) in value.value.as_map().unwrap_or_default() {
                     if let Some(name) = v.value.as_str() {
                         push_parser(cfg, file, &k.value, name);
                     }
@@ -199,5 +204,74 @@ mod tests {
             None
         );
         assert_eq!(extractor_item_type("tools/other/tool_extractor.yaml"), None);
+    }
+
+    /// §1.5: `EXTENSIONS` in a `*_extractor.py` adds tool extensions (union, first-appearance
+    /// order) and `PARSERS` maps them; the last assignment of a name wins, as in Python.
+    #[test]
+    fn python_extractor_adds_extensions_and_parsers() {
+        let host = crate::testing::host(
+            r#"
+//- /project/.ai/tools/rye/core/extractors/tool/tool_extractor.py
+EXTENSIONS = [".old"]
+EXTENSIONS = [
+    ".rb",  # a comment
+    "pyi",
+]
+PARSERS = {".rb": "python/ast", ".pyi": 'python/' 'ast', ".zz": "nope/nope"}
+//- /project/.ai/tools/util/hello.rb
+__version__ = "1.0.0"
+__executor_id__ = "rye/core/runtimes/python/script"
+"#,
+        );
+        let db = host.snapshot();
+        let cfg = extractor_config(&db);
+        assert_eq!(
+            cfg.extension_rank(".rb"),
+            Some(0),
+            "project extractor first"
+        );
+        assert_eq!(cfg.extension_rank(".pyi"), Some(1), "`pyi` gains its dot");
+        assert!(
+            !cfg.has_extension(".old"),
+            "a reassigned name keeps its last value"
+        );
+        assert!(
+            cfg.has_extension(".yaml"),
+            "the bundle's list is still unioned"
+        );
+        assert_eq!(cfg.parser_for(".rb"), Some(ParserKind::PythonAst));
+        assert_eq!(cfg.parser_for(".pyi"), Some(ParserKind::PythonAst));
+        assert_eq!(cfg.problems.len(), 1, "{:?}", cfg.problems);
+        assert!(cfg.problems[0].1.contains("unknown parser `nope/nope`"));
+        let tools: Vec<&str> = crate::resolve::tool_files(&db)
+            .iter()
+            .map(|f| f.rel(&db).as_ref())
+            .filter(|r| r.ends_with(".rb"))
+            .collect();
+        assert_eq!(tools, ["tools/util/hello.rb"]);
+        let meta = crate::resolve::metadata(
+            &db,
+            crate::resolve::tool_files(&db)
+                .iter()
+                .copied()
+                .find(|f| f.rel(&db).ends_with(".rb"))
+                .unwrap(),
+        );
+        assert_eq!(meta.version_str().map(|s| s.value), Some("1.0.0"));
+    }
+
+    /// A Python extractor with a syntax error still contributes what could be read.
+    #[test]
+    fn broken_python_extractor_keeps_readable_values() {
+        let host = crate::testing::host(
+            r#"
+//- /project/.ai/tools/rye/core/extractors/tool/tool_extractor.py
+EXTENSIONS = [".rb"]
+def broken(:
+"#,
+        );
+        let db = host.snapshot();
+        assert!(extractor_config(&db).has_extension(".rb"));
     }
 }

@@ -226,8 +226,8 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
             let vars = [
                 ("item_id", item_id.to_owned()),
                 ("space", space.label()),
-                ("winner", winner.path(db).display().to_string()),
-                ("loser", path.display().to_string()),
+                ("winner", format!(".ai/{}", winner.rel(db))),
+                ("loser", format!(".ai/{}", file.rel(db))),
             ];
             let notes = vec![note(
                 format!("`{item_id}` resolves to this file instead"),
@@ -311,7 +311,15 @@ pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
                     let mut notes = Vec::new();
                     let variant = res.hidden.first().map(|h| {
                         vars.push(("hidden_space", h.space.label()));
-                        vars.push(("hidden_path", h.file.path(db).display().to_string()));
+                        // Where a copy would be visible: a user element also sees the system
+                        // space; a system element sees only its bundles (§1.7).
+                        vars.push((
+                            "copy_into",
+                            match space.kind() {
+                                crate::model::SpaceKind::System => "a system bundle".to_owned(),
+                                k => format!("the {} space (or a lower one)", k.name()),
+                            },
+                        ));
                         notes.push(note(
                             format!(
                                 "`{executor_id}` exists only in the {} space",
@@ -400,12 +408,6 @@ pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     out
 }
 
-fn element_path(db: &dyn Db, e: &Element) -> String {
-    e.file
-        .map(|f| f.path(db).display().to_string())
-        .unwrap_or_else(|| format!("(primitive {})", e.item_id))
-}
-
 fn edge_checks(
     db: &dyn Db,
     out: &mut Vec<Diagnostic>,
@@ -421,12 +423,15 @@ fn edge_checks(
             None,
         )
     };
-    let origin_label = |e: &Element| {
+    // Spaces are judged by where the file really lives (§4.4 on resolved files); when that
+    // differs from where resolution found it, the help says the file is a symlink.
+    let parent_where = |e: &Element| {
         if e.origin == e.space.kind() {
-            e.space.label()
+            format!("`{}` lives in the {} space", e.item_id, e.origin.name())
         } else {
             format!(
-                "{} (a symlink into the {} space)",
+                "the file of `{}` in the {} space is a symlink into the {} space",
+                e.item_id,
                 e.space.label(),
                 e.origin.name()
             )
@@ -460,8 +465,8 @@ fn edge_checks(
             ("child", child.item_id.clone()),
             ("child_space", child.origin.name().to_owned()),
             ("parent", parent.item_id.clone()),
-            ("parent_space", origin_label(parent)),
-            ("parent_path", element_path(db, parent)),
+            ("parent_space", parent.origin.name().to_owned()),
+            ("parent_where", parent_where(parent)),
         ];
         out.push(rule.emit(resite(), &vars, None, vec![parent_note("the executor")]));
     }
@@ -472,8 +477,8 @@ fn edge_checks(
         let vars = [
             ("child", child.item_id.clone()),
             ("parent", parent.item_id.clone()),
-            ("parent_space", origin_label(parent)),
-            ("parent_path", element_path(db, parent)),
+            ("parent_space", parent.origin.name().to_owned()),
+            ("parent_where", parent_where(parent)),
         ];
         out.push(rule.emit(resite(), &vars, None, vec![parent_note("the executor")]));
     }

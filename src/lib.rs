@@ -11,12 +11,6 @@ pub mod parse;
 pub mod render;
 pub mod resolve;
 pub mod rules;
-#[allow(
-    clippy::explicit_auto_deref,
-    clippy::manual_is_multiple_of,
-    clippy::collapsible_if,
-    reason = "style lints left in the generator at the end of the session; to be cleaned next session"
-)]
 pub mod synth;
 pub mod system;
 #[doc(hidden)]

@@ -213,6 +213,10 @@ impl Rng {
     fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
         &xs[self.below(xs.len())]
     }
+    /// A word from a word list.
+    fn word(&mut self, xs: &[&'static str]) -> &'static str {
+        xs[self.below(xs.len())]
+    }
     /// Index chosen with the given weights (not all zero).
     fn weighted(&mut self, weights: &[usize]) -> usize {
         let total: usize = weights.iter().sum();
@@ -536,10 +540,10 @@ impl Model {
                     }
                 }
             }
-            if let ChainEnd::Ok(n) = m.chain(i) {
-                if n > MAX_CHAIN_ELEMENTS {
-                    out.push(at(rule::CHAIN_TOO_DEEP, i));
-                }
+            if let ChainEnd::Ok(n) = m.chain(i)
+                && n > MAX_CHAIN_ELEMENTS
+            {
+                out.push(at(rule::CHAIN_TOO_DEEP, i));
             }
         }
         // Cycles: follow executor edges from every file; each cycle once.
@@ -1132,7 +1136,7 @@ fn compose_python(
         if !para.is_empty() {
             para.push(' ');
         }
-        para.push_str(&fill(*rng.pick(&SENTENCES)));
+        para.push_str(&fill(rng.word(&SENTENCES)));
     }
     out.push('\n');
     out.push_str(&wrap(&para, 92));
@@ -1410,7 +1414,7 @@ fn render_yaml_tool(rng: &mut Rng, spec: &YamlSpec) -> String {
                     "{{project_path}}/.ai/tools/mcp/servers/{server}.yaml"
                 ))
             ));
-            out.push_str(&format!("  tool_name: {}\n", q(*rng.pick(&MCP_TOOLS))));
+            out.push_str(&format!("  tool_name: {}\n", q(rng.word(&MCP_TOOLS))));
             out.push_str(&format!("  timeout: {}\n", [30, 45, 60][rng.below(3)]));
         }
         YamlKind::Graph => {
@@ -1761,11 +1765,11 @@ impl Gen {
         let depth = [2, 3, 3, 3, 3, 4, 4, 2, 2, 3][self.rng.below(10)];
         if depth >= 3 {
             id.push('/');
-            id.push_str(*self.rng.pick(&SUBAREAS));
+            id.push_str(self.rng.word(&SUBAREAS));
         }
         if depth >= 4 {
             id.push('/');
-            id.push_str(*self.rng.pick(&LEAVES));
+            id.push_str(self.rng.word(&LEAVES));
         }
         let name = format!("{}_{}", self.rng.pick(&VERBS), self.rng.pick(&NOUNS));
         self.unique(format!("{id}/{name}"), '_')
@@ -2205,7 +2209,7 @@ impl Gen {
     }
 
     fn plant_missing_executor(&mut self, i: usize) {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             // A typo of a runtime the tool could see.
             let space = self.random_space();
             let real = self.pick_exec(space, Family::Python);
@@ -2276,7 +2280,7 @@ impl Gen {
 
     fn plant_cycle(&mut self, i: usize) {
         let space = self.mutable_space();
-        let members: Vec<usize> = if i % 2 == 0 {
+        let members: Vec<usize> = if i.is_multiple_of(2) {
             // Two runtimes naming each other.
             let a = self.fresh_runtime_id(space, Family::Python);
             self.taken.insert(a.clone());
@@ -2391,7 +2395,7 @@ impl Gen {
     }
 
     fn plant_unknown_primitive(&mut self, i: usize) {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             // A Python tool that forgot `__executor_id__`.
             let space = self.random_space();
             let id = self.fresh_tool_id(space);
@@ -2431,7 +2435,7 @@ impl Gen {
         let space = self.random_space();
         let id = self.fresh_tool_id(space);
         let version = self.version_for_clean();
-        let at = if i % 2 == 0 {
+        let at = if i.is_multiple_of(2) {
             let exec = self.pick_exec(space, Family::Python);
             self.new_py_tool(
                 space,
@@ -3081,12 +3085,11 @@ mod tests {
         });
         let mut lengths = std::collections::BTreeSet::new();
         for (i, item) in g.model.items.iter().enumerate() {
-            if item.role == Role::Tool {
-                if let ChainEnd::Ok(n) = g.model.chain(i) {
-                    if n <= MAX_CHAIN_ELEMENTS {
-                        lengths.insert(n);
-                    }
-                }
+            if item.role == Role::Tool
+                && let ChainEnd::Ok(n) = g.model.chain(i)
+                && n <= MAX_CHAIN_ELEMENTS
+            {
+                lengths.insert(n);
             }
         }
         assert!(

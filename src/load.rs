@@ -41,7 +41,7 @@ pub struct LoadOutcome {
 
 /// The path prefix of embedded files, shown in diagnostics.
 pub fn embedded_root(bundle: &str) -> PathBuf {
-    PathBuf::from(format!("<embedded:{bundle}>"))
+    PathBuf::from(format!("{}{bundle}>", crate::model::EMBEDDED_PATH_PREFIX))
 }
 
 fn rel_of(ai: &Path, path: &Path) -> Option<String> {

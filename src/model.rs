@@ -3,6 +3,9 @@
 use std::fmt;
 use std::sync::Arc;
 
+/// Paths of files of the embedded bundle start with this (`<embedded:ryechain>/.ai/…`).
+pub const EMBEDDED_PATH_PREFIX: &str = "<embedded:";
+
 /// A byte range into one file's text (`start..end`, UTF-8 offsets).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Span {

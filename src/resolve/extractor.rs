@@ -41,7 +41,7 @@ impl ExtractorConfig {
 
 /// The item type an extractor file serves: its parent directory when that is a type name
 /// (`extractors/tool/…`), else the file-name prefix (`tool_extractor.yaml`).
-fn extractor_item_type(rel: &str) -> Option<&str> {
+pub(crate) fn extractor_item_type(rel: &str) -> Option<&str> {
     let rest = rel.strip_prefix(EXTRACTORS_DIR)?;
     let (dir, name) = match rest.rsplit_once('/') {
         Some((dir, name)) => (dir.rsplit('/').next().unwrap_or(dir), name),

@@ -1,0 +1,489 @@
+//! L3 integrity (§10): signature lines, content hashes, Ed25519 keys, the trust store and the
+//! per-file verdict, as salsa queries over file text. No chain query reads anything here
+//! (DESIGN.md invariant: a body edit re-runs integrity for that file only).
+
+pub mod hash;
+pub mod keys;
+pub mod sigline;
+pub mod trust;
+
+use std::sync::Arc;
+
+use crate::db::{Db, FileContents, SourceFile};
+use crate::model::Span;
+use crate::resolve::extractor::{EXTRACTORS_DIR, extractor_item_type};
+
+pub use sigline::{SigLine, Signature, SignatureFormat};
+pub use trust::TrustedKey;
+
+/// The key fingerprint shown for items of ryechain's embedded bundle (trusted by construction).
+pub const EMBEDDED_KEY_FP: &str = "embedded";
+
+/// The three signed item kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ItemKind {
+    Tool,
+    Directive,
+    Knowledge,
+}
+
+impl ItemKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ItemKind::Tool => "tool",
+            ItemKind::Directive => "directive",
+            ItemKind::Knowledge => "knowledge",
+        }
+    }
+    pub fn from_name(name: &str) -> Option<ItemKind> {
+        match name {
+            "tool" => Some(ItemKind::Tool),
+            "directive" => Some(ItemKind::Directive),
+            "knowledge" => Some(ItemKind::Knowledge),
+            _ => None,
+        }
+    }
+    /// The item kind of a file from its path relative to `.ai/`: `tools/…` (any extension),
+    /// `directives/….md`, `knowledge/….md`.
+    pub fn of_rel(rel: &str) -> Option<ItemKind> {
+        if rel.starts_with("tools/") {
+            Some(ItemKind::Tool)
+        } else if rel.starts_with("directives/") && rel.ends_with(".md") {
+            Some(ItemKind::Directive)
+        } else if rel.starts_with("knowledge/") && rel.ends_with(".md") {
+            Some(ItemKind::Knowledge)
+        } else {
+            None
+        }
+    }
+}
+
+/// The extension of a file name including its dot (`.py`), or `""`.
+pub fn extension_of(rel: &str) -> &str {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    match name.rfind('.') {
+        Some(i) if i > 0 => &name[i..],
+        _ => "",
+    }
+}
+
+/// The built-in signature format when no extractor configures one (§10.1).
+pub fn default_format(kind: ItemKind, ext: &str) -> SignatureFormat {
+    match kind {
+        ItemKind::Directive | ItemKind::Knowledge => SignatureFormat::html_comment(),
+        ItemKind::Tool if matches!(ext, ".js" | ".ts" | ".mjs" | ".cjs") => {
+            SignatureFormat::slash_comment()
+        }
+        ItemKind::Tool => SignatureFormat::hash_comment(),
+    }
+}
+
+/// Signature formats configured by extractors: (item kind, extension or `""` for the default).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SignatureFormats {
+    pub entries: Vec<((ItemKind, String), SignatureFormat)>,
+}
+
+impl SignatureFormats {
+    /// Per-extension entry, then the kind's default entry, then the built-in format.
+    pub fn get(&self, kind: ItemKind, ext: &str) -> SignatureFormat {
+        let find = |e: &str| {
+            self.entries
+                .iter()
+                .find(|((k, x), _)| *k == kind && x == e)
+                .map(|(_, f)| f.clone())
+        };
+        find(ext)
+            .or_else(|| find(""))
+            .unwrap_or_else(|| default_format(kind, ext))
+    }
+}
+
+fn yaml_format(v: &serde_yaml::Value) -> Option<SignatureFormat> {
+    let prefix = v.get("prefix")?.as_str()?.to_owned();
+    Some(SignatureFormat {
+        prefix,
+        suffix: v.get("suffix").and_then(|s| s.as_str()).map(str::to_owned),
+        after_shebang: v
+            .get("after_shebang")
+            .and_then(|b| b.as_bool())
+            .unwrap_or(true),
+    })
+}
+
+/// `signature_format` / `signature_formats` of every extractor YAML, first found wins
+/// (project > user > system; files by path) per (item kind, extension) (§10.1).
+#[salsa::tracked(returns(ref))]
+pub fn signature_formats(db: &dyn Db) -> SignatureFormats {
+    let mut out = SignatureFormats::default();
+    for root in db.workspace().roots(db) {
+        for &file in root.files(db).iter() {
+            let rel = file.rel(db);
+            if !rel.starts_with(EXTRACTORS_DIR) || rel.ends_with(".py") {
+                continue;
+            }
+            let Some(kind) = extractor_item_type(rel).and_then(ItemKind::from_name) else {
+                continue;
+            };
+            let Some(text) = file.contents(db).text() else {
+                continue;
+            };
+            let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(text) else {
+                continue;
+            };
+            let mut push = |ext: String, fmt: SignatureFormat| {
+                if !out
+                    .entries
+                    .iter()
+                    .any(|((k, e), _)| *k == kind && *e == ext)
+                {
+                    out.entries.push(((kind, ext), fmt));
+                }
+            };
+            if let Some(map) = doc.get("signature_formats").and_then(|m| m.as_mapping()) {
+                for (k, v) in map {
+                    if let (Some(ext), Some(fmt)) = (k.as_str(), yaml_format(v)) {
+                        push(ext.to_owned(), fmt);
+                    }
+                }
+            }
+            if let Some(fmt) = doc.get("signature_format").and_then(yaml_format) {
+                push(String::new(), fmt);
+            }
+        }
+    }
+    out
+}
+
+/// The signature format in force for a file (by its item kind and extension).
+pub fn format_for(db: &dyn Db, kind: ItemKind, rel: &str) -> SignatureFormat {
+    signature_formats(db).get(kind, extension_of(rel))
+}
+
+/// Whether a file is part of ryechain's embedded bundle (compiled into the binary).
+pub fn is_embedded(db: &dyn Db, file: SourceFile) -> bool {
+    file.path(db)
+        .to_str()
+        .is_some_and(|p| p.starts_with(crate::model::EMBEDDED_PATH_PREFIX))
+}
+
+/// The signature line of an item file (`Absent` for non-items and unreadable files).
+#[salsa::tracked(returns(ref))]
+pub fn signature_line(db: &dyn Db, file: SourceFile) -> SigLine {
+    let rel = file.rel(db);
+    let (Some(kind), Some(text)) = (ItemKind::of_rel(rel), file.contents(db).text()) else {
+        return SigLine::Absent;
+    };
+    sigline::parse_signature(text, &format_for(db, kind, rel))
+}
+
+/// The content hash of an item file (§10.2), or why there is none.
+#[salsa::tracked(returns(ref))]
+pub fn content_hash(db: &dyn Db, file: SourceFile) -> Result<Arc<str>, String> {
+    let rel = file.rel(db);
+    let kind = ItemKind::of_rel(rel).ok_or_else(|| "not an item file".to_owned())?;
+    let text = file
+        .contents(db)
+        .text()
+        .ok_or_else(|| "the file could not be read as text".to_owned())?;
+    let fmt = format_for(db, kind, rel);
+    hash::content_hash(kind, text, &fmt.prefix)
+        .map(Arc::from)
+        .map_err(str::to_owned)
+}
+
+/// Every trusted key of the workspace, in lookup order, plus the documents that were refused.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TrustStore {
+    /// (key, the document that vouches for it), first match wins on lookup.
+    pub keys: Vec<(TrustedKey, SourceFile)>,
+    /// Refused documents and why (shown by lint as `untrusted-key` context, never trusted).
+    pub problems: Vec<(SourceFile, String)>,
+}
+
+impl TrustStore {
+    pub fn lookup(&self, fp: &str) -> Option<&(TrustedKey, SourceFile)> {
+        self.keys.iter().find(|(k, _)| k.fingerprint == fp)
+    }
+}
+
+/// The trust store read from all three layouts of §10.4: project → user → bundles, and within a
+/// space `.toml` before `.pem`, seed-era directory first. A document that is a symlink into
+/// another space, or out of every space, is ignored with a problem.
+#[salsa::tracked(returns(ref))]
+pub fn trust_store(db: &dyn Db) -> TrustStore {
+    let mut store = TrustStore::default();
+    for root in db.workspace().roots(db) {
+        let mut docs: Vec<(u8, SourceFile)> = root
+            .files(db)
+            .iter()
+            .filter_map(|&f| trust::trust_doc_rank(f.rel(db)).map(|r| (r, f)))
+            .collect();
+        docs.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.rel(db).cmp(b.1.rel(db))));
+        for (_, file) in docs {
+            if let Some(origin) = file.link_origin(db)
+                && origin != file.space(db).kind()
+            {
+                store.problems.push((
+                    file,
+                    format!(
+                        "this trusted-key file is a symlink into the {} space; a space trusts only its own key files, so it is ignored",
+                        origin.name()
+                    ),
+                ));
+                continue;
+            }
+            match file.contents(db) {
+                FileContents::Text(text) => match trust::parse_trust_doc(file.rel(db), text) {
+                    Ok(key) => store.keys.push((key, file)),
+                    Err(e) => store.problems.push((file, e)),
+                },
+                FileContents::SymlinkEscape { .. } => store.problems.push((
+                    file,
+                    "this trusted-key file is a symlink out of every space; it is ignored"
+                        .to_owned(),
+                )),
+                _ => store
+                    .problems
+                    .push((file, "this trusted-key file cannot be read".to_owned())),
+            }
+        }
+    }
+    store
+}
+
+/// The integrity verdict of one item (§10.5 order: parse → hash → trust → signature).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// Signed, hash matches, key trusted, signature valid.
+    Verified {
+        key_fp: String,
+        hash: String,
+    },
+    /// Part of ryechain's embedded bundle: trusted by construction (`key_fp: "embedded"`).
+    Embedded {
+        hash: String,
+    },
+    /// No signature line (`legacy`: a `rye:validated`/`kiwi-mcp` placeholder).
+    Unsigned {
+        legacy: bool,
+        span: Option<Span>,
+    },
+    /// A `rye:signed:` line whose fields are not well formed (unsigned to the reference).
+    Malformed {
+        reason: String,
+        span: Span,
+    },
+    HashMismatch {
+        expected: String,
+        got: String,
+        span: Span,
+    },
+    UntrustedKey {
+        key_fp: String,
+        span: Span,
+    },
+    BadSignature {
+        key_fp: String,
+        span: Span,
+    },
+    /// The content cannot be hashed (a directive without XML) or read.
+    Unhashable {
+        reason: String,
+    },
+}
+
+impl Verdict {
+    pub fn passed(&self) -> bool {
+        matches!(self, Verdict::Verified { .. } | Verdict::Embedded { .. })
+    }
+    pub fn is_unsigned(&self) -> bool {
+        matches!(self, Verdict::Unsigned { .. } | Verdict::Malformed { .. })
+    }
+    /// The key fingerprint to show (`embedded` for the embedded bundle).
+    pub fn key_fp(&self) -> Option<&str> {
+        match self {
+            Verdict::Verified { key_fp, .. } => Some(key_fp),
+            Verdict::Embedded { .. } => Some(EMBEDDED_KEY_FP),
+            _ => None,
+        }
+    }
+    /// The reference's `IntegrityError` text for a failing item (§10.5), `None` when it passed.
+    pub fn error_text(&self, path: &str) -> Option<String> {
+        Some(match self {
+            Verdict::Verified { .. } | Verdict::Embedded { .. } => return None,
+            Verdict::Unsigned { .. } | Verdict::Malformed { .. } => {
+                format!("Unsigned item: {path}")
+            }
+            Verdict::HashMismatch { expected, got, .. } => format!(
+                "Integrity failed: {path} (expected {}…, got {}…)",
+                &expected[..expected.len().min(16)],
+                &got[..got.len().min(16)]
+            ),
+            Verdict::UntrustedKey { key_fp, .. } => format!(
+                "Untrusted key {key_fp} for {path}. Add the key to the trust store via the sign tool."
+            ),
+            Verdict::BadSignature { .. } => {
+                format!("Ed25519 signature verification failed: {path}")
+            }
+            Verdict::Unhashable { reason } => reason.clone(),
+        })
+    }
+}
+
+/// Verify item text against a trust store (pure; also used for files outside the database, such
+/// as verify_deps files the execution path reads).
+pub fn verify_text(
+    kind: ItemKind,
+    fmt: &SignatureFormat,
+    text: &str,
+    trusted: &dyn Fn(&str) -> Option<String>,
+) -> Verdict {
+    let line = sigline::parse_signature(text, fmt);
+    let got = match hash::content_hash(kind, text, &fmt.prefix) {
+        Ok(h) => h,
+        Err(reason) => {
+            return Verdict::Unhashable {
+                reason: reason.to_owned(),
+            };
+        }
+    };
+    verdict_from(line, got, trusted)
+}
+
+fn verdict_from(line: SigLine, got: String, trusted: &dyn Fn(&str) -> Option<String>) -> Verdict {
+    let (span, sig) = match line {
+        SigLine::Absent => {
+            return Verdict::Unsigned {
+                legacy: false,
+                span: None,
+            };
+        }
+        SigLine::Legacy { span } => {
+            return Verdict::Unsigned {
+                legacy: true,
+                span: Some(span),
+            };
+        }
+        SigLine::Malformed { span, reason } => return Verdict::Malformed { reason, span },
+        SigLine::Signed { span, signature } => (span, signature),
+    };
+    if sig.content_hash != got {
+        return Verdict::HashMismatch {
+            expected: sig.content_hash,
+            got,
+            span,
+        };
+    }
+    let Some(pem) = trusted(&sig.key_fp) else {
+        return Verdict::UntrustedKey {
+            key_fp: sig.key_fp,
+            span,
+        };
+    };
+    let ok = keys::public_key_from_pem(&pem)
+        .is_ok_and(|k| keys::verify_hash(&k, &sig.content_hash, &sig.signature));
+    if ok {
+        Verdict::Verified {
+            key_fp: sig.key_fp,
+            hash: got,
+        }
+    } else {
+        Verdict::BadSignature {
+            key_fp: sig.key_fp,
+            span,
+        }
+    }
+}
+
+/// The verdict of an item file of the workspace.
+#[salsa::tracked(returns(ref))]
+pub fn signature_status(db: &dyn Db, file: SourceFile) -> Verdict {
+    let got = match content_hash(db, file) {
+        Ok(h) => h.to_string(),
+        Err(reason) => {
+            return Verdict::Unhashable {
+                reason: reason.clone(),
+            };
+        }
+    };
+    if is_embedded(db, file) {
+        return Verdict::Embedded { hash: got };
+    }
+    let store = trust_store(db);
+    let trusted = |fp: &str| store.lookup(fp).map(|(k, _)| k.pem.clone());
+    verdict_from(signature_line(db, file).clone(), got, &trusted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn item_kinds_and_extensions() {
+        assert_eq!(ItemKind::of_rel("tools/a/b.py"), Some(ItemKind::Tool));
+        assert_eq!(
+            ItemKind::of_rel("directives/a.md"),
+            Some(ItemKind::Directive)
+        );
+        assert_eq!(
+            ItemKind::of_rel("knowledge/x/y.md"),
+            Some(ItemKind::Knowledge)
+        );
+        assert_eq!(ItemKind::of_rel("knowledge/x/y.txt"), None);
+        assert_eq!(ItemKind::of_rel("config/ryechain.yaml"), None);
+        assert_eq!(extension_of("tools/a.tar.gz"), ".gz");
+        assert_eq!(extension_of("tools/.hidden"), "");
+        assert_eq!(
+            default_format(ItemKind::Tool, ".ts"),
+            SignatureFormat::slash_comment()
+        );
+    }
+
+    #[test]
+    fn error_texts_are_the_references() {
+        let p = "/x/.ai/tools/a.py";
+        let v = Verdict::HashMismatch {
+            expected: "a".repeat(64),
+            got: "b".repeat(64),
+            span: Span::empty(0),
+        };
+        assert_eq!(
+            v.error_text(p).unwrap(),
+            format!(
+                "Integrity failed: {p} (expected {}…, got {}…)",
+                "a".repeat(16),
+                "b".repeat(16)
+            )
+        );
+        assert_eq!(
+            Verdict::UntrustedKey {
+                key_fp: "0123456789abcdef".into(),
+                span: Span::empty(0)
+            }
+            .error_text(p)
+            .unwrap(),
+            format!(
+                "Untrusted key 0123456789abcdef for {p}. Add the key to the trust store via the sign tool."
+            )
+        );
+        assert_eq!(
+            Verdict::Unsigned {
+                legacy: true,
+                span: None
+            }
+            .error_text(p)
+            .unwrap(),
+            format!("Unsigned item: {p}")
+        );
+        assert_eq!(
+            Verdict::BadSignature {
+                key_fp: String::new(),
+                span: Span::empty(0)
+            }
+            .error_text(p)
+            .unwrap(),
+            format!("Ed25519 signature verification failed: {p}")
+        );
+    }
+}

@@ -1,4 +1,4 @@
-//! L6 the loader edge: walks each space's `.ai/tools/` and reads `.ai/config/ryechain.yaml` through
+//! L6 the loader edge: walks each space's `.ai/` item, trust-store and lockfile dirs and reads `.ai/config/ryechain.yaml` through
 //! a `System`, classifies symlinks by the space they really point into, and builds the `Change`
 //! that feeds the database. Problems become file contents (diagnosed later) or notices.
 
@@ -95,6 +95,25 @@ pub fn load(sys: &dyn System, spaces: &[SpaceSpec]) -> LoadOutcome {
     }
 }
 
+/// Directories of a space's `.ai/` the loader walks: items of every kind (§1, §10), the
+/// trust-store layouts (§10.4) and lockfiles (§10.7).
+pub const WALKED_DIRS: [&str; 6] = [
+    "tools",
+    "directives",
+    "knowledge",
+    "config/keys/trusted",
+    "trusted_keys",
+    "lockfiles",
+];
+
+/// Whether a path relative to `.ai/` is one the loader reads (walked dirs and config files).
+fn is_loaded_rel(rel: &str) -> bool {
+    WALKED_DIRS
+        .iter()
+        .any(|d| rel.strip_prefix(d).is_some_and(|r| r.starts_with('/')))
+        || crate::config::CONFIG_RELS.contains(&rel)
+}
+
 fn load_embedded(space: &Space) -> RootSpec {
     let bundle = match space {
         Space::System { bundle, .. } => bundle.to_string(),
@@ -105,7 +124,7 @@ fn load_embedded(space: &Space) -> RootSpec {
         .iter()
         .filter_map(|(rel, bytes)| {
             let rel = rel.strip_prefix(".ai/")?;
-            (rel.starts_with("tools/") || rel.starts_with("config/")).then(|| FileSpec {
+            is_loaded_rel(rel).then(|| FileSpec {
                 space: space.clone(),
                 path: root.join(rel),
                 rel: rel.to_owned(),
@@ -142,12 +161,13 @@ fn load_dir(
         ));
         return root;
     }
-    let tools = ai.join("tools");
-    let mut entries: Vec<WalkEntry> = if sys.is_dir(&tools) {
-        sys.walk(&tools)
-    } else {
-        Vec::new()
-    };
+    let mut entries: Vec<WalkEntry> = Vec::new();
+    for dir in WALKED_DIRS {
+        let dir = ai.join(dir);
+        if sys.is_dir(&dir) {
+            entries.extend(sys.walk(&dir));
+        }
+    }
     for name in crate::config::CONFIG_RELS {
         let p = ai.join(name);
         if sys.is_file(&p) {

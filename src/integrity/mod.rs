@@ -5,6 +5,7 @@
 pub mod hash;
 pub mod keys;
 pub mod sigline;
+pub mod timefmt;
 pub mod trust;
 
 use std::sync::Arc;

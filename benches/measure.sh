@@ -14,7 +14,7 @@ bytes=$(find "$out/project/.ai" "$out/user/.ai" "$out/system/.ai" -type f -print
 echo "tree: $n tools, $files files, $bytes bytes, $(nproc) cores"
 lint() {
   ./target/release/ryechain lint "$out/project" --user-space "$out/user" \
-    --system-space "gen=$out/system" --format json >/dev/null || [ $? -eq 1 ]
+    --system-space "gen=$out/system" --ignore integrity --format json >/dev/null || [ $? -eq 1 ]
 }
 hash() {
   find "$out/project/.ai" "$out/user/.ai" "$out/system/.ai" -type f -print0 |

@@ -4,9 +4,10 @@
 
 use ryechain::analysis::chain_view::chain_of;
 use ryechain::analysis::{LintOptions, lint};
+use ryechain::db::Settings;
 use ryechain::parse::ParserKind;
 use ryechain::resolve::{extractor_config, metadata, tool_files};
-use ryechain::testing::host;
+use ryechain::testing::{host, host_with};
 
 /// A reference-era system bundle (files shaped as [R] ships them) plus a project using it.
 const REFERENCE_TREE: &str = r#"
@@ -88,7 +89,14 @@ config:
 
 #[test]
 fn reference_tree_lints_clean_with_the_reference_chains() {
-    let host = host(REFERENCE_TREE);
+    // Resolution, chains and validation: clean. (Integrity is checked below.)
+    let host = host_with(
+        REFERENCE_TREE,
+        Settings {
+            ignore: vec!["integrity".to_owned()],
+            ..Settings::default()
+        },
+    );
     let db = host.snapshot();
 
     let report = lint(&db, &LintOptions::default(), &|_| {});
@@ -154,4 +162,41 @@ fn extractor_without_parsers_map_falls_back_to_builtin_parsers() {
             assert!(meta.executor_id.is_some(), "{}", f.rel(&db));
         }
     }
+}
+
+/// §10.1 / §14.33: placeholder and legacy lines are unsigned to the reference; ryechain says which
+/// are legacy placeholders and which are `rye:signed:` lines that do not parse; made-up hashes fail.
+#[test]
+fn reference_placeholders_are_unsigned_or_malformed() {
+    let host = host_with(
+        REFERENCE_TREE,
+        Settings {
+            select: Some(vec!["integrity".to_owned()]),
+            ..Settings::default()
+        },
+    );
+    let report = lint(&host.snapshot(), &LintOptions::default(), &|_| {});
+    let mut got: Vec<(String, String)> = report
+        .findings
+        .iter()
+        .map(|f| {
+            let name = f.path.rsplit('/').next().unwrap_or(&f.path).to_owned();
+            (name, f.rule.clone())
+        })
+        .collect();
+    got.sort();
+    let want = [
+        ("bash_runtime.yaml", "malformed-signature"),
+        ("fetch.yaml", "unsigned-item"),
+        ("hello.py", "unsigned-item"),
+        ("http_client.yaml", "unsigned-item"),
+        ("python_script_runtime.yaml", "unsigned-item"),
+        ("subprocess.yaml", "content-hash-mismatch"),
+        ("tool_extractor.yaml", "content-hash-mismatch"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect();
+    assert_eq!(got, want);
 }

@@ -29,8 +29,13 @@ const DOC_SECTIONS: [&str; 4] = [
 
 /// Near-misses that cannot be named `ok_*` because their file name is fixed (one config file per
 /// space): (rule id, path relative to the fixture dir). Each is described in the fixture's README.
-const FIXED_NAME_NEAR_MISSES: &[(&str, &str)] =
-    &[("invalid-config", "user/.ai/config/ryechain.yaml")];
+const FIXED_NAME_NEAR_MISSES: &[(&str, &str)] = &[
+    ("invalid-config", "user/.ai/config/ryechain.yaml"),
+    (
+        "invalid-trusted-key",
+        "project/.ai/config/keys/trusted/1cae49885ebad676.toml",
+    ),
+];
 
 fn fixtures_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -260,6 +265,12 @@ rule_fixture_tests! {
     unversioned_constrained_child => "unversioned-constrained-child",
     upward_space_dependency => "upward-space-dependency",
     version_constraint_violation => "version-constraint-violation",
+    unsigned_item => "unsigned-item",
+    content_hash_mismatch => "content-hash-mismatch",
+    untrusted_key => "untrusted-key",
+    bad_signature => "bad-signature",
+    malformed_signature => "malformed-signature",
+    invalid_trusted_key => "invalid-trusted-key",
 }
 
 fn fixture_dirs() -> Vec<String> {

@@ -15,6 +15,7 @@ use crate::diagnostic::{
 };
 use crate::resolve::tool_files;
 use crate::rules::checks::{chain_diagnostics, file_diagnostics, graph_diagnostics};
+use crate::rules::integrity::integrity_diagnostics;
 use crate::rules::{Rule, rules};
 
 /// Rule id used for a panic caught while checking one file (not a rule: an internal defect).
@@ -86,6 +87,16 @@ pub fn effective_severity(db: &dyn Db, rule: &Rule) -> Option<Severity> {
 pub fn lint_files(db: &dyn Db) -> Vec<SourceFile> {
     let mut files = tool_files(db).clone();
     files.extend(lint_config(db).sources.iter().copied());
+    // Directives, knowledge, trust-store documents and lockfiles (tools are already in).
+    for root in db.workspace().roots(db) {
+        files.extend(root.files(db).iter().copied().filter(|&f| {
+            let rel = f.rel(db);
+            rel.starts_with("directives/")
+                || rel.starts_with("knowledge/")
+                || rel.starts_with("lockfiles/")
+                || crate::integrity::trust::trust_doc_rank(rel).is_some()
+        }));
+    }
     for &f in &crate::resolve::extractor_config(db).sources {
         if !files.contains(&f) {
             files.push(f);
@@ -98,6 +109,7 @@ fn check_file(db: &RootDb, file: SourceFile) -> (Vec<Diagnostic>, bool) {
     let run = || {
         let mut d = file_diagnostics(db, file).clone();
         d.extend(chain_diagnostics(db, file).iter().cloned());
+        d.extend(integrity_diagnostics(db, file).iter().cloned());
         d
     };
     match std::panic::catch_unwind(AssertUnwindSafe(run)) {

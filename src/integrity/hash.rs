@@ -32,7 +32,7 @@ pub fn py_strip(s: &str) -> &str {
     s.trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
 }
 
-fn strip_line_with<'a>(text: &'a str, starts: impl Fn(&str) -> bool) -> &'a str {
+fn strip_line_with(text: &str, starts: impl Fn(&str) -> bool) -> &str {
     if starts(text)
         && let Some(nl) = text.find('\n')
     {

@@ -149,6 +149,14 @@ pub fn parse_signature(text: &str, fmt: &SignatureFormat) -> SigLine {
     let fields = match &fmt.suffix {
         Some(suffix) => match fields.strip_suffix(suffix.as_str()) {
             Some(f) => match f.strip_suffix(' ') {
+                Some(f) if f.ends_with(' ') => {
+                    return SigLine::Malformed {
+                        span,
+                        reason: format!(
+                            "exactly one space must come before `{suffix}`, found more"
+                        ),
+                    };
+                }
                 Some(f) => f,
                 None => {
                     return SigLine::Malformed {

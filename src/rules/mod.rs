@@ -3,6 +3,7 @@
 //! is refused), then dispatched by the checks in `checks.rs`.
 
 pub mod checks;
+pub mod integrity;
 pub mod validate;
 
 use std::collections::BTreeMap;
@@ -65,6 +66,13 @@ pub enum Check {
     UnversionedChild {},
     ChainDepth {},
     ExecutorCycle {},
+    UnsignedItem {},
+    HashMismatch {},
+    UntrustedKey {},
+    BadSignature {},
+    MalformedSignature {},
+    InvalidTrustedKey {},
+    StaleLockfile {},
 }
 
 /// What a check kind declares: its scope, the placeholders its templates may use, and the
@@ -130,6 +138,13 @@ impl Check {
             Check::ExecutorCycle { .. } => {
                 (Graph, &["first", "members", "count", "trapped_count"], &[])
             }
+            Check::UnsignedItem { .. } => (File, &["item", "kind"], &["legacy"]),
+            Check::HashMismatch { .. } => (File, &["item", "expected", "got"], &[]),
+            Check::UntrustedKey { .. } => (File, &["item", "key_fp"], &[]),
+            Check::BadSignature { .. } => (File, &["item", "key_fp"], &[]),
+            Check::MalformedSignature { .. } => (File, &["item", "reason"], &[]),
+            Check::InvalidTrustedKey { .. } => (File, &["item", "reason"], &[]),
+            Check::StaleLockfile { .. } => (File, &["item", "problem"], &[]),
         };
         CheckSpec {
             scope,

@@ -1,0 +1,100 @@
+//! L4 integrity checks (§10): the per-file query behind `unsigned-item`, `content-hash-mismatch`,
+//! `untrusted-key`, `bad-signature`, `malformed-signature` and `invalid-trusted-key`. It reads only
+//! integrity queries of the file itself and the trust store, never a chain query.
+
+use super::{Check, Rule, Site, rules};
+use crate::db::{Db, SourceFile};
+use crate::diagnostic::Diagnostic;
+use crate::integrity::{ItemKind, Verdict, signature_status, trust_store};
+use crate::resolve::tool_id;
+
+fn rule_for(pred: impl Fn(&Check) -> bool) -> Option<&'static Rule> {
+    rules().with_check(pred).next()
+}
+
+/// Integrity findings of one file: its verdict if it is an item, its refusal if it is a
+/// trust-store document.
+#[salsa::tracked(returns(ref))]
+pub fn integrity_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let rel = file.rel(db);
+    let item = format!(".ai/{rel}");
+    let id = tool_id(db, file);
+    let site = |span| Site {
+        path: file.path(db),
+        span,
+        item_id: id.as_deref(),
+        space: Some(file.space(db)),
+    };
+    for (_, reason) in trust_store(db).problems.iter().filter(|(f, _)| *f == file) {
+        if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidTrustedKey { .. })) {
+            out.push(rule.emit(
+                site(None),
+                &[("item", item.clone()), ("reason", reason.clone())],
+                None,
+                Vec::new(),
+            ));
+        }
+    }
+    let Some(kind) = ItemKind::of_rel(rel) else {
+        return out;
+    };
+    // Unreadable files are reported by `unreadable-file`; nothing to verify.
+    if file.contents(db).text().is_none() {
+        return out;
+    }
+    let emit = |pred: &dyn Fn(&Check) -> bool, span, vars: &[(&str, String)], variant| {
+        rule_for(pred).map(|rule| rule.emit(site(span), vars, variant, Vec::new()))
+    };
+    let d = match signature_status(db, file) {
+        Verdict::Verified { .. } | Verdict::Embedded { .. } => None,
+        Verdict::Unsigned { legacy, span } => emit(
+            &|c| matches!(c, Check::UnsignedItem { .. }),
+            *span,
+            &[("item", item), ("kind", kind.name().to_owned())],
+            legacy.then_some("legacy"),
+        ),
+        Verdict::Malformed { reason, span } => emit(
+            &|c| matches!(c, Check::MalformedSignature { .. }),
+            Some(*span),
+            &[("item", item), ("reason", reason.clone())],
+            None,
+        ),
+        Verdict::HashMismatch {
+            expected,
+            got,
+            span,
+        } => emit(
+            &|c| matches!(c, Check::HashMismatch { .. }),
+            Some(*span),
+            &[
+                ("item", item),
+                ("expected", expected.chars().take(16).collect()),
+                ("got", got.chars().take(16).collect()),
+            ],
+            None,
+        ),
+        Verdict::UntrustedKey { key_fp, span } => emit(
+            &|c| matches!(c, Check::UntrustedKey { .. }),
+            Some(*span),
+            &[("item", item), ("key_fp", key_fp.clone())],
+            None,
+        ),
+        Verdict::BadSignature { key_fp, span } => emit(
+            &|c| matches!(c, Check::BadSignature { .. }),
+            Some(*span),
+            &[("item", item), ("key_fp", key_fp.clone())],
+            None,
+        ),
+        // A directive without XML cannot be hashed: the reference's plain error, reported as a
+        // metadata problem of the file.
+        Verdict::Unhashable { reason } => emit(
+            &|c| matches!(c, Check::ParseProblem { .. }),
+            None,
+            &[("item_id", rel.to_string()), ("problem", reason.clone())],
+            None,
+        ),
+    };
+    out.extend(d);
+    out
+}

@@ -17,6 +17,8 @@ pub struct LintConfig {
     /// Per-rule severity; `None` turns the rule off.
     pub severity: Vec<(String, Option<Severity>)>,
     pub max_depth: Option<usize>,
+    /// `integrity.require_signatures` (`None`: not configured; the execution policy defaults to true).
+    pub require_signatures: Option<bool>,
     /// Problems found in the config files: file, span, message.
     pub problems: Vec<(SourceFile, Option<Span>, String)>,
     /// The config files read, lowest precedence first.
@@ -171,9 +173,28 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
                         }
                     }
                 }
+                "integrity" => {
+                    for (ik, iv) in v.as_mapping().into_iter().flatten() {
+                        let ikey = ik.as_str().unwrap_or_default();
+                        let span = key_span(text, ikey);
+                        match ikey {
+                            "require_signatures" if iv.as_bool().is_some() => {}
+                            "require_signatures" => problem(
+                                span,
+                                "`integrity.require_signatures` must be true or false".to_owned(),
+                            ),
+                            other => problem(
+                                span,
+                                format!(
+                                    "unknown key `integrity.{other}` (expected require_signatures)"
+                                ),
+                            ),
+                        }
+                    }
+                }
                 other => problem(
                     key_span(text, other),
-                    format!("unknown section `{other}` (expected lint, chain)"),
+                    format!("unknown section `{other}` (expected lint, chain, integrity)"),
                 ),
             }
         }
@@ -208,6 +229,10 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
         .and_then(serde_yaml::Value::as_u64)
         .filter(|d| (1..=1000).contains(d))
         .map(|d| d as usize);
+    cfg.require_signatures = merged
+        .get("integrity")
+        .and_then(|c| c.get("require_signatures"))
+        .and_then(serde_yaml::Value::as_bool);
     cfg
 }
 

@@ -1,0 +1,139 @@
+//! L5 the integrity entry point the execution path calls before it spawns anything (§10.5): verify
+//! every element of a tool's chain plus extra files (verify_deps), and the policy that decides
+//! whether the chain may run. Also the whole-workspace listing behind `ryechain verify`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::db::{Db, RootDb, SourceFile};
+use crate::integrity::{
+    ItemKind, Verdict, extension_of, signature_formats, signature_status, trust_store, verify_text,
+};
+use crate::resolve::{chain, resolve_root, tool_id};
+
+/// What the execution path will accept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Policy {
+    /// Run unsigned items (and malformed lines, which the reference reads as unsigned).
+    pub allow_unsigned: bool,
+}
+
+impl Policy {
+    /// `--allow-unsigned` on the command line, else `integrity.require_signatures` of
+    /// `.ai/config/ryechain.yaml` (default: signatures required).
+    pub fn resolve(db: &dyn Db, allow_unsigned_flag: bool) -> Policy {
+        let required = crate::config::lint_config(db)
+            .require_signatures
+            .unwrap_or(true);
+        Policy {
+            allow_unsigned: allow_unsigned_flag || !required,
+        }
+    }
+
+    /// Whether a verdict passes under this policy.
+    pub fn accepts(&self, v: &Verdict) -> bool {
+        v.passed() || (self.allow_unsigned && v.is_unsigned())
+    }
+}
+
+/// A file outside the database to verify with the workspace's trust store (a verify_deps file).
+#[derive(Clone, Debug)]
+pub struct ExtraFile {
+    pub path: PathBuf,
+    pub kind: ItemKind,
+    pub text: Arc<str>,
+}
+
+/// One verified file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileVerdict {
+    pub path: PathBuf,
+    /// The chain element's id (`None` for extra files).
+    pub item_id: Option<String>,
+    pub verdict: Verdict,
+    /// The reference's error text (§10.5) when the verdict is not a pass.
+    pub error: Option<String>,
+}
+
+/// Every verdict of a chain and its extra files, in chain order then extra order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainVerification {
+    pub files: Vec<FileVerdict>,
+}
+
+impl ChainVerification {
+    /// The first failure under `policy`, as the reference's error text, or `None` if the chain
+    /// may run (any failing element or extra file refuses the whole chain).
+    pub fn refusal(&self, policy: &Policy) -> Option<&str> {
+        self.files
+            .iter()
+            .find(|f| !policy.accepts(&f.verdict))
+            .and_then(|f| f.error.as_deref())
+    }
+}
+
+fn file_verdict(db: &dyn Db, file: SourceFile, item_id: Option<String>) -> FileVerdict {
+    let verdict = signature_status(db, file).clone();
+    let path = file.path(db).as_ref().clone();
+    let error = verdict.error_text(&path.display().to_string());
+    FileVerdict {
+        path,
+        item_id,
+        verdict,
+        error,
+    }
+}
+
+/// Verify the chain of `item_id` (resolved from the project space, as `rye_execute` does) and the
+/// extra files. Elements without a file (primitives resolved by key) have nothing to verify.
+/// `None` when the tool does not resolve.
+pub fn verify_chain(db: &RootDb, item_id: &str, extra: &[ExtraFile]) -> Option<ChainVerification> {
+    let root = resolve_root(db, item_id).found.as_ref()?.file;
+    let mut files: Vec<FileVerdict> = chain(db, root)
+        .elements
+        .iter()
+        .filter_map(|e| e.file.map(|f| file_verdict(db, f, Some(e.item_id.clone()))))
+        .collect();
+    let store = trust_store(db);
+    let trusted = |fp: &str| store.lookup(fp).map(|(k, _)| k.pem.clone());
+    let formats = signature_formats(db);
+    for x in extra {
+        let name = x.path.to_string_lossy();
+        let fmt = formats.get(x.kind, extension_of(&name));
+        let verdict = verify_text(x.kind, &fmt, &x.text, &trusted);
+        let error = verdict.error_text(&name);
+        files.push(FileVerdict {
+            path: x.path.clone(),
+            item_id: None,
+            verdict,
+            error,
+        });
+    }
+    Some(ChainVerification { files })
+}
+
+/// Verdicts of every item file of every space (tools, directives, knowledge), by space then path.
+pub fn verify_all(db: &RootDb) -> Vec<FileVerdict> {
+    let mut out = Vec::new();
+    for root in db.workspace().roots(db) {
+        let mut files: Vec<SourceFile> = root
+            .files(db)
+            .iter()
+            .copied()
+            .filter(|&f| ItemKind::of_rel(f.rel(db)).is_some() && f.contents(db).text().is_some())
+            .filter(|&f| {
+                // Tools: only files with a tool extension are items.
+                !f.rel(db).starts_with("tools/") || tool_id(db, f).is_some()
+            })
+            .collect();
+        files.sort_by(|a, b| a.rel(db).cmp(b.rel(db)));
+        out.extend(files.into_iter().map(|f| {
+            let id = tool_id(db, f).or_else(|| {
+                let rel = f.rel(db);
+                Some(rel.strip_suffix(".md").unwrap_or(rel).to_owned())
+            });
+            file_verdict(db, f, id)
+        }));
+    }
+    out
+}

@@ -1,0 +1,224 @@
+//! The verification entry point and policy the execution path uses (§10.5): per-file verdicts of
+//! a whole chain plus extra files with the reference's texts; any failing element or extra file
+//! refuses the chain; unsigned items pass only with `--allow-unsigned` or
+//! `integrity.require_signatures: false`. Also: the embedded bundle is trusted by construction.
+
+use std::path::PathBuf;
+
+use ryechain::analysis::verify::{ExtraFile, Policy, verify_all, verify_chain};
+use ryechain::analysis::{LintOptions, lint};
+use ryechain::integrity::keys::{fingerprint, key_pair_from_seed, sign_hash, signing_key_from_pem};
+use ryechain::integrity::sigline::with_signature_line;
+use ryechain::integrity::{
+    EMBEDDED_KEY_FP, ItemKind, Signature, Verdict, default_format, extension_of, hash, trust,
+};
+use ryechain::testing::host;
+
+/// A throwaway key made in the test (never stored).
+struct TestKey {
+    sk: ed25519_dalek::SigningKey,
+    public_pem: String,
+    fp: String,
+}
+
+fn test_key(seed: u8) -> TestKey {
+    let pair = key_pair_from_seed(&[seed; 32]).unwrap();
+    TestKey {
+        sk: signing_key_from_pem(&pair.private_pem).unwrap(),
+        fp: fingerprint(pair.public_pem.as_bytes()),
+        public_pem: pair.public_pem,
+    }
+}
+
+fn signed(rel: &str, text: &str, key: &TestKey) -> String {
+    let kind = ItemKind::of_rel(rel).unwrap();
+    let fmt = default_format(kind, extension_of(rel));
+    let h = hash::content_hash(kind, text, &fmt.prefix).unwrap();
+    let sig = Signature {
+        timestamp: "2026-11-22T00:00:00Z".into(),
+        content_hash: h.clone(),
+        signature: sign_hash(&key.sk, &h),
+        key_fp: key.fp.clone(),
+        provenance: None,
+    };
+    with_signature_line(text, &fmt, &sig.line(&fmt))
+}
+
+const TOOL: &str = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"acme/rt/python\"\nprint('hi')\n";
+const RUNTIME: &str =
+    "version: \"1.0.0\"\ntool_type: runtime\nexecutor_id: rye/core/runtimes/python/script\n";
+
+/// A project with tool → project runtime → embedded system runtime → primitive.
+fn fixture(tool: &str, runtime: &str, key: &TestKey, extra: &str) -> String {
+    format!(
+        "//- /project/.ai/config/keys/trusted/{fp}.toml\n{doc}//- /project/.ai/tools/acme/hello.py\n{tool}//- /project/.ai/tools/acme/rt/python.yaml\n{runtime}{extra}",
+        fp = key.fp,
+        doc = trust::trust_doc_toml(&key.public_pem, "test"),
+    )
+}
+
+#[test]
+fn a_fully_signed_chain_runs_and_the_embedded_runtime_is_trusted() {
+    let k = test_key(1);
+    let text = fixture(
+        &signed("tools/acme/hello.py", TOOL, &k),
+        &signed("tools/acme/rt/python.yaml", RUNTIME, &k),
+        &k,
+        "",
+    );
+    let host = host(&text);
+    let db = host.snapshot();
+    let v = verify_chain(&db, "acme/hello", &[]).expect("the tool resolves");
+    let ids: Vec<_> = v.files.iter().map(|f| f.item_id.clone().unwrap()).collect();
+    // DESIGN.md: a primitive with a system file is loaded and verified too.
+    assert_eq!(
+        ids,
+        [
+            "acme/hello",
+            "acme/rt/python",
+            "rye/core/runtimes/python/script",
+            "rye/core/primitives/subprocess"
+        ]
+    );
+    assert_eq!(v.files[0].verdict.key_fp(), Some(k.fp.as_str()));
+    assert_eq!(v.files[2].verdict.key_fp(), Some(EMBEDDED_KEY_FP));
+    assert!(v.files.iter().all(|f| f.error.is_none()));
+    assert_eq!(
+        v.refusal(&Policy {
+            allow_unsigned: false
+        }),
+        None
+    );
+}
+
+#[test]
+fn unsigned_elements_are_refused_unless_allowed() {
+    let k = test_key(1);
+    let text = fixture(
+        TOOL,
+        &signed("tools/acme/rt/python.yaml", RUNTIME, &k),
+        &k,
+        "",
+    );
+    let host = host(&text);
+    let db = host.snapshot();
+    let v = verify_chain(&db, "acme/hello", &[]).unwrap();
+    let refusal = v
+        .refusal(&Policy {
+            allow_unsigned: false,
+        })
+        .unwrap();
+    assert_eq!(
+        refusal,
+        "Unsigned item: /fixture/project/.ai/tools/acme/hello.py"
+    );
+    assert_eq!(
+        v.refusal(&Policy {
+            allow_unsigned: true
+        }),
+        None
+    );
+    // Default policy (no config, no flag): signatures required.
+    assert_eq!(
+        Policy::resolve(&db, false),
+        Policy {
+            allow_unsigned: false
+        }
+    );
+    assert!(Policy::resolve(&db, true).allow_unsigned);
+}
+
+#[test]
+fn config_can_allow_unsigned_items() {
+    let k = test_key(1);
+    let cfg = "//- /project/.ai/config/ryechain.yaml\nintegrity:\n  require_signatures: false\n";
+    let host = host(&fixture(TOOL, RUNTIME, &k, cfg));
+    let db = host.snapshot();
+    let policy = Policy::resolve(&db, false);
+    assert!(policy.allow_unsigned);
+    let v = verify_chain(&db, "acme/hello", &[]).unwrap();
+    assert_eq!(v.refusal(&policy), None);
+}
+
+#[test]
+fn a_tampered_element_is_refused_even_when_unsigned_is_allowed() {
+    let k = test_key(1);
+    let runtime = signed("tools/acme/rt/python.yaml", RUNTIME, &k).replace("1.0.0", "1.0.1");
+    let text = fixture(&signed("tools/acme/hello.py", TOOL, &k), &runtime, &k, "");
+    let host = host(&text);
+    let v = verify_chain(&host.snapshot(), "acme/hello", &[]).unwrap();
+    let refusal = v
+        .refusal(&Policy {
+            allow_unsigned: true,
+        })
+        .unwrap();
+    assert!(
+        refusal.starts_with(
+            "Integrity failed: /fixture/project/.ai/tools/acme/rt/python.yaml (expected "
+        ),
+        "{refusal}"
+    );
+}
+
+#[test]
+fn untrusted_and_extra_files_follow_the_reference_order() {
+    let k = test_key(1);
+    let stranger = test_key(2);
+    let text = fixture(
+        &signed("tools/acme/hello.py", TOOL, &k),
+        &signed("tools/acme/rt/python.yaml", RUNTIME, &k),
+        &k,
+        "",
+    );
+    let host = host(&text);
+    let db = host.snapshot();
+    let good = ExtraFile {
+        path: PathBuf::from("/anchor/lib/util.py"),
+        kind: ItemKind::Tool,
+        text: signed("tools/util.py", "X = 1\n", &k).into(),
+    };
+    let foreign = ExtraFile {
+        path: PathBuf::from("/anchor/lib/other.py"),
+        kind: ItemKind::Tool,
+        text: signed("tools/other.py", "Y = 2\n", &stranger).into(),
+    };
+    let v = verify_chain(&db, "acme/hello", &[good.clone()]).unwrap();
+    assert_eq!(
+        v.refusal(&Policy {
+            allow_unsigned: false
+        }),
+        None
+    );
+    let v = verify_chain(&db, "acme/hello", &[good, foreign]).unwrap();
+    assert_eq!(
+        v.refusal(&Policy {
+            allow_unsigned: true
+        })
+        .unwrap(),
+        format!(
+            "Untrusted key {} for /anchor/lib/other.py. Add the key to the trust store via the sign tool.",
+            stranger.fp
+        )
+    );
+    assert!(verify_chain(&db, "acme/missing", &[]).is_none());
+}
+
+/// The embedded bundle parses and lints clean, and every item of it is verified by construction.
+#[test]
+fn embedded_bundle_is_clean_and_trusted() {
+    let host = host("//- /project/.ai/tools/.keep.txt\n");
+    let db = host.snapshot();
+    let report = lint(&db, &LintOptions::default(), &|_| {});
+    assert!(report.findings.is_empty(), "{:#?}", report.findings);
+    let all = verify_all(&db);
+    assert!(all.len() >= 15, "{} embedded items", all.len());
+    for f in &all {
+        assert!(
+            matches!(f.verdict, Verdict::Embedded { .. }),
+            "{}: {:?}",
+            f.path.display(),
+            f.verdict
+        );
+        assert_eq!(f.verdict.key_fp(), Some(EMBEDDED_KEY_FP));
+    }
+}

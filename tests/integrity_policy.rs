@@ -182,7 +182,7 @@ fn untrusted_and_extra_files_follow_the_reference_order() {
         kind: ItemKind::Tool,
         text: signed("tools/other.py", "Y = 2\n", &stranger).into(),
     };
-    let v = verify_chain(&db, "acme/hello", &[good.clone()]).unwrap();
+    let v = verify_chain(&db, "acme/hello", std::slice::from_ref(&good)).unwrap();
     assert_eq!(
         v.refusal(&Policy {
             allow_unsigned: false

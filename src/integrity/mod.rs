@@ -8,6 +8,9 @@ pub mod sigline;
 pub mod timefmt;
 pub mod trust;
 
+#[cfg(test)]
+mod proptests;
+
 use std::sync::Arc;
 
 use crate::db::{Db, FileContents, SourceFile};

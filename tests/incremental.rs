@@ -69,11 +69,18 @@ fn body_only_edit_reruns_no_chain_query() {
         "executor_graph(",
         "graph_diagnostics(",
         "space_index(",
+        "trust_store(",
+        "signature_formats(",
     ] {
         assert!(
             !log.iter().any(|e| e.starts_with(q)),
             "{q} re-ran after a body-only edit: {log:?}"
         );
+    }
+    // Integrity is per file: the edited file's hash and verdict re-run, no other file's.
+    for q in ["content_hash(", "signature_status(", "integrity_diagnostics("] {
+        let n = log.iter().filter(|e| e.starts_with(q)).count();
+        assert_eq!(n, 1, "{q} ran {n} times after one body edit: {log:?}");
     }
 }
 

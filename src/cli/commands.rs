@@ -127,6 +127,10 @@ pub fn chain(
         println!("Tool not found: {item}");
         return Ok(1);
     }
+    // §10.5: each element's integrity verdict (the dry run itself does not refuse on it).
+    let verdicts = crate::analysis::verify::verify_chain(&db, item, &[])
+        .map(|v| v.files)
+        .unwrap_or_default();
     for (i, e) in view.elements.iter().enumerate() {
         let arrow = if i == 0 { "  " } else { "→ " };
         let kind = if e.primitive { " [primitive]" } else { "" };
@@ -142,6 +146,13 @@ pub fn chain(
             "{arrow}{} ({}{origin}){kind}\n    {path}",
             e.item_id, e.space
         );
+        if let Some(v) = verdicts.iter().find(|v| Some(&v.path) == e.path.as_ref()) {
+            match (v.verdict.key_fp(), &v.error) {
+                (Some(fp), _) => println!("    integrity: verified (key {fp})"),
+                (None, Some(err)) => println!("    integrity: {err}"),
+                (None, None) => {}
+            }
+        }
         for (p, s) in &e.shadowed {
             println!("    shadows {} ({s})", p.display());
         }

@@ -4,6 +4,7 @@
 #![allow(clippy::disallowed_methods, reason = "the CLI edge reads NO_COLOR")]
 
 mod commands;
+mod verify;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -95,6 +96,22 @@ enum Command {
         #[arg(long, value_enum, default_value = "dot")]
         format: GraphFormat,
     },
+    /// Verify item signatures (all items by default, or the chains of the named tools).
+    Verify {
+        /// Tool item ids whose chains to verify (none = every item of every space), optionally
+        /// followed by the project directory: a last argument that is a directory containing
+        /// `.ai/` is the PATH.
+        args: Vec<String>,
+        /// The project directory (instead of a trailing PATH argument).
+        #[arg(long)]
+        path: Option<PathBuf>,
+        /// Print the verdicts as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Accept unsigned items (as `integrity.require_signatures: false` does).
+        #[arg(long)]
+        allow_unsigned: bool,
+    },
 }
 
 /// Entry point of the binary.
@@ -163,6 +180,24 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
         Command::Rules => commands::rules_list(),
         Command::Rule { id } => commands::rule_doc(&id),
         Command::Graph { path, format } => commands::graph(&ctx, &path, format),
+        Command::Verify {
+            mut args,
+            path,
+            json,
+            allow_unsigned,
+        } => {
+            let path = match path {
+                Some(p) => p,
+                None if args
+                    .last()
+                    .is_some_and(|a| ctx.sys.is_dir(&Path::new(a).join(".ai"))) =>
+                {
+                    PathBuf::from(args.pop().unwrap_or_default())
+                }
+                None => PathBuf::from("."),
+            };
+            verify::verify(&ctx, &args, &path, json, allow_unsigned)
+        }
     }
 }
 

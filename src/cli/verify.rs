@@ -1,0 +1,88 @@
+//! L6 `ryechain verify [ITEM…] [--path DIR]`: the integrity verdict of items (all items of every
+//! space by default, or the chains of the named tools) with the reference's error texts (§10.5);
+//! exit 1 when any item fails under the execution policy.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use serde_json::json;
+
+use super::{Context, print_notices};
+use crate::analysis::display_path;
+use crate::analysis::verify::{FileVerdict, Policy, verify_all, verify_chain};
+use crate::db::Settings;
+
+pub fn verify(
+    ctx: &Context<'_>,
+    items: &[String],
+    path: &Path,
+    json_out: bool,
+    allow_unsigned: bool,
+) -> anyhow::Result<u8> {
+    let (host, notices) = ctx.host(path, Settings::default())?;
+    print_notices(&notices);
+    let db = host.snapshot();
+    let policy = Policy::resolve(&db, allow_unsigned);
+    let mut files: Vec<FileVerdict> = Vec::new();
+    if items.is_empty() {
+        files = verify_all(&db);
+    } else {
+        for item in items {
+            if let Some(reason) = crate::model::item_id_problem(item) {
+                anyhow::bail!("invalid item id `{item}`: {reason}");
+            }
+            let v =
+                verify_chain(&db, item, &[]).with_context(|| format!("Tool not found: {item}"))?;
+            for f in v.files {
+                if !files.iter().any(|g| g.path == f.path) {
+                    files.push(f);
+                }
+            }
+        }
+    }
+    let base = std::env::current_dir().ok();
+    let shown = |f: &FileVerdict| display_path(&f.path, base.as_deref());
+    let failed = files.iter().filter(|f| !policy.accepts(&f.verdict)).count();
+    if json_out {
+        let list: Vec<_> = files
+            .iter()
+            .map(|f| {
+                json!({
+                    "item_id": f.item_id,
+                    "path": shown(f),
+                    "verified": f.verdict.passed(),
+                    "accepted": policy.accepts(&f.verdict),
+                    "key_fp": f.verdict.key_fp(),
+                    "error": f.verdict.error_text(&shown(f)),
+                })
+            })
+            .collect();
+        let out = json!({
+            "items": list,
+            "summary": {"total": files.len(), "failed": failed, "allow_unsigned": policy.allow_unsigned},
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        for f in &files {
+            let p = shown(f);
+            match (f.verdict.key_fp(), f.verdict.error_text(&p)) {
+                (Some(fp), _) => println!("ok      {p} (key {fp})"),
+                (None, Some(err)) if policy.accepts(&f.verdict) => {
+                    println!("allowed {err}");
+                }
+                (None, Some(err)) => println!("FAILED  {err}"),
+                (None, None) => println!("ok      {p}"),
+            }
+        }
+        println!(
+            "\n{} item(s) checked, {failed} failed{}",
+            files.len(),
+            if policy.allow_unsigned {
+                " (unsigned items allowed)"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(u8::from(failed > 0))
+}

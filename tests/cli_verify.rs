@@ -1,5 +1,9 @@
 //! `ryechain verify` and the integrity lines of `ryechain chain`, run as a binary on the rule
 //! fixtures (signed with a throwaway key whose public half the fixtures trust).
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the test runs the ryechain binary"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

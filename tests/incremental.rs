@@ -78,7 +78,11 @@ fn body_only_edit_reruns_no_chain_query() {
         );
     }
     // Integrity is per file: the edited file's hash and verdict re-run, no other file's.
-    for q in ["content_hash(", "signature_status(", "integrity_diagnostics("] {
+    for q in [
+        "content_hash(",
+        "signature_status(",
+        "integrity_diagnostics(",
+    ] {
         let n = log.iter().filter(|e| e.starts_with(q)).count();
         assert_eq!(n, 1, "{q} ran {n} times after one body edit: {log:?}");
     }

@@ -2,6 +2,7 @@
 //! per-file verdict, as salsa queries over file text. No chain query reads anything here
 //! (DESIGN.md invariant: a body edit re-runs integrity for that file only).
 
+pub mod canonical;
 pub mod hash;
 pub mod keys;
 pub mod sigline;

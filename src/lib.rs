@@ -5,6 +5,7 @@ pub mod cli;
 pub mod config;
 pub mod db;
 pub mod diagnostic;
+pub mod error;
 pub mod integrity;
 pub mod load;
 pub mod model;

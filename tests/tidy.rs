@@ -54,6 +54,7 @@ fn every_module_starts_with_a_doc_line() {
 const LAYERS: &[(&str, u8)] = &[
     ("src/model.rs", 0),
     ("src/diagnostic.rs", 0),
+    ("src/error.rs", 0),
     ("src/system/", 1),
     ("src/db/", 2),
     ("src/parse/", 3),
@@ -72,6 +73,7 @@ const LAYERS: &[(&str, u8)] = &[
 const MODULE_LAYER: &[(&str, u8)] = &[
     ("model", 0),
     ("diagnostic", 0),
+    ("error", 0),
     ("system", 1),
     ("db", 2),
     ("parse", 3),

@@ -4,6 +4,7 @@
 #![allow(clippy::disallowed_methods, reason = "the CLI edge reads NO_COLOR")]
 
 mod commands;
+mod lock;
 mod verify;
 
 use std::io::IsTerminal;
@@ -89,6 +90,17 @@ enum Command {
     Rules,
     /// Show one rule's documentation.
     Rule { id: String },
+    /// Write the lockfile of a tool whose chain is valid to `<PATH>/.ai/lockfiles/<id>@<version>.lock.json`.
+    Lock {
+        /// The tool's item id (`rye/bash/bash`).
+        item: String,
+        /// The project directory (containing `.ai/`).
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Overwrite an existing lockfile.
+        #[arg(long)]
+        force: bool,
+    },
     /// Print the executor graph of every tool.
     Graph {
         #[arg(default_value = ".")]
@@ -198,6 +210,7 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
             };
             verify::verify(&ctx, &args, &path, json, allow_unsigned)
         }
+        Command::Lock { item, path, force } => lock::lock(&ctx, &item, &path, force),
     }
 }
 

@@ -5,6 +5,7 @@
 pub mod canonical;
 pub mod hash;
 pub mod keys;
+pub mod lockfile;
 pub mod sigline;
 pub mod timefmt;
 pub mod trust;

@@ -271,6 +271,7 @@ rule_fixture_tests! {
     bad_signature => "bad-signature",
     malformed_signature => "malformed-signature",
     invalid_trusted_key => "invalid-trusted-key",
+    stale_lockfile => "stale-lockfile",
 }
 
 fn fixture_dirs() -> Vec<String> {

@@ -1,5 +1,5 @@
 //! L4 integrity checks (§10): the per-file query behind `unsigned-item`, `content-hash-mismatch`,
-//! `untrusted-key`, `bad-signature`, `malformed-signature` and `invalid-trusted-key`. It reads only
+//! `untrusted-key`, `bad-signature`, `malformed-signature`, `invalid-trusted-key` and `stale-lockfile`. It reads only
 //! integrity queries of the file itself and the trust store, never a chain query.
 
 use super::{Check, Rule, Site, rules};
@@ -35,6 +35,16 @@ pub fn integrity_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
                 Vec::new(),
             ));
         }
+    }
+    if let Some((span, problem)) = crate::integrity::lockfile::stale_lockfile(db, file)
+        && let Some(rule) = rule_for(|c| matches!(c, Check::StaleLockfile { .. }))
+    {
+        out.push(rule.emit(
+            site(span),
+            &[("item", item.clone()), ("problem", problem)],
+            None,
+            Vec::new(),
+        ));
     }
     let Some(kind) = ItemKind::of_rel(rel) else {
         return out;

@@ -4,7 +4,9 @@
 #![allow(clippy::disallowed_methods, reason = "the CLI edge reads NO_COLOR")]
 
 mod commands;
+mod keys;
 mod lock;
+mod sign;
 mod verify;
 
 use std::io::IsTerminal;
@@ -108,6 +110,13 @@ enum Command {
         #[arg(long, value_enum, default_value = "dot")]
         format: GraphFormat,
     },
+    /// Manage the signing key pair and trusted keys.
+    Keys {
+        #[command(subcommand)]
+        cmd: keys::KeysCommand,
+    },
+    /// Validate and sign items (a glob with `*`/`?` signs a batch).
+    Sign(sign::SignArgs),
     /// Verify item signatures (all items by default, or the chains of the named tools).
     Verify {
         /// Tool item ids whose chains to verify (none = every item of every space), optionally
@@ -192,6 +201,8 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
         Command::Rules => commands::rules_list(),
         Command::Rule { id } => commands::rule_doc(&id),
         Command::Graph { path, format } => commands::graph(&ctx, &path, format),
+        Command::Keys { cmd } => keys::keys(&ctx, cmd),
+        Command::Sign(args) => sign::sign(&ctx, &args),
         Command::Verify {
             mut args,
             path,

@@ -1,0 +1,542 @@
+//! L6 `ryechain keys` and the key files on disk: the signing key pair (seed-era
+//! `<user>/.ai/config/keys/signing/` or `RYE_SIGNING_KEY_DIR`; the reference's `<user>/.ai/keys/`
+//! is still read), trust documents written into a space (`.ai/config/keys/trusted/<fp>.toml`,
+//! §10.4, DESIGN.md "Keys"), atomic writes, and the `generate`, `list`, `trust`, `fingerprint`
+//! subcommands.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the keys edge writes key files and trust documents"
+)]
+#![allow(clippy::print_stdout, clippy::print_stderr, reason = "the CLI prints")]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use clap::{Subcommand, ValueEnum};
+use ed25519_dalek::SigningKey;
+
+use super::{Context, absolute, expand_tilde, print_notices};
+use crate::db::{Db, Settings};
+use crate::integrity::keys::{
+    KeyError, fingerprint, key_pair_from_seed, public_key_from_pem, public_pem,
+    signing_key_from_pem,
+};
+use crate::integrity::trust::trust_doc_toml;
+use crate::integrity::trust_store;
+use crate::system::ReadResult;
+
+/// File names of the key pair inside the signing directory (§10.4).
+pub const PRIVATE_KEY_FILE: &str = "private_key.pem";
+pub const PUBLIC_KEY_FILE: &str = "public_key.pem";
+/// The signing directory under the user space base (seed era).
+pub const SIGNING_DIR: &str = ".ai/config/keys/signing";
+/// The reference's key directory under the user space base, read when the seed-era one is empty.
+pub const LEGACY_KEY_DIR: &str = ".ai/keys";
+/// Where ryechain writes trust documents, under a space base (seed era).
+pub const TRUSTED_DIR: &str = ".ai/config/keys/trusted";
+/// Environment variable naming the signing directory instead of the user space's.
+pub const SIGNING_DIR_ENV: &str = "RYE_SIGNING_KEY_DIR";
+/// Owner written into the trust document of one's own key (§10.4).
+pub const OWNER_LOCAL: &str = "local";
+
+/// PEM files larger than this are not keys.
+const MAX_PEM_BYTES: u64 = 64 * 1024;
+
+#[derive(Subcommand, Debug)]
+pub enum KeysCommand {
+    /// Make a new Ed25519 signing key pair (`private_key.pem`, `public_key.pem`) in
+    /// `<USER_SPACE>/.ai/config/keys/signing/` (or `RYE_SIGNING_KEY_DIR`) and trust it in the
+    /// user space.
+    Generate {
+        /// Replace an existing key pair (its trust document stays, so old signatures still verify).
+        #[arg(long)]
+        force: bool,
+    },
+    /// List the trusted keys of every space, refused trust documents and the signing key.
+    List {
+        /// The project directory (containing `.ai/`).
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Trust a public key: write `<space>/.ai/config/keys/trusted/<fingerprint>.toml`.
+    Trust {
+        /// An Ed25519 public key in SPKI PEM form.
+        pem_file: PathBuf,
+        /// The project directory (used with `--space project`).
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Which space trusts the key.
+        #[arg(long, value_enum, default_value = "user")]
+        space: WritableSpace,
+        /// Who the key belongs to (the document's `owner`).
+        #[arg(long)]
+        owner: Option<String>,
+    },
+    /// Print a public key's fingerprint (default: the signing key's).
+    Fingerprint {
+        /// A public key (SPKI PEM) or private key (PKCS#8 PEM) file.
+        pem_file: Option<PathBuf>,
+    },
+}
+
+/// A space ryechain may write into (system bundles are immutable).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WritableSpace {
+    Project,
+    User,
+}
+
+impl WritableSpace {
+    pub fn name(self) -> &'static str {
+        match self {
+            WritableSpace::Project => "project",
+            WritableSpace::User => "user",
+        }
+    }
+}
+
+/// The signing key pair as loaded from (or written to) disk.
+pub struct SigningKeyPair {
+    pub key: SigningKey,
+    /// The public key PEM exactly as stored: the fingerprint is computed from these bytes.
+    pub public_pem: String,
+    pub fingerprint: String,
+    pub dir: PathBuf,
+}
+
+/// The user space base directory (`.ai` is appended): `--user-space`, `USER_SPACE`, then `HOME`
+/// (the same order as the loader's).
+pub fn user_base(ctx: &Context<'_>) -> anyhow::Result<PathBuf> {
+    let sys = ctx.sys;
+    if let Some(p) = &ctx.user_space {
+        return absolute(sys, p);
+    }
+    if let Some(s) = sys.env_var("USER_SPACE").filter(|s| !s.is_empty()) {
+        return absolute(sys, &expand_tilde(sys, &s));
+    }
+    match sys.env_var("HOME").filter(|s| !s.is_empty()) {
+        Some(home) => Ok(PathBuf::from(home)),
+        None => bail!(
+            "cannot tell where the user space is: set USER_SPACE (or HOME), or pass --user-space"
+        ),
+    }
+}
+
+/// The base directory of a writable space.
+pub fn space_base(
+    ctx: &Context<'_>,
+    space: WritableSpace,
+    project: &Path,
+) -> anyhow::Result<PathBuf> {
+    match space {
+        WritableSpace::Project => absolute(ctx.sys, project),
+        WritableSpace::User => user_base(ctx),
+    }
+}
+
+/// Where the signing key pair lives: `RYE_SIGNING_KEY_DIR`, else the user space's seed-era dir.
+pub fn signing_dir(ctx: &Context<'_>) -> anyhow::Result<PathBuf> {
+    match ctx.sys.env_var(SIGNING_DIR_ENV).filter(|s| !s.is_empty()) {
+        Some(dir) => absolute(ctx.sys, &expand_tilde(ctx.sys, &dir)),
+        None => Ok(user_base(ctx)?.join(SIGNING_DIR)),
+    }
+}
+
+/// Read a small text file through the `System`, with errors that name it.
+pub fn read_pem_file(ctx: &Context<'_>, path: &Path) -> anyhow::Result<String> {
+    if ctx.sys.is_dir(path) {
+        bail!("{} is a directory, not a PEM file", path.display());
+    }
+    match ctx.sys.read(path, MAX_PEM_BYTES) {
+        ReadResult::Bytes(bytes) => String::from_utf8(bytes)
+            .map_err(|_| anyhow::anyhow!("{} is not a PEM file (not UTF-8 text)", path.display())),
+        ReadResult::TooLarge(size) => bail!(
+            "{} is not a PEM file ({size} bytes; keys are under {MAX_PEM_BYTES})",
+            path.display()
+        ),
+        ReadResult::Error(e) => bail!("cannot read {}: {e}", path.display()),
+    }
+}
+
+/// Load the key pair of one directory, if it has a private key.
+fn load_pair_in(ctx: &Context<'_>, dir: &Path) -> anyhow::Result<Option<SigningKeyPair>> {
+    let private = dir.join(PRIVATE_KEY_FILE);
+    let public = dir.join(PUBLIC_KEY_FILE);
+    if !ctx.sys.is_file(&private) {
+        if ctx.sys.is_file(&public) {
+            bail!(
+                "{} has {PUBLIC_KEY_FILE} but no {PRIVATE_KEY_FILE}; run `ryechain keys generate --force` to make a new pair",
+                dir.display()
+            );
+        }
+        return Ok(None);
+    }
+    let key = signing_key_from_pem(&read_pem_file(ctx, &private)?)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", private.display()))?;
+    let public_pem = if ctx.sys.is_file(&public) {
+        let pem = read_pem_file(ctx, &public)?;
+        let stored =
+            public_key_from_pem(&pem).map_err(|e| anyhow::anyhow!("{}: {e}", public.display()))?;
+        if stored != key.verifying_key() {
+            bail!(
+                "{} is not the public half of {}; run `ryechain keys generate --force` to make a new pair",
+                public.display(),
+                private.display()
+            );
+        }
+        pem
+    } else {
+        public_pem(&key.verifying_key())?
+    };
+    Ok(Some(SigningKeyPair {
+        fingerprint: fingerprint(public_pem.as_bytes()),
+        key,
+        public_pem,
+        dir: dir.to_path_buf(),
+    }))
+}
+
+/// The signing key pair: the seed-era directory (or `RYE_SIGNING_KEY_DIR`), then the reference's
+/// `<user>/.ai/keys/` when no directory is forced by the environment. `None`: no key yet.
+pub fn load_signing_key(ctx: &Context<'_>) -> anyhow::Result<Option<SigningKeyPair>> {
+    if let Some(pair) = load_pair_in(ctx, &signing_dir(ctx)?)? {
+        return Ok(Some(pair));
+    }
+    if ctx
+        .sys
+        .env_var(SIGNING_DIR_ENV)
+        .is_some_and(|s| !s.is_empty())
+    {
+        return Ok(None);
+    }
+    load_pair_in(ctx, &user_base(ctx)?.join(LEGACY_KEY_DIR))
+}
+
+/// Make a new key pair in the signing directory (refusing to replace one unless `force`).
+pub fn generate_key(ctx: &Context<'_>, force: bool) -> anyhow::Result<SigningKeyPair> {
+    let dir = signing_dir(ctx)?;
+    let private = dir.join(PRIVATE_KEY_FILE);
+    let public = dir.join(PUBLIC_KEY_FILE);
+    if !force && (private.symlink_metadata().is_ok() || public.symlink_metadata().is_ok()) {
+        let which = load_pair_in(ctx, &dir)
+            .ok()
+            .flatten()
+            .map(|p| format!(" (fingerprint {})", p.fingerprint))
+            .unwrap_or_default();
+        bail!(
+            "a signing key already exists in {}{which}; pass --force to replace it",
+            dir.display()
+        );
+    }
+    let mut seed = [0u8; 32];
+    getrandom::getrandom(&mut seed)
+        .map_err(|e| anyhow::anyhow!("the system's random source failed: {e}"))?;
+    let pair = key_pair_from_seed(&seed);
+    seed.fill(0);
+    let pair = pair?;
+    if !dir.is_dir() {
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        set_mode(&dir, 0o700)?;
+    }
+    write_atomically(&private, pair.private_pem.as_bytes(), 0o600)?;
+    write_atomically(&public, pair.public_pem.as_bytes(), 0o644)?;
+    let key = signing_key_from_pem(&pair.private_pem)?;
+    Ok(SigningKeyPair {
+        fingerprint: fingerprint(pair.public_pem.as_bytes()),
+        key,
+        public_pem: pair.public_pem,
+        dir,
+    })
+}
+
+/// The fingerprint a trust document for this PEM is named by (the PEM trimmed, one `\n`).
+pub fn trusted_fingerprint(public_pem: &str) -> String {
+    fingerprint(format!("{}\n", public_pem.trim()).as_bytes())
+}
+
+/// Write `<base>/.ai/config/keys/trusted/<fp>.toml` for a public key; returns its path.
+pub fn write_trust_doc(base: &Path, public_pem: &str, owner: &str) -> anyhow::Result<PathBuf> {
+    let dir = base.join(TRUSTED_DIR);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join(format!("{}.toml", trusted_fingerprint(public_pem)));
+    write_atomically(&path, trust_doc_toml(public_pem, owner).as_bytes(), 0o644)?;
+    Ok(path)
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .with_context(|| format!("cannot set the permissions of {}", path.display()))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_path: &Path, _mode: u32) -> anyhow::Result<()> {
+    Ok(())
+}
+
+/// The permission bits of a file (`None` where the platform has none).
+pub fn file_mode(path: &Path) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path)
+            .ok()
+            .map(|m| m.permissions().mode() & 0o7777)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+/// Replace `path` with `bytes` atomically: a temporary file in the same directory, written with
+/// `mode`, synced, then renamed over the target. A failure leaves the target untouched.
+pub fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or_else(|| "file".to_owned(), |n| n.to_string_lossy().into_owned());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let tmp = dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
+    let result = (|| -> anyhow::Result<()> {
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(mode);
+        }
+        let mut file = opts
+            .open(&tmp)
+            .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+        file.write_all(bytes)
+            .and_then(|()| file.sync_all())
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        drop(file);
+        // The creation mode is masked by the umask; set the exact bits.
+        set_mode(&tmp, mode)?;
+        std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Run one `keys` subcommand.
+pub fn keys(ctx: &Context<'_>, cmd: KeysCommand) -> anyhow::Result<u8> {
+    match cmd {
+        KeysCommand::Generate { force } => generate(ctx, force),
+        KeysCommand::List { path, json } => list(ctx, &path, json),
+        KeysCommand::Trust {
+            pem_file,
+            path,
+            space,
+            owner,
+        } => trust(ctx, &pem_file, &path, space, owner.as_deref()),
+        KeysCommand::Fingerprint { pem_file } => print_fingerprint(ctx, pem_file.as_deref()),
+    }
+}
+
+fn generate(ctx: &Context<'_>, force: bool) -> anyhow::Result<u8> {
+    let pair = generate_key(ctx, force)?;
+    let doc = write_trust_doc(&user_base(ctx)?, &pair.public_pem, OWNER_LOCAL)?;
+    println!("generated Ed25519 signing key {}", pair.fingerprint);
+    println!(
+        "  private key  {} (mode 0600)",
+        pair.dir.join(PRIVATE_KEY_FILE).display()
+    );
+    println!(
+        "  public key   {}",
+        pair.dir.join(PUBLIC_KEY_FILE).display()
+    );
+    println!("  trusted by   {}", doc.display());
+    Ok(0)
+}
+
+fn list(ctx: &Context<'_>, path: &Path, json: bool) -> anyhow::Result<u8> {
+    let (host, notices) = ctx.host(path, Settings::default())?;
+    print_notices(&notices);
+    let db = host.snapshot();
+    let db: &dyn Db = &db;
+    let store = trust_store(db);
+    let signing = load_signing_key(ctx)?;
+    let trusted: Vec<serde_json::Value> = store
+        .keys
+        .iter()
+        .map(|(k, f)| {
+            serde_json::json!({
+                "fingerprint": k.fingerprint,
+                "owner": k.owner,
+                "space": f.space(db).label(),
+                "file": f.path(db).display().to_string(),
+            })
+        })
+        .collect();
+    let refused: Vec<serde_json::Value> = store
+        .problems
+        .iter()
+        .map(|(f, reason)| {
+            serde_json::json!({
+                "file": f.path(db).display().to_string(),
+                "space": f.space(db).label(),
+                "reason": reason,
+            })
+        })
+        .collect();
+    let signing_json = signing.as_ref().map(|p| {
+        serde_json::json!({
+            "fingerprint": p.fingerprint,
+            "dir": p.dir.display().to_string(),
+            "trusted": store.lookup(&p.fingerprint).is_some(),
+        })
+    });
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "trusted": trusted,
+                "refused": refused,
+                "signing_key": signing_json,
+            }))?
+        );
+        return Ok(0);
+    }
+    if store.keys.is_empty() {
+        println!("no trusted keys");
+    } else {
+        println!("trusted keys (lookup order):");
+        for (k, f) in &store.keys {
+            println!(
+                "  {}  owner {:<14} {:<16} {}",
+                k.fingerprint,
+                k.owner.as_deref().filter(|o| !o.is_empty()).unwrap_or("-"),
+                f.space(db).label(),
+                f.path(db).display()
+            );
+        }
+    }
+    if !store.problems.is_empty() {
+        println!("refused trust documents:");
+        for (f, reason) in &store.problems {
+            println!(
+                "  {} ({}): {reason}",
+                f.path(db).display(),
+                f.space(db).label()
+            );
+        }
+    }
+    match &signing {
+        Some(p) => println!(
+            "signing key: {} in {}{}",
+            p.fingerprint,
+            p.dir.display(),
+            if store.lookup(&p.fingerprint).is_some() {
+                ""
+            } else {
+                " (not trusted by any space: signatures made with it will not verify)"
+            }
+        ),
+        None => println!(
+            "signing key: none (in {}); `ryechain keys generate` makes one",
+            signing_dir(ctx)?.display()
+        ),
+    }
+    Ok(0)
+}
+
+/// Why a file is not an Ed25519 public key, in words that name the file.
+fn public_pem_error(file: &Path, pem: &str, err: &KeyError) -> anyhow::Error {
+    let file = file.display();
+    if !pem.contains("-----BEGIN PUBLIC KEY-----") {
+        anyhow::anyhow!("{file} is not a PEM public key: no `-----BEGIN PUBLIC KEY-----` line")
+    } else if !pem.contains("-----END PUBLIC KEY-----") {
+        anyhow::anyhow!(
+            "{file} is truncated: the PEM public key has no `-----END PUBLIC KEY-----` line"
+        )
+    } else if err.to_string().contains("algorithm") {
+        anyhow::anyhow!(
+            "{file} holds a public key of another algorithm; ryechain signs and verifies with Ed25519 keys only"
+        )
+    } else {
+        anyhow::anyhow!("{file}: {err}")
+    }
+}
+
+/// Read and check a public key file for `keys trust`.
+fn read_public_pem(ctx: &Context<'_>, file: &Path) -> anyhow::Result<String> {
+    let pem = read_pem_file(ctx, file)?;
+    if pem.contains("PRIVATE KEY-----") {
+        bail!(
+            "{} holds a private key; trust its public half (the `{PUBLIC_KEY_FILE}` beside it) instead",
+            file.display()
+        );
+    }
+    public_key_from_pem(&pem).map_err(|e| public_pem_error(file, &pem, &e))?;
+    Ok(pem)
+}
+
+fn trust(
+    ctx: &Context<'_>,
+    file: &Path,
+    project: &Path,
+    space: WritableSpace,
+    owner: Option<&str>,
+) -> anyhow::Result<u8> {
+    let file = absolute(ctx.sys, file)?;
+    let pem = read_public_pem(ctx, &file)?;
+    let base = space_base(ctx, space, project)?;
+    if space == WritableSpace::Project && !ctx.sys.is_dir(&base) {
+        bail!("project path {} is not a directory", base.display());
+    }
+    let doc = write_trust_doc(&base, &pem, owner.unwrap_or(""))?;
+    let fp = trusted_fingerprint(&pem);
+    println!("trusted key {fp} in the {} space", space.name());
+    println!("  {}", doc.display());
+    let raw = fingerprint(pem.as_bytes());
+    if raw != fp {
+        eprintln!(
+            "warning: {} fingerprints as {raw} byte for byte (line endings or surrounding whitespace differ from a canonical PEM); signatures made with this exact file name {raw} and will not find this trust document",
+            file.display()
+        );
+    }
+    Ok(0)
+}
+
+fn print_fingerprint(ctx: &Context<'_>, file: Option<&Path>) -> anyhow::Result<u8> {
+    let Some(file) = file else {
+        let Some(pair) = load_signing_key(ctx)? else {
+            bail!(
+                "no signing key in {}; `ryechain keys generate` makes one",
+                signing_dir(ctx)?.display()
+            );
+        };
+        println!("{}", pair.fingerprint);
+        return Ok(0);
+    };
+    let file = absolute(ctx.sys, file)?;
+    let pem = read_pem_file(ctx, &file)?;
+    if pem.contains("PRIVATE KEY-----") {
+        let key =
+            signing_key_from_pem(&pem).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        println!(
+            "{}",
+            fingerprint(public_pem(&key.verifying_key())?.as_bytes())
+        );
+        return Ok(0);
+    }
+    public_key_from_pem(&pem).map_err(|e| public_pem_error(&file, &pem, &e))?;
+    println!("{}", fingerprint(pem.as_bytes()));
+    Ok(0)
+}

@@ -1,0 +1,1095 @@
+//! L6 `ryechain sign` (§10.3, §12.9): resolve items (or a `*`/`?` glob) in the project or user
+//! space, validate each, hash it with the signature format in force, sign with the signing key
+//! (generated and trusted on first use, §10.4 recommendation), insert the line and write the file
+//! atomically with its permissions kept; then check that the written file verifies.
+//!
+//! Validation follows the extractor's `validation_schema` (read from the first extractor of the
+//! kind, project > user > system). Departure from the reference: only what the executor depends
+//! on blocks signing — a parse error, a value of the wrong type, a missing or non-semver
+//! `version` (tools, directives), a directive without `name`, a directive without its XML block,
+//! a knowledge entry without a metadata block. Other required fields and the `match_filename` /
+//! `match_path` checks are reported as `warnings`, so trees written for the reference (whose
+//! runtimes' `category` does not match their path) sign as they are.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the sign edge reads the clock and rewrites item files"
+)]
+#![allow(clippy::print_stdout, clippy::print_stderr, reason = "the CLI prints")]
+
+use std::path::PathBuf;
+
+use anyhow::bail;
+use clap::{Args, ValueEnum};
+use serde_json::{Value as Json, json};
+
+use super::keys::{
+    OWNER_LOCAL, SigningKeyPair, WritableSpace, file_mode, generate_key, load_signing_key,
+    user_base, write_atomically, write_trust_doc,
+};
+use super::{Context, print_notices};
+use crate::db::{Db, Settings, SourceFile, SpaceRoot};
+use crate::integrity::hash::content_hash;
+use crate::integrity::keys::sign_hash;
+use crate::integrity::sigline::with_signature_line;
+use crate::integrity::timefmt::signature_timestamp;
+use crate::integrity::{
+    ItemKind, Signature, SignatureFormat, Verdict, format_for, trust_store, verify_text,
+};
+use crate::model::{SpaceKind, item_id_problem};
+use crate::resolve::extractor::{EXTRACTORS_DIR, extractor_item_type};
+use crate::resolve::{extractor_config, parse_file, space_index, split_tool_rel};
+use crate::system::ReadResult;
+
+/// The item type flag of `sign`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ItemTypeArg {
+    Tool,
+    Directive,
+    Knowledge,
+}
+
+impl ItemTypeArg {
+    fn kind(self) -> ItemKind {
+        match self {
+            ItemTypeArg::Tool => ItemKind::Tool,
+            ItemTypeArg::Directive => ItemKind::Directive,
+            ItemTypeArg::Knowledge => ItemKind::Knowledge,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct SignArgs {
+    /// The item id (`my/tool`, or `tool:my/tool`), or a glob with `*` / `?` to sign a batch.
+    pub item: String,
+    /// The project directory (containing `.ai/`).
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// The item type (default: tool, or the `type:` prefix of the id).
+    #[arg(long = "type", value_enum)]
+    pub item_type: Option<ItemTypeArg>,
+    /// The space whose file is signed (system bundles are immutable).
+    #[arg(long, value_enum, default_value = "project")]
+    pub space: WritableSpace,
+    /// Print the result as JSON (the `rye_sign` response shape, §12.9).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Directory of an item kind under `.ai/`.
+fn kind_dir(kind: ItemKind) -> &'static str {
+    match kind {
+        ItemKind::Tool => "tools/",
+        ItemKind::Directive => "directives/",
+        ItemKind::Knowledge => "knowledge/",
+    }
+}
+
+/// The reference's not-found text for a kind.
+fn not_found(kind: ItemKind, id: &str) -> String {
+    match kind {
+        ItemKind::Tool => format!("Tool not found: {id}"),
+        ItemKind::Directive => format!("Directive not found: {id}"),
+        ItemKind::Knowledge => format!("Knowledge entry not found: {id}"),
+    }
+}
+
+/// `*` matches within a path segment, `**` across segments (`**/` also matches no directory),
+/// `?` one character of a segment.
+fn glob_match(p: &[u8], s: &[u8]) -> bool {
+    match p.first() {
+        None => s.is_empty(),
+        Some(b'*') if p.get(1) == Some(&b'*') => {
+            let rest = &p[2..];
+            if let Some(after) = rest.strip_prefix(b"/") {
+                glob_match(after, s)
+                    || s.iter()
+                        .enumerate()
+                        .any(|(i, &c)| c == b'/' && glob_match(after, &s[i + 1..]))
+            } else {
+                (0..=s.len()).any(|i| glob_match(rest, &s[i..]))
+            }
+        }
+        Some(b'*') => {
+            for i in 0..=s.len() {
+                if glob_match(&p[1..], &s[i..]) {
+                    return true;
+                }
+                if s.get(i) == Some(&b'/') {
+                    return false;
+                }
+            }
+            false
+        }
+        Some(b'?') => s.first().is_some_and(|&c| c != b'/') && glob_match(&p[1..], &s[1..]),
+        Some(c) => s.first() == Some(c) && glob_match(&p[1..], &s[1..]),
+    }
+}
+
+/// Whether an item id matches a batch pattern: a pattern without `/` matches the item's file
+/// name at any depth (the reference globbed `**/<pattern><ext>`), one with `/` the whole id.
+pub fn id_matches(pattern: &str, id: &str) -> bool {
+    if pattern.contains('/') {
+        glob_match(pattern.as_bytes(), id.as_bytes())
+    } else {
+        let name = id.rsplit('/').next().unwrap_or(id);
+        glob_match(pattern.as_bytes(), name.as_bytes())
+    }
+}
+
+fn is_glob(s: &str) -> bool {
+    s.contains('*') || s.contains('?')
+}
+
+/// Items of a kind in one space: (item id, file), sorted by id then extension order.
+fn items_in(db: &dyn Db, root: SpaceRoot, kind: ItemKind) -> Vec<(String, SourceFile)> {
+    let cfg = extractor_config(db);
+    let mut out: Vec<(String, usize, SourceFile)> = root
+        .files(db)
+        .iter()
+        .filter_map(|&f| {
+            let rel = f.rel(db);
+            match kind {
+                ItemKind::Tool => {
+                    let (id, ext) = split_tool_rel(rel)?;
+                    let rank = cfg.extension_rank(ext)?;
+                    Some((id.to_owned(), rank, f))
+                }
+                _ => {
+                    let id = rel.strip_prefix(kind_dir(kind))?.strip_suffix(".md")?;
+                    (!id.is_empty()).then(|| (id.to_owned(), 0, f))
+                }
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    out.into_iter().map(|(id, _, f)| (id, f)).collect()
+}
+
+/// One item's outcome.
+enum Outcome {
+    Signed {
+        id: String,
+        path: PathBuf,
+        signature: Signature,
+        warnings: Vec<String>,
+    },
+    Failed {
+        id: String,
+        path: Option<PathBuf>,
+        error: String,
+        issues: Vec<String>,
+    },
+}
+
+impl Outcome {
+    fn failed(id: &str, path: Option<PathBuf>, error: impl Into<String>) -> Outcome {
+        Outcome::Failed {
+            id: id.to_owned(),
+            path,
+            error: error.into(),
+            issues: Vec::new(),
+        }
+    }
+}
+
+/// What a run needs once: the signing key, made and trusted lazily, and notices to print.
+struct Signer<'c, 'a> {
+    ctx: &'c Context<'a>,
+    key: Option<SigningKeyPair>,
+    notices: Vec<String>,
+}
+
+impl Signer<'_, '_> {
+    /// The signing key, generated and trusted on first use (§10.4 recommendation).
+    fn key(&mut self, db: &dyn Db) -> anyhow::Result<&SigningKeyPair> {
+        if self.key.is_none() {
+            let pair = match load_signing_key(self.ctx)? {
+                Some(pair) => pair,
+                None => {
+                    let pair = generate_key(self.ctx, false)?;
+                    self.notices.push(format!(
+                        "no signing key was found; generated Ed25519 key {} in {} (`ryechain keys generate` makes one ahead of time)",
+                        pair.fingerprint,
+                        pair.dir.display()
+                    ));
+                    pair
+                }
+            };
+            if trust_store(db).lookup(&pair.fingerprint).is_none() {
+                let doc = write_trust_doc(&user_base(self.ctx)?, &pair.public_pem, OWNER_LOCAL)?;
+                self.notices.push(format!(
+                    "trusted the signing key {} in the user space: {}",
+                    pair.fingerprint,
+                    doc.display()
+                ));
+            }
+            self.key = Some(pair);
+        }
+        self.key
+            .as_ref()
+            .ok_or_else(|| anyhow::anyhow!("the signing key vanished"))
+    }
+}
+
+/// The fields a validation schema speaks about, as JSON values (`None`: absent).
+type Fields = Vec<(&'static str, Option<Json>)>;
+
+/// Why an item cannot be signed (`error`, `issues`) — the reference's error texts.
+struct Refusal {
+    error: String,
+    issues: Vec<String>,
+}
+
+impl Refusal {
+    fn new(error: &str, issues: Vec<String>) -> Refusal {
+        Refusal {
+            error: error.to_owned(),
+            issues,
+        }
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// The first `validation_schema.fields` of an extractor of this kind (project > user > system).
+fn validation_schema(db: &dyn Db, kind: ItemKind) -> Option<serde_yaml::Mapping> {
+    for root in db.workspace().roots(db) {
+        for &file in root.files(db).iter() {
+            let rel = file.rel(db);
+            if !rel.starts_with(EXTRACTORS_DIR)
+                || rel.ends_with(".py")
+                || extractor_item_type(rel) != Some(kind.name())
+            {
+                continue;
+            }
+            let Some(text) = file.contents(db).text() else {
+                continue;
+            };
+            let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(text) else {
+                continue;
+            };
+            if let Some(fields) = doc
+                .get("validation_schema")
+                .and_then(|s| s.get("fields"))
+                .and_then(|f| f.as_mapping())
+            {
+                return Some(fields.clone());
+            }
+        }
+    }
+    None
+}
+
+/// Fields whose absence blocks signing, per kind (see the module docs).
+fn blocking_required(kind: ItemKind) -> &'static [&'static str] {
+    match kind {
+        ItemKind::Tool => &["version"],
+        ItemKind::Directive => &["name", "version"],
+        ItemKind::Knowledge => &[],
+    }
+}
+
+fn type_ok(ty: &str, v: &Json) -> Result<(), String> {
+    let ok = match ty {
+        "string" => v.is_string(),
+        "semver" => {
+            return match v.as_str() {
+                Some(s) if semver::Version::parse(s).is_ok() => Ok(()),
+                Some(s) => Err(format!("`{s}` is not a semantic version (like 1.0.0)")),
+                None => Err(format!(
+                    "must be a version string like \"1.0.0\", found {v}"
+                )),
+            };
+        }
+        "integer" => v.is_i64() || v.is_u64(),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        _ => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("must be of type {ty}, found {v}"))
+    }
+}
+
+/// Check fields against the schema (or the built-in minimum). Returns (errors, warnings).
+fn check_fields(
+    db: &dyn Db,
+    kind: ItemKind,
+    fields: &Fields,
+    file_stem: &str,
+    category_path: &str,
+) -> (Vec<String>, Vec<String>) {
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    let get = |name: &str| -> Option<&Json> {
+        fields
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, v)| v.as_ref())
+    };
+    let blocking = blocking_required(kind);
+    let schema = validation_schema(db, kind).unwrap_or_default();
+    let mut seen: Vec<String> = Vec::new();
+    for (name, rule) in &schema {
+        let Some(name) = name.as_str() else { continue };
+        seen.push(name.to_owned());
+        let required = rule
+            .get("required")
+            .and_then(|r| r.as_bool())
+            .unwrap_or(false);
+        let nullable = rule
+            .get("nullable")
+            .and_then(|r| r.as_bool())
+            .unwrap_or(false);
+        let ty = rule.get("type").and_then(|t| t.as_str()).unwrap_or("");
+        match get(name) {
+            None | Some(Json::Null) if !(nullable && get(name).is_some()) => {
+                if required {
+                    let msg = format!("`{name}` is required");
+                    if blocking.contains(&name) {
+                        errors.push(msg);
+                    } else {
+                        warnings.push(msg);
+                    }
+                }
+            }
+            None | Some(Json::Null) => {}
+            Some(v) => {
+                if let Err(e) = type_ok(ty, v) {
+                    errors.push(format!("`{name}` {e}"));
+                    continue;
+                }
+                let as_str = v.as_str().unwrap_or_default();
+                if rule.get("match_filename").and_then(|b| b.as_bool()) == Some(true)
+                    && as_str != file_stem
+                {
+                    warnings.push(format!(
+                        "`{name}` is `{as_str}` but the file is named `{file_stem}`"
+                    ));
+                }
+                if rule.get("match_path").and_then(|b| b.as_bool()) == Some(true)
+                    && as_str != category_path
+                {
+                    warnings.push(format!(
+                        "`{name}` is `{as_str}` but the file lives in `{category_path}`"
+                    ));
+                }
+            }
+        }
+    }
+    // Without a schema (or one that omits them), the blocking fields are still checked.
+    for name in blocking {
+        if seen.iter().any(|s| s == name) {
+            continue;
+        }
+        match get(name) {
+            None | Some(Json::Null) => errors.push(format!("`{name}` is required")),
+            Some(v) if *name == "version" => {
+                if let Err(e) = type_ok("semver", v) {
+                    errors.push(format!("`{name}` {e}"));
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    (errors, warnings)
+}
+
+/// A tool's fields (§2.7 extraction rules): name from the file name, the rest from its header.
+fn tool_fields(db: &dyn Db, file: SourceFile, text: &str, stem: &str) -> Result<Fields, Refusal> {
+    let parsed = parse_file(db, file);
+    if !parsed.problems.is_empty() {
+        let details = parsed
+            .problems
+            .iter()
+            .map(|p| {
+                format!(
+                    "line {}: {}",
+                    line_of(text, p.span.start as usize),
+                    p.message
+                )
+            })
+            .collect();
+        return Err(Refusal::new("Failed to parse tool file", details));
+    }
+    let m = &parsed.metadata;
+    let j = |v: &Option<crate::model::Spanned<crate::model::Value>>| {
+        v.as_ref().map(|s| s.value.to_json())
+    };
+    Ok(vec![
+        ("name", Some(Json::String(stem.to_owned()))),
+        ("version", j(&m.version)),
+        ("category", j(&m.category)),
+        ("tool_type", j(&m.tool_type)),
+        ("description", j(&m.tool_description)),
+        ("executor_id", j(&m.executor_id)),
+    ])
+}
+
+/// Lines of `text`: (start offset, offset after the line's newline, the line without it).
+fn lines_with_offsets(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
+    let mut at = 0;
+    text.split_inclusive('\n').map(move |l| {
+        let start = at;
+        at += l.len();
+        (start, at, l.trim_end_matches(['\n', '\r']))
+    })
+}
+
+/// The body of the first ```` ```<lang> ```` fence not inside a 4+-backtick fence (§12.5, §12.6).
+fn fenced_block<'t>(text: &'t str, lang: &str) -> Result<Option<&'t str>, String> {
+    let mut outer = false;
+    let mut start = None;
+    for (at, next, line) in lines_with_offsets(text) {
+        if let Some(s) = start {
+            if line.trim_end() == "```" {
+                return Ok(Some(&text[s..at]));
+            }
+            continue;
+        }
+        if line.starts_with("````") {
+            outer = !outer;
+            continue;
+        }
+        if !outer
+            && line
+                .strip_prefix("```")
+                .and_then(|r| r.strip_prefix(lang))
+                .is_some_and(|r| r.trim().is_empty())
+        {
+            start = Some(next);
+        }
+    }
+    match start {
+        Some(_) => Err(format!("the ```{lang} block is not closed by a ``` line")),
+        None => Ok(None),
+    }
+}
+
+/// Attributes of an XML start tag's text (after the element name, before `>`).
+fn xml_attributes(tag: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    let mut rest = tag.trim_start();
+    while !rest.is_empty() && rest != "/" {
+        let eq = rest
+            .find('=')
+            .ok_or_else(|| format!("Invalid XML: attribute without a value near `{rest}`"))?;
+        let name = rest[..eq].trim();
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            return Err(format!("Invalid XML: bad attribute near `{rest}`"));
+        }
+        let after = rest[eq + 1..].trim_start();
+        let quote = after
+            .chars()
+            .next()
+            .filter(|c| *c == '"' || *c == '\'')
+            .ok_or_else(|| format!("Invalid XML: the value of `{name}` is not quoted"))?;
+        let close = after[1..]
+            .find(quote)
+            .ok_or_else(|| format!("Invalid XML: the value of `{name}` is not closed"))?;
+        out.push((name.to_owned(), unescape(&after[1..1 + close])));
+        rest = after[close + 2..].trim_start();
+    }
+    Ok(out)
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
+/// The text of the first `<tag>…</tag>` element in `xml`.
+fn element_text(xml: &str, tag: &str) -> Option<String> {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    let start = xml.find(&open)? + open.len();
+    let end = xml[start..].find(&close)? + start;
+    Some(unescape(xml[start..end].trim()))
+}
+
+/// A directive's fields: the `<directive name version>` attributes and `description`/`category`
+/// elements of the ```` ```xml ```` block (§12.5).
+fn directive_fields(text: &str) -> Result<Fields, Refusal> {
+    let invalid = |d: String| Refusal::new("Invalid directive structure", vec![d]);
+    let xml = fenced_block(text, "xml")
+        .map_err(invalid)?
+        .ok_or_else(|| invalid("No XML code block found".to_owned()))?
+        .trim();
+    let Some(tag) = xml.strip_prefix("<directive") else {
+        return Err(invalid(
+            "the ```xml block does not start with a <directive> element".to_owned(),
+        ));
+    };
+    if !tag.starts_with([' ', '\t', '\n', '\r', '>', '/']) {
+        return Err(invalid(
+            "the ```xml block does not start with a <directive> element".to_owned(),
+        ));
+    }
+    let end = tag
+        .find('>')
+        .ok_or_else(|| invalid("Invalid XML: the <directive> tag is not closed".to_owned()))?;
+    let attrs = xml_attributes(&tag[..end]).map_err(invalid)?;
+    if !xml.ends_with("</directive>") {
+        return Err(invalid(
+            "Invalid XML: the block does not end with </directive>".to_owned(),
+        ));
+    }
+    let attr = |n: &str| {
+        attrs
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| Json::String(v.clone()))
+    };
+    Ok(vec![
+        ("name", attr("name")),
+        ("version", attr("version")),
+        (
+            "description",
+            attr("description").or_else(|| element_text(xml, "description").map(Json::String)),
+        ),
+        (
+            "category",
+            attr("category").or_else(|| element_text(xml, "category").map(Json::String)),
+        ),
+    ])
+}
+
+/// A knowledge entry's fields from its ```` ```yaml ```` block or `---` frontmatter (§12.6).
+fn knowledge_fields(text: &str) -> Result<Fields, Refusal> {
+    let invalid = |d: String| Refusal::new("Validation failed", vec![d]);
+    // Skip a leading signature comment line.
+    let body = match text.strip_prefix("<!--") {
+        Some(_) => text.find('\n').map_or("", |i| &text[i + 1..]),
+        None => text,
+    };
+    let yaml = match fenced_block(body, "yaml").map_err(invalid)? {
+        Some(block) => block.to_owned(),
+        None => {
+            let trimmed = body.trim_start();
+            let Some(rest) = trimmed.strip_prefix("---") else {
+                return Err(invalid(
+                    "no metadata: add a ```yaml block (or --- frontmatter) with name, title, version and entry_type".to_owned(),
+                ));
+            };
+            let close = rest
+                .find("\n---")
+                .ok_or_else(|| invalid("the --- frontmatter is not closed".to_owned()))?;
+            rest[..close].to_owned()
+        }
+    };
+    let doc: serde_yaml::Value = serde_yaml::from_str(&yaml)
+        .map_err(|e| invalid(format!("the metadata is not valid YAML: {e}")))?;
+    let Some(map) = doc.as_mapping() else {
+        return Err(invalid("the metadata is not a YAML mapping".to_owned()));
+    };
+    let get = |k: &str| {
+        map.get(k)
+            .and_then(|v| serde_json::to_value(v).ok())
+            .filter(|v| !v.is_null())
+    };
+    Ok(vec![
+        // Seed-era entries name themselves with `name`, the reference's with `id`.
+        ("name", get("name").or_else(|| get("id"))),
+        ("title", get("title")),
+        ("version", get("version")),
+        ("entry_type", get("entry_type")),
+        ("category", get("category")),
+    ])
+}
+
+/// Validate one item: blocking problems, or the warnings to report.
+fn validate(
+    db: &dyn Db,
+    kind: ItemKind,
+    id: &str,
+    file: SourceFile,
+    text: &str,
+) -> Result<Vec<String>, Refusal> {
+    if kind == ItemKind::Tool && text.trim().is_empty() {
+        return Err(Refusal::new("Tool file is empty", Vec::new()));
+    }
+    let (stem, dir) = match id.rsplit_once('/') {
+        Some((dir, stem)) => (stem, dir),
+        None => (id, ""),
+    };
+    let fields = match kind {
+        ItemKind::Tool => {
+            let ext = split_tool_rel(file.rel(db)).map_or("", |(_, e)| e);
+            if extractor_config(db).parser_for(ext).is_none() {
+                // No parser ⇒ no metadata (§2.6); such files (scripts, data) are signed as they are.
+                return Ok(vec![format!(
+                    "no metadata parser is configured for `{ext}`: the file is signed without checking its metadata"
+                )]);
+            }
+            tool_fields(db, file, text, stem)?
+        }
+        ItemKind::Directive => directive_fields(text)?,
+        ItemKind::Knowledge => knowledge_fields(text)?,
+    };
+    let (errors, warnings) = check_fields(db, kind, &fields, stem, dir);
+    if errors.is_empty() {
+        Ok(warnings)
+    } else {
+        Err(Refusal::new("Validation failed", errors))
+    }
+}
+
+/// The text with a well-formed placeholder line where the signature goes, so the hash covers
+/// exactly what the final file holds besides its signature line.
+fn placeholder_line(fmt: &SignatureFormat) -> String {
+    Signature {
+        timestamp: signature_timestamp(0),
+        content_hash: "0".repeat(64),
+        signature: "AA".to_owned(),
+        key_fp: "0".repeat(16),
+        provenance: None,
+    }
+    .line(fmt)
+}
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// Sign one resolved item.
+fn sign_one(
+    signer: &mut Signer<'_, '_>,
+    db: &dyn Db,
+    kind: ItemKind,
+    id: &str,
+    file: SourceFile,
+) -> anyhow::Result<Outcome> {
+    let path = file.path(db).as_ref().clone();
+    let Some(text) = file.contents(db).text() else {
+        return Ok(Outcome::failed(
+            id,
+            Some(path),
+            "the file cannot be read as UTF-8 text",
+        ));
+    };
+    let warnings = match validate(db, kind, id, file, text) {
+        Ok(w) => w,
+        Err(r) => {
+            return Ok(Outcome::Failed {
+                id: id.to_owned(),
+                path: Some(path),
+                error: r.error,
+                issues: r.issues,
+            });
+        }
+    };
+    let fmt = format_for(db, kind, file.rel(db));
+    let staged = with_signature_line(text, &fmt, &placeholder_line(&fmt));
+    let hash = match content_hash(kind, &staged, &fmt.prefix) {
+        Ok(h) => h,
+        Err(e) => return Ok(Outcome::failed(id, Some(path), e)),
+    };
+    let key = signer.key(db)?;
+    let signature = Signature {
+        timestamp: signature_timestamp(now_secs()),
+        signature: sign_hash(&key.key, &hash),
+        content_hash: hash,
+        key_fp: key.fingerprint.clone(),
+        provenance: None,
+    };
+    let signed = with_signature_line(&staged, &fmt, &signature.line(&fmt));
+    // The new text must verify against the key before anything is written.
+    let own = (key.fingerprint.clone(), key.public_pem.clone());
+    let store = trust_store(db);
+    let trusted = |fp: &str| {
+        store
+            .lookup(fp)
+            .map(|(k, _)| k.pem.clone())
+            .or_else(|| (fp == own.0).then(|| own.1.clone()))
+    };
+    let verdict = verify_text(kind, &fmt, &signed, &trusted);
+    if !matches!(verdict, Verdict::Verified { .. }) {
+        let why = verdict
+            .error_text(&path.display().to_string())
+            .unwrap_or_default();
+        bail!(
+            "internal error: the signed text of {id} does not verify ({why}); nothing was written"
+        );
+    }
+    // Write beside the real file (a symlink stays a symlink), keeping its permission bits.
+    let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+    // What was validated and hashed must still be what the file holds.
+    match signer
+        .ctx
+        .sys
+        .read(&real, (text.len() as u64).saturating_add(1))
+    {
+        ReadResult::Bytes(b) if b == text.as_bytes() => {}
+        _ => {
+            return Ok(Outcome::failed(
+                id,
+                Some(path),
+                "the file changed since it was read; sign it again",
+            ));
+        }
+    }
+    let mode = file_mode(&real).unwrap_or(0o644);
+    if let Err(e) = write_atomically(&real, signed.as_bytes(), mode) {
+        return Ok(Outcome::failed(id, Some(path), format!("{e:#}")));
+    }
+    match signer
+        .ctx
+        .sys
+        .read(&real, (signed.len() as u64).saturating_add(1))
+    {
+        ReadResult::Bytes(b) if b == signed.as_bytes() => {}
+        _ => {
+            return Ok(Outcome::failed(
+                id,
+                Some(path),
+                "the file changed while it was written; sign it again",
+            ));
+        }
+    }
+    Ok(Outcome::Signed {
+        id: id.to_owned(),
+        path,
+        signature,
+        warnings,
+    })
+}
+
+/// Split a canonical ref (`tool:my/item`) into its kind and id.
+fn split_ref(item: &str) -> (Option<ItemKind>, &str) {
+    match item.split_once(':') {
+        Some((k, rest)) => match ItemKind::from_name(k) {
+            Some(kind) => (Some(kind), rest),
+            None => (None, item),
+        },
+        None => (None, item),
+    }
+}
+
+/// Run `ryechain sign`.
+pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
+    let (ref_kind, pattern) = split_ref(&args.item);
+    let kind = match (ref_kind, args.item_type.map(ItemTypeArg::kind)) {
+        (Some(a), Some(b)) if a != b => bail!(
+            "`{}` names a {} but --type says {}",
+            args.item,
+            a.name(),
+            b.name()
+        ),
+        (Some(k), _) | (None, Some(k)) => k,
+        (None, None) => ItemKind::Tool,
+    };
+    if let Some(reason) = item_id_problem(pattern) {
+        bail!("invalid item id `{pattern}`: {reason}");
+    }
+    let (host, notices) = ctx.host(&args.path, Settings::default())?;
+    print_notices(&notices);
+    let db = host.snapshot();
+    let db: &dyn Db = &db;
+    let wanted = match args.space {
+        WritableSpace::Project => SpaceKind::Project,
+        WritableSpace::User => SpaceKind::User,
+    };
+    let root = db
+        .workspace()
+        .roots(db)
+        .iter()
+        .copied()
+        .find(|r| r.space(db).kind() == wanted);
+    let mut signer = Signer {
+        ctx,
+        key: None,
+        notices: Vec::new(),
+    };
+    let batch = is_glob(pattern);
+    let targets: Vec<(String, SourceFile)> = match root {
+        None => Vec::new(),
+        Some(root) if batch => items_in(db, root, kind)
+            .into_iter()
+            .filter(|(id, _)| id_matches(pattern, id))
+            .collect(),
+        Some(root) => match kind {
+            ItemKind::Tool => space_index(db, root)
+                .first(pattern, extractor_config(db))
+                .map(|f| vec![(pattern.to_owned(), f)])
+                .unwrap_or_default(),
+            _ => items_in(db, root, kind)
+                .into_iter()
+                .filter(|(id, _)| id == pattern)
+                .take(1)
+                .collect(),
+        },
+    };
+    if targets.is_empty() {
+        let error = if batch {
+            format!("No {}s found matching pattern: {pattern}", kind.name())
+        } else {
+            not_found(kind, pattern)
+        };
+        let searched = root.map_or_else(
+            || format!("(the {} space is not loaded)", args.space.name()),
+            |r| r.root(db).join(kind_dir(kind)).display().to_string(),
+        );
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json!({
+                    "status": "error",
+                    "error": error,
+                    "item_id": pattern,
+                    "searched_in": searched,
+                    "hint": "Ensure the project path is the parent of the .ai/ directory containing this item.",
+                }))?
+            );
+        } else {
+            println!("error: {error}\n  searched in {searched}");
+        }
+        return Ok(1);
+    }
+    let mut outcomes = Vec::with_capacity(targets.len());
+    // Two ids may name one file (a symlink beside its target): sign it once, report both.
+    let mut by_real: Vec<(PathBuf, usize)> = Vec::new();
+    for (id, file) in &targets {
+        let path = file.path(db).as_ref();
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        if let Some(&(_, first)) = by_real.iter().find(|(r, _)| *r == real) {
+            let again = match &outcomes[first] {
+                Outcome::Signed {
+                    signature,
+                    warnings,
+                    ..
+                } => Outcome::Signed {
+                    id: id.clone(),
+                    path: path.clone(),
+                    signature: signature.clone(),
+                    warnings: warnings.clone(),
+                },
+                Outcome::Failed { error, issues, .. } => Outcome::Failed {
+                    id: id.clone(),
+                    path: Some(path.clone()),
+                    error: error.clone(),
+                    issues: issues.clone(),
+                },
+            };
+            outcomes.push(again);
+            continue;
+        }
+        by_real.push((real, outcomes.len()));
+        outcomes.push(sign_one(&mut signer, db, kind, id, *file)?);
+    }
+    print_notices(&signer.notices);
+    let failed = outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::Failed { .. }))
+        .count();
+    let location = args.space.name();
+    if batch {
+        print_batch(&outcomes, failed, args.json)?;
+    } else if let Some(o) = outcomes.first() {
+        print_single(o, kind, location, args.json)?;
+    }
+    Ok(u8::from(failed > 0))
+}
+
+fn signature_json(s: &Signature) -> Json {
+    json!({
+        "timestamp": s.timestamp,
+        "hash": s.content_hash,
+        "ed25519_sig": s.signature,
+        "pubkey_fp": s.key_fp,
+    })
+}
+
+fn kind_title(kind: ItemKind) -> &'static str {
+    match kind {
+        ItemKind::Tool => "Tool",
+        ItemKind::Directive => "Directive",
+        ItemKind::Knowledge => "Knowledge entry",
+    }
+}
+
+fn print_single(o: &Outcome, kind: ItemKind, location: &str, as_json: bool) -> anyhow::Result<()> {
+    match o {
+        Outcome::Signed {
+            id,
+            path,
+            signature,
+            warnings,
+        } => {
+            if as_json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&json!({
+                        "status": "signed",
+                        "item_id": id,
+                        "path": path.display().to_string(),
+                        "location": location,
+                        "signature": signature_json(signature),
+                        "warnings": warnings,
+                        "message": format!("{} validated and signed.", kind_title(kind)),
+                    }))?
+                );
+            } else {
+                println!("signed {} {id} ({location})", kind.name());
+                println!("  {}", path.display());
+                println!(
+                    "  key {}  hash {}  at {}",
+                    signature.key_fp, signature.content_hash, signature.timestamp
+                );
+                for w in warnings {
+                    println!("  warning: {w}");
+                }
+            }
+        }
+        Outcome::Failed {
+            id,
+            path,
+            error,
+            issues,
+        } => {
+            if as_json {
+                let mut v = json!({"status": "error", "error": error, "item_id": id});
+                if let Some(p) = path {
+                    v["path"] = json!(p.display().to_string());
+                }
+                if !issues.is_empty() {
+                    v["issues"] = json!(issues);
+                }
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                println!("error: {error}: {} {id}", kind.name());
+                if let Some(p) = path {
+                    println!("  {}", p.display());
+                }
+                for i in issues {
+                    println!("  - {i}");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn print_batch(outcomes: &[Outcome], failed: usize, as_json: bool) -> anyhow::Result<()> {
+    let total = outcomes.len();
+    let mut summary = format!("Signed {}/{total} items", total - failed);
+    if failed > 0 {
+        summary.push_str(&format!(", {failed} failed"));
+    }
+    if as_json {
+        let signed: Vec<&str> = outcomes
+            .iter()
+            .filter_map(|o| match o {
+                Outcome::Signed { id, .. } => Some(id.as_str()),
+                Outcome::Failed { .. } => None,
+            })
+            .collect();
+        let failed: Vec<Json> = outcomes
+            .iter()
+            .filter_map(|o| match o {
+                Outcome::Failed {
+                    id, error, issues, ..
+                } => Some(json!({"item": id, "error": error, "details": issues})),
+                Outcome::Signed { .. } => None,
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "status": "completed",
+                "signed": signed,
+                "failed": failed,
+                "total": total,
+                "summary": summary,
+            }))?
+        );
+        return Ok(());
+    }
+    for o in outcomes {
+        match o {
+            Outcome::Signed {
+                id,
+                path,
+                signature,
+                warnings,
+            } => {
+                println!(
+                    "signed  {id}  {}  (key {})",
+                    path.display(),
+                    signature.key_fp
+                );
+                for w in warnings {
+                    println!("    warning: {w}");
+                }
+            }
+            Outcome::Failed {
+                id, error, issues, ..
+            } => {
+                println!("FAILED  {id}: {error}");
+                for i in issues {
+                    println!("    - {i}");
+                }
+            }
+        }
+    }
+    println!("{summary}");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_segments() {
+        assert!(id_matches("*", "a/b/c"));
+        assert!(id_matches("c*", "a/b/cat"));
+        assert!(!id_matches("c*", "cat/dog"));
+        assert!(id_matches("a/*", "a/b"));
+        assert!(!id_matches("a/*", "a/b/c"));
+        assert!(id_matches("a/**", "a/b/c"));
+        assert!(id_matches("a/**/c", "a/c"));
+        assert!(id_matches("a/**/c", "a/b/x/c"));
+        assert!(id_matches("t?ol", "x/tool"));
+        assert!(!id_matches("t?ol", "x/tl"));
+    }
+
+    #[test]
+    fn directive_structure() {
+        let ok = "# T\n\n```xml\n<directive name=\"wf\" version=\"1.0.0\">\n<metadata><description>D</description></metadata>\n</directive>\n```\n";
+        let f = directive_fields(ok).unwrap_or_else(|r| panic!("{}", r.error));
+        assert_eq!(f[0].1, Some(json!("wf")));
+        assert_eq!(f[2].1, Some(json!("D")));
+        let e = directive_fields("just text\n").err().unwrap();
+        assert_eq!(e.error, "Invalid directive structure");
+        assert!(directive_fields("```xml\n<directive name=x>\n</directive>\n```\n").is_err());
+        assert!(directive_fields("```xml\n<directive name=\"x\">\n").is_err());
+    }
+
+    #[test]
+    fn knowledge_metadata_blocks() {
+        let fenced =
+            "<!-- rye:signed:x -->\n```yaml\nname: e\ntitle: T\nversion: \"1.0.0\"\n```\nbody\n";
+        let f = knowledge_fields(fenced).unwrap_or_else(|r| panic!("{:?}", r.issues));
+        assert_eq!(f[0].1, Some(json!("e")));
+        let dashes = "---\ntitle: Test Entry\nid: entry\n---\n\nContent here";
+        let f = knowledge_fields(dashes).unwrap_or_else(|r| panic!("{:?}", r.issues));
+        assert_eq!(f[0].1, Some(json!("entry")));
+        assert!(knowledge_fields("plain text\n").is_err());
+    }
+}

@@ -1,3 +1,4 @@
+# rye:signed:2026-11-22T07:56:07Z:bc005ddbca83e9f74db6e85a1969eb92be800fbc39edc6e2e8acebd3045c2226:gqj9fcZSRxJZiJ0MsuZgPYk5g42z6zf3PC7VoQ7-3jZX3ZIunSUjAy56vpfAOzksMtnpJvA1Hn_BcR5uftqhCg==:6abd8e3ed708b1e5
 """Profile a CSV file: row count, null ratio and distinct values per column.
 
 Example (project space, clean): runs through the user runtime acme/runtimes/python-traced.

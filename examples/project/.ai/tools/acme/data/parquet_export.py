@@ -1,3 +1,4 @@
+# rye:signed:2026-11-22T07:56:07Z:edd6cfe7c446929a48aa92d6f4aa8773d0a653e1eae4619e8087358487924a55:GyhfXPuA2uImMMhR5EgK36fzpWZ7WZjA2nhOkUBfj3muMN65dNYFnKqKgVOH6dkDBWqZdseJ9VjOYt3GdJd1Dw==:6abd8e3ed708b1e5
 """Export a SQLite table to a Parquet file.
 
 Example (project space, clean): runs through the project runtime acme/runtimes/python-pinned,

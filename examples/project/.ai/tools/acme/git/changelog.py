@@ -1,3 +1,4 @@
+# rye:signed:2026-11-22T07:56:07Z:c39b01bf917c74155711f7bc0283e67268187303c5ca3a8af6cdfcd94713b26f:Lavvx46akGz9vJinVg_rGOOswU2KA56UmdPqKhqTViW1Aael3BbkbTN-Ybao2x9ZfCeFnlA_30ecDs5TwQkOAg==:6abd8e3ed708b1e5
 """Build a changelog section grouped by conventional-commit type (project copy).
 
 Example (project space, clean): shadows the user-space tool `acme/git/changelog` for runs in

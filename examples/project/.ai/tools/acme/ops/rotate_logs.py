@@ -1,3 +1,4 @@
+# rye:signed:2026-11-22T07:56:07Z:f5c4a25d1f0749f48358442ae8cb4c261534431f7641af1739a46ef8b198b816:BDFiwEq-hA1utn7fMgW2N2uXAwXsN4XfPgT-BRiXprpYQ6G6tUAr7nzjB69uGV2jFqxodJ278bAJBDEeCMHiDQ==:6abd8e3ed708b1e5
 """Compress application logs older than a day and delete archives past retention.
 
 PLANTED PROBLEM: unknown-primitive. This tool forgot `__executor_id__`, so it has no executor:

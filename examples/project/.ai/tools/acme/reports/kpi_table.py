@@ -1,3 +1,4 @@
+# rye:signed:2026-11-22T07:56:07Z:d931873f9f142efeb31addf641156ea0708122f9c10b78ffff4f1b1135e612bd:xB5EoxvH9YJygYc8Len19F_7XFmQSRl-ylXKdtBxmzp-x04MX1o1Lvqe3zzIOa1wucmq5IMth9fjku6T3p1vBQ==:6abd8e3ed708b1e5
 """Weekly KPI table for the leadership report.
 
 Example (project space, clean): declares `OUTPUTS` covering every input the runtime
@@ -41,4 +42,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # Edited after signing (planted: content-hash-mismatch).
     main()

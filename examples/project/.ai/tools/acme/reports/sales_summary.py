@@ -1,3 +1,4 @@
+# rye:signed:2026-11-22T07:56:07Z:341b16f74361765b8e6384a5f8d019d7f83173dfded4bf0aa1007c5783cf69a2:WmIptVFxsaeGPCy6fBCLIZeaaqTEBYGGyT-tExyjpYC4kxQdq6GTGKPLoDkTTVaIRd2822VZHzMCEpqERuFLAw==:6abd8e3ed708b1e5
 """Monthly sales summary per region.
 
 PLANTED PROBLEM: unsatisfied-inputs. The runtime acme/runtimes/report-renderer declares

@@ -1,3 +1,4 @@
+# rye:signed:2026-11-22T07:56:07Z:83d107f21e5be692dab19eca5b18d5f98852f0de2be888f485ca7ce760a606c1:umwRqBCo1NeotKO_RLUHdqI5QRViSmrD-g_hr5Z3smF0Gbbxl2n8O5rgSqE71PW9IpjDCVHGEDgN64DCE0YUDw==:6abd8e3ed708b1e5
 """Post the weekly engineering digest (merged PRs, incidents, deploys) to the team channel.
 
 PLANTED PROBLEM: missing-executor. `rye/core/runtimes/python/scirpt` is a typo of

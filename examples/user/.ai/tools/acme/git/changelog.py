@@ -1,3 +1,4 @@
+# rye:signed:2026-11-22T07:56:11Z:56981d7ecdec1f5bfadf2698d0fa46a601196b83c1e7588b735bb35ed36da6b6:7ZE1vyE2fru4VyycU1BK6Fo9ZQBGPaNcI7wjjpCUr0Jk0_R8fp52270uDQychMFEoBdh3awf3vCIOhNIn9FOAQ==:6abd8e3ed708b1e5
 """Build a changelog section from the commits since the last tag (user-space copy).
 
 Example (user space, clean): the project space has a tool with the same id

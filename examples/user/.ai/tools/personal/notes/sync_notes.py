@@ -1,3 +1,4 @@
+# rye:signed:2026-11-22T07:56:11Z:06a7a5f06bf7a33722d16b45b99a1965d3b11f42de0481d1866a0f625ed080e9:iXqk2jmwvZQy3QNFZRSRgoWgNfNLhoPfWQpnOBd9L1rKjLlKi3x1HghhngVs0dnFcJrKaTta3lJgYU4F9mQrDA==:6abd8e3ed708b1e5
 """Mirror the notes folder into the team wiki checkout.
 
 PLANTED PROBLEM: missing-executor (hidden executor). `acme/runtimes/python-pinned` exists only in

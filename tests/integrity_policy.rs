@@ -92,7 +92,7 @@ fn a_fully_signed_chain_runs_and_the_embedded_runtime_is_trusted() {
 }
 
 #[test]
-fn unsigned_elements_are_refused_unless_allowed() {
+fn s62_unsigned_elements_are_refused_unless_allowed() {
     let k = test_key(1);
     let text = fixture(
         TOOL,
@@ -141,7 +141,7 @@ fn config_can_allow_unsigned_items() {
 }
 
 #[test]
-fn a_tampered_element_is_refused_even_when_unsigned_is_allowed() {
+fn s62_a_tampered_element_is_refused_even_when_unsigned_is_allowed() {
     let k = test_key(1);
     let runtime = signed("tools/acme/rt/python.yaml", RUNTIME, &k).replace("1.0.0", "1.0.1");
     let text = fixture(&signed("tools/acme/hello.py", TOOL, &k), &runtime, &k, "");
@@ -161,7 +161,7 @@ fn a_tampered_element_is_refused_even_when_unsigned_is_allowed() {
 }
 
 #[test]
-fn untrusted_and_extra_files_follow_the_reference_order() {
+fn s62_untrusted_and_extra_files_follow_the_reference_order() {
     let k = test_key(1);
     let stranger = test_key(2);
     let text = fixture(

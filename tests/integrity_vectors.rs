@@ -19,7 +19,7 @@ fn signature(text: &str) -> ryechain::integrity::Signature {
 }
 
 #[test]
-fn seed_000_hashes_to_its_embedded_hash() {
+fn s64_seed_000_hashes_to_its_embedded_hash() {
     let sig = signature(SEED000);
     assert!(sig.content_hash.starts_with("f0ca4991") && sig.content_hash.ends_with("6165"));
     let got = hash::content_hash(ItemKind::Knowledge, SEED000, "<!--").unwrap();
@@ -29,7 +29,7 @@ fn seed_000_hashes_to_its_embedded_hash() {
 }
 
 #[test]
-fn seed_003_hashes_and_verifies() {
+fn s64_seed_003_hashes_and_verifies() {
     let sig = signature(SEED003);
     assert!(sig.content_hash.starts_with("055b0497") && sig.content_hash.ends_with("86b9"));
     let got = hash::content_hash(ItemKind::Knowledge, SEED003, "<!--").unwrap();

@@ -106,11 +106,21 @@ pub fn lint_files(db: &dyn Db) -> Vec<SourceFile> {
     files
 }
 
-fn check_file(db: &RootDb, file: SourceFile) -> (Vec<Diagnostic>, bool) {
+/// Whether any rule of the integrity family is enabled (if none is, files are not hashed at all).
+fn integrity_enabled(db: &dyn Db) -> bool {
+    rules()
+        .rules
+        .iter()
+        .any(|r| r.family == "integrity" && effective_severity(db, r).is_some())
+}
+
+fn check_file(db: &RootDb, file: SourceFile, integrity: bool) -> (Vec<Diagnostic>, bool) {
     let run = || {
         let mut d = file_diagnostics(db, file).clone();
         d.extend(chain_diagnostics(db, file).iter().cloned());
-        d.extend(integrity_diagnostics(db, file).iter().cloned());
+        if integrity {
+            d.extend(integrity_diagnostics(db, file).iter().cloned());
+        }
         d
     };
     match std::panic::catch_unwind(AssertUnwindSafe(run)) {
@@ -151,6 +161,7 @@ fn finish(db: &RootDb, mut d: Diagnostic, opts: &LintOptions) -> Option<Finding>
 /// moved into the job (salsa handles are `Send`, not `Sync`), never created inside a query.
 pub fn lint(db: &RootDb, opts: &LintOptions, progress: &(dyn Fn(usize) + Sync)) -> LintReport {
     let files = lint_files(db);
+    let integrity = integrity_enabled(db);
     let threads = rayon::current_num_threads().max(1);
     let chunk = (files.len() / (threads * 8)).max(32);
     let results: std::sync::Mutex<Vec<(usize, Vec<Finding>, usize)>> = std::sync::Mutex::default();
@@ -167,7 +178,7 @@ pub fn lint(db: &RootDb, opts: &LintOptions, progress: &(dyn Fn(usize) + Sync)) 
                 let mut found = Vec::new();
                 let mut panics = 0;
                 for &file in part {
-                    let (diags, panicked) = check_file(&db, file);
+                    let (diags, panicked) = check_file(&db, file, integrity);
                     panics += usize::from(panicked);
                     found.extend(diags.into_iter().filter_map(|d| finish(&db, d, opts)));
                 }

@@ -7,10 +7,9 @@ use std::path::PathBuf;
 
 use ryechain::analysis::verify::{ExtraFile, Policy, verify_all, verify_chain};
 use ryechain::analysis::{LintOptions, lint};
-use ryechain::integrity::keys::{fingerprint, key_pair_from_seed, sign_hash, signing_key_from_pem};
-use ryechain::integrity::sigline::with_signature_line;
+use ryechain::integrity::keys::{fingerprint, key_pair_from_seed, signing_key_from_pem};
 use ryechain::integrity::{
-    EMBEDDED_KEY_FP, ItemKind, Signature, Verdict, default_format, extension_of, hash, trust,
+    EMBEDDED_KEY_FP, ItemKind, Verdict, default_format, extension_of, sign_text, trust,
 };
 use ryechain::testing::host;
 
@@ -33,15 +32,8 @@ fn test_key(seed: u8) -> TestKey {
 fn signed(rel: &str, text: &str, key: &TestKey) -> String {
     let kind = ItemKind::of_rel(rel).unwrap();
     let fmt = default_format(kind, extension_of(rel));
-    let h = hash::content_hash(kind, text, &fmt.prefix).unwrap();
-    let sig = Signature {
-        timestamp: "2026-11-22T00:00:00Z".into(),
-        content_hash: h.clone(),
-        signature: sign_hash(&key.sk, &h),
-        key_fp: key.fp.clone(),
-        provenance: None,
-    };
-    with_signature_line(text, &fmt, &sig.line(&fmt))
+    let ts = "2026-11-22T00:00:00Z".to_owned();
+    sign_text(kind, &fmt, text, &key.sk, &key.fp, ts).unwrap().0
 }
 
 const TOOL: &str = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"acme/rt/python\"\nprint('hi')\n";
@@ -57,15 +49,20 @@ fn fixture(tool: &str, runtime: &str, key: &TestKey, extra: &str) -> String {
     )
 }
 
+/// The fixture with the tool and its runtime both signed by `key`.
+fn signed_fixture(key: &TestKey) -> String {
+    fixture(
+        &signed("tools/acme/hello.py", TOOL, key),
+        &signed("tools/acme/rt/python.yaml", RUNTIME, key),
+        key,
+        "",
+    )
+}
+
 #[test]
 fn a_fully_signed_chain_runs_and_the_embedded_runtime_is_trusted() {
     let k = test_key(1);
-    let text = fixture(
-        &signed("tools/acme/hello.py", TOOL, &k),
-        &signed("tools/acme/rt/python.yaml", RUNTIME, &k),
-        &k,
-        "",
-    );
+    let text = signed_fixture(&k);
     let host = host(&text);
     let db = host.snapshot();
     let v = verify_chain(&db, "acme/hello", &[]).expect("the tool resolves");
@@ -164,12 +161,7 @@ fn s62_a_tampered_element_is_refused_even_when_unsigned_is_allowed() {
 fn s62_untrusted_and_extra_files_follow_the_reference_order() {
     let k = test_key(1);
     let stranger = test_key(2);
-    let text = fixture(
-        &signed("tools/acme/hello.py", TOOL, &k),
-        &signed("tools/acme/rt/python.yaml", RUNTIME, &k),
-        &k,
-        "",
-    );
+    let text = signed_fixture(&k);
     let host = host(&text);
     let db = host.snapshot();
     let good = ExtraFile {

@@ -28,12 +28,9 @@ use super::keys::{
 };
 use super::{Context, print_notices};
 use crate::db::{Db, Settings, SourceFile, SpaceRoot};
-use crate::integrity::hash::content_hash;
-use crate::integrity::keys::sign_hash;
-use crate::integrity::sigline::with_signature_line;
 use crate::integrity::timefmt::signature_timestamp;
 use crate::integrity::{
-    ItemKind, Signature, SignatureFormat, Verdict, format_for, trust_store, verify_text,
+    ItemKind, Signature, Verdict, format_for, sign_text, trust_store, verify_text,
 };
 use crate::model::{SpaceKind, item_id_problem};
 use crate::resolve::extractor::{EXTRACTORS_DIR, extractor_item_type};
@@ -648,19 +645,6 @@ fn validate(
     }
 }
 
-/// The text with a well-formed placeholder line where the signature goes, so the hash covers
-/// exactly what the final file holds besides its signature line.
-fn placeholder_line(fmt: &SignatureFormat) -> String {
-    Signature {
-        timestamp: signature_timestamp(0),
-        content_hash: "0".repeat(64),
-        signature: "AA".to_owned(),
-        key_fp: "0".repeat(16),
-        provenance: None,
-    }
-    .line(fmt)
-}
-
 fn now_secs() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -695,20 +679,13 @@ fn sign_one(
         }
     };
     let fmt = format_for(db, kind, file.rel(db));
-    let staged = with_signature_line(text, &fmt, &placeholder_line(&fmt));
-    let hash = match content_hash(kind, &staged, &fmt.prefix) {
-        Ok(h) => h,
-        Err(e) => return Ok(Outcome::failed(id, Some(path), e)),
-    };
     let key = signer.key(db)?;
-    let signature = Signature {
-        timestamp: signature_timestamp(now_secs()),
-        signature: sign_hash(&key.key, &hash),
-        content_hash: hash,
-        key_fp: key.fingerprint.clone(),
-        provenance: None,
-    };
-    let signed = with_signature_line(&staged, &fmt, &signature.line(&fmt));
+    let timestamp = signature_timestamp(now_secs());
+    let (signed, signature) =
+        match sign_text(kind, &fmt, text, &key.key, &key.fingerprint, timestamp) {
+            Ok(done) => done,
+            Err(e) => return Ok(Outcome::failed(id, Some(path), e)),
+        };
     // The new text must verify against the key before anything is written.
     let own = (key.fingerprint.clone(), key.public_pem.clone());
     let store = trust_store(db);

@@ -402,6 +402,38 @@ fn verdict_from(line: SigLine, got: String, trusted: &dyn Fn(&str) -> Option<Str
     }
 }
 
+/// Sign item text (§10.3 flow): stage a well-formed placeholder line where the signature goes
+/// (so the hash covers exactly what the final file holds besides that line, whatever the
+/// format), hash, sign the hex hash, and put the real line in place. Pure: the caller supplies
+/// the key and the timestamp (`timefmt::signature_timestamp`).
+pub fn sign_text(
+    kind: ItemKind,
+    fmt: &SignatureFormat,
+    text: &str,
+    key: &ed25519_dalek::SigningKey,
+    key_fp: &str,
+    timestamp: String,
+) -> Result<(String, Signature), &'static str> {
+    let placeholder = Signature {
+        timestamp: timefmt::signature_timestamp(0),
+        content_hash: "0".repeat(64),
+        signature: "AA".to_owned(),
+        key_fp: "0".repeat(16),
+        provenance: None,
+    };
+    let staged = sigline::with_signature_line(text, fmt, &placeholder.line(fmt));
+    let content_hash = hash::content_hash(kind, &staged, &fmt.prefix)?;
+    let signature = Signature {
+        timestamp,
+        signature: keys::sign_hash(key, &content_hash),
+        content_hash,
+        key_fp: key_fp.to_owned(),
+        provenance: None,
+    };
+    let signed = sigline::with_signature_line(&staged, fmt, &signature.line(fmt));
+    Ok((signed, signature))
+}
+
 /// The verdict of an item file of the workspace.
 #[salsa::tracked(returns(ref))]
 pub fn signature_status(db: &dyn Db, file: SourceFile) -> Verdict {

@@ -4,9 +4,9 @@
 
 use proptest::prelude::*;
 
-use super::keys::{fingerprint, key_pair_from_seed, sign_hash, signing_key_from_pem};
+use super::keys::{fingerprint, key_pair_from_seed, signing_key_from_pem};
 use super::sigline::{SignatureFormat, parse_signature, with_signature_line};
-use super::{ItemKind, Signature, Verdict, default_format, hash, verify_text};
+use super::{ItemKind, Verdict, default_format, hash, sign_text, verify_text};
 
 struct Key {
     sk: ed25519_dalek::SigningKey,
@@ -48,15 +48,10 @@ fn item_text(kind: ItemKind, body: &str) -> String {
 }
 
 fn sign(kind: ItemKind, fmt: &SignatureFormat, text: &str, k: &Key) -> String {
-    let h = hash::content_hash(kind, text, &fmt.prefix).expect("hashable");
-    let sig = Signature {
-        timestamp: "2026-11-22T00:00:00Z".to_owned(),
-        content_hash: h.clone(),
-        signature: sign_hash(&k.sk, &h),
-        key_fp: k.fp.clone(),
-        provenance: None,
-    };
-    with_signature_line(text, fmt, &sig.line(fmt))
+    let ts = "2026-11-22T00:00:00Z".to_owned();
+    sign_text(kind, fmt, text, &k.sk, &k.fp, ts)
+        .expect("hashable")
+        .0
 }
 
 /// Bodies without the constructs whose bytes the reference leaves unhashed (a leading shebang,

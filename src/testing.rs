@@ -191,24 +191,39 @@ pub fn write_tree(
     Ok(())
 }
 
-/// The three spaces of a generated tree written at `dir` (its system bundle replaces the embedded one).
-pub fn generated_spaces(dir: &std::path::Path) -> Vec<crate::load::SpaceSpec> {
+/// Project, user and one system bundle as loader specs (project and user from directories).
+pub fn three_spaces(
+    project: PathBuf,
+    user: PathBuf,
+    system: crate::load::SpaceSource,
+    bundle: &str,
+) -> Vec<crate::load::SpaceSpec> {
     use crate::load::{SpaceSource, SpaceSpec};
     vec![
         SpaceSpec {
             space: Space::Project,
-            source: SpaceSource::Dir(dir.join("project")),
+            source: SpaceSource::Dir(project),
         },
         SpaceSpec {
             space: Space::User,
-            source: SpaceSource::Dir(dir.join("user")),
+            source: SpaceSource::Dir(user),
         },
         SpaceSpec {
             space: Space::System {
                 order: 0,
-                bundle: Arc::from("gen"),
+                bundle: Arc::from(bundle),
             },
-            source: SpaceSource::Dir(dir.join("system")),
+            source: system,
         },
     ]
+}
+
+/// The three spaces of a generated tree written at `dir` (its system bundle replaces the embedded one).
+pub fn generated_spaces(dir: &std::path::Path) -> Vec<crate::load::SpaceSpec> {
+    three_spaces(
+        dir.join("project"),
+        dir.join("user"),
+        crate::load::SpaceSource::Dir(dir.join("system")),
+        "gen",
+    )
 }

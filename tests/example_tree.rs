@@ -9,9 +9,9 @@ use std::path::Path;
 
 use ryechain::analysis::{Host, LintOptions, lint};
 use ryechain::db::Settings;
-use ryechain::load::{SpaceSource, SpaceSpec, load};
-use ryechain::model::Space;
+use ryechain::load::{SpaceSource, load};
 use ryechain::system::os::OsSystem;
+use ryechain::testing::three_spaces;
 
 #[test]
 fn example_tree_reports_exactly_the_planted_problems() {
@@ -19,23 +19,12 @@ fn example_tree_reports_exactly_the_planted_problems() {
         .join("examples")
         .canonicalize()
         .unwrap();
-    let specs = vec![
-        SpaceSpec {
-            space: Space::Project,
-            source: SpaceSource::Dir(root.join("project")),
-        },
-        SpaceSpec {
-            space: Space::User,
-            source: SpaceSource::Dir(root.join("user")),
-        },
-        SpaceSpec {
-            space: Space::System {
-                order: 0,
-                bundle: "ryechain".into(),
-            },
-            source: SpaceSource::Embedded,
-        },
-    ];
+    let specs = three_spaces(
+        root.join("project"),
+        root.join("user"),
+        SpaceSource::Embedded,
+        "ryechain",
+    );
     let outcome = load(&OsSystem, &specs);
     assert!(outcome.notices.is_empty(), "{:?}", outcome.notices);
     let mut change = outcome.change;

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::db::RootDb;
 use crate::model::SpaceKind;
-use crate::resolve::{Chain, ChainEnd, chain, metadata, resolve_root};
+use crate::resolve::{ChainEnd, chain, metadata, resolve_root};
 use crate::rules::validate::{Link, ValidationResult, validate_chain};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,27 +34,6 @@ pub struct ChainView {
     /// The chain ends at an element that is not a primitive (execution would fail, §3.4).
     pub unknown_primitive: Option<String>,
     pub validation: ValidationResult,
-}
-
-fn build_error(ch: &Chain, root: &str) -> Option<String> {
-    match &ch.end {
-        ChainEnd::Primitive | ChainEnd::Terminal => None,
-        ChainEnd::Missing { executor_id, .. } => Some(format!("Executor not found: {executor_id}")),
-        ChainEnd::TooDeep { max, .. } => Some(format!(
-            "Chain too deep (max {max}): {root}. Possible circular dependency or excessive nesting."
-        )),
-        ChainEnd::Cycle { executor_id, .. } => {
-            Some(format!("Circular dependency detected: {executor_id}"))
-        }
-        ChainEnd::InvalidId {
-            executor_id,
-            reason,
-            ..
-        } => Some(format!("Invalid executor id `{executor_id}`: {reason}")),
-        ChainEnd::WrongType { type_name, .. } => Some(format!(
-            "Invalid executor id: an executor id must be a string or None, not {type_name}"
-        )),
-    }
 }
 
 /// Resolve `item_id` from the project space and describe its chain.
@@ -102,7 +81,7 @@ pub fn chain_of(db: &RootDb, item_id: &str) -> ChainView {
                 .collect(),
         });
     }
-    view.error = build_error(ch, item_id);
+    view.error = ch.build_error(item_id);
     if matches!(ch.end, ChainEnd::Terminal) {
         view.unknown_primitive = ch.elements.last().map(|e| e.item_id.clone());
     }

@@ -110,19 +110,11 @@ pub struct SigningKeyPair {
 /// The user space base directory (`.ai` is appended): `--user-space`, `USER_SPACE`, then `HOME`
 /// (the same order as the loader's).
 pub fn user_base(ctx: &Context<'_>) -> anyhow::Result<PathBuf> {
-    let sys = ctx.sys;
-    if let Some(p) = &ctx.user_space {
-        return absolute(sys, p);
-    }
-    if let Some(s) = sys.env_var("USER_SPACE").filter(|s| !s.is_empty()) {
-        return absolute(sys, &expand_tilde(sys, &s));
-    }
-    match sys.env_var("HOME").filter(|s| !s.is_empty()) {
-        Some(home) => Ok(PathBuf::from(home)),
-        None => bail!(
+    ctx.user_base()?.ok_or_else(|| {
+        anyhow::anyhow!(
             "cannot tell where the user space is: set USER_SPACE (or HOME), or pass --user-space"
-        ),
-    }
+        )
+    })
 }
 
 /// The base directory of a writable space.

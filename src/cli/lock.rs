@@ -8,51 +8,16 @@
 )]
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "the CLI prints")]
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
 
 use super::{Context, absolute, print_notices};
 use crate::analysis::chain_view::chain_of;
-use crate::db::{Db, Settings};
+use crate::db::Settings;
 use crate::integrity::lockfile::{build_lockfile, lockfile_name};
-use crate::integrity::signature_status;
 use crate::integrity::timefmt::iso_timestamp;
 use crate::model::item_id_problem;
-use crate::resolve::{chain, resolve_root};
-
-/// `generated_at` for now: `YYYY-MM-DDTHH:MM:SS.ffffff+00:00` (Python's `isoformat()`).
-fn now_iso() -> String {
-    let d = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    iso_timestamp(
-        i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
-        d.subsec_micros(),
-    )
-}
-
-/// Write `text` to `path` atomically: a temp file in the same directory, then rename.
-fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let name = path
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.with_context(|| format!("cannot write {}", path.display()))
-}
 
 pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::Result<u8> {
     if let Some(reason) = item_id_problem(item) {
@@ -80,7 +45,10 @@ pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::
         );
         return Ok(1);
     }
-    let lock = match build_lockfile(&db, item, &now_iso()) {
+    let lock = match build_lockfile(&db, item, &{
+        let (secs, micros) = super::now();
+        iso_timestamp(secs, micros)
+    }) {
         Ok(lock) => lock,
         Err(e) => {
             eprintln!("error: {e}; no lockfile written");
@@ -100,17 +68,17 @@ pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::
     }
     // Integrity verification (§10.5) would refuse these elements at execution; the lockfile
     // records their hashes anyway, so warn, do not refuse.
-    let db_ref: &dyn Db = &db;
-    if let Some(root) = &resolve_root(db_ref, item).found {
-        for e in &chain(db_ref, root.file).elements {
-            let Some(file) = e.file else { continue };
-            let shown = file.path(db_ref).display().to_string();
-            if let Some(text) = signature_status(db_ref, file).error_text(&shown) {
-                eprintln!("warning: {text} (execution verifies every chain element)");
-            }
+    for f in crate::analysis::verify::verify_chain(&db, item, &[])
+        .map(|v| v.files)
+        .unwrap_or_default()
+    {
+        if let Some(text) = f.error {
+            eprintln!("warning: {text} (execution verifies every chain element)");
         }
     }
-    write_atomic(&target, &lock.to_text())?;
+    let dir = target.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    super::keys::write_atomically(&target, lock.to_text().as_bytes(), 0o644)?;
     println!("{}", target.display());
     Ok(0)
 }

@@ -255,6 +255,22 @@ fn absolute(sys: &dyn System, p: &Path) -> anyhow::Result<PathBuf> {
 }
 
 impl Context<'_> {
+    /// The user space base directory (`.ai` is appended): `--user-space`, `USER_SPACE`, then
+    /// `HOME`; `None` when none is set.
+    pub fn user_base(&self) -> anyhow::Result<Option<PathBuf>> {
+        let sys = self.sys;
+        if let Some(p) = &self.user_space {
+            return absolute(sys, p).map(Some);
+        }
+        if let Some(s) = sys.env_var("USER_SPACE").filter(|s| !s.is_empty()) {
+            return absolute(sys, &expand_tilde(sys, &s)).map(Some);
+        }
+        Ok(sys
+            .env_var("HOME")
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from))
+    }
+
     /// The spaces in search order: project, user, bundles.
     pub fn spaces(&self, project: &Path) -> anyhow::Result<(Vec<SpaceSpec>, Vec<String>)> {
         let sys = self.sys;
@@ -267,14 +283,7 @@ impl Context<'_> {
             space: Space::Project,
             source: SpaceSource::Dir(project.clone()),
         }];
-        let user = match &self.user_space {
-            Some(p) => Some(absolute(sys, p)?),
-            None => match sys.env_var("USER_SPACE").filter(|s| !s.is_empty()) {
-                Some(s) => Some(absolute(sys, &expand_tilde(sys, &s))?),
-                None => sys.env_var("HOME").map(PathBuf::from),
-            },
-        };
-        if let Some(user) = user {
+        if let Some(user) = self.user_base()? {
             let same = sys
                 .canonicalize(&user)
                 .ok()
@@ -351,6 +360,18 @@ impl Context<'_> {
         host.apply(change);
         Ok((host, notices))
     }
+}
+
+/// The wall clock as (seconds since the Unix epoch, microseconds), for signature timestamps and
+/// lockfile `generated_at`.
+pub(crate) fn now() -> (i64, u32) {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    (
+        i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        d.subsec_micros(),
+    )
 }
 
 pub(crate) fn print_notices(notices: &[String]) {

@@ -645,10 +645,12 @@ fn validate(
     }
 }
 
-fn now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+/// Whether the file at `path` holds exactly `text` (read back through the `System`).
+fn holds(sys: &dyn crate::system::System, path: &std::path::Path, text: &str) -> bool {
+    matches!(
+        sys.read(path, (text.len() as u64).saturating_add(1)),
+        ReadResult::Bytes(b) if b == text.as_bytes()
+    )
 }
 
 /// Sign one resolved item.
@@ -680,7 +682,7 @@ fn sign_one(
     };
     let fmt = format_for(db, kind, file.rel(db));
     let key = signer.key(db)?;
-    let timestamp = signature_timestamp(now_secs());
+    let timestamp = signature_timestamp(super::now().0);
     let (signed, signature) =
         match sign_text(kind, &fmt, text, &key.key, &key.fingerprint, timestamp) {
             Ok(done) => done,
@@ -707,37 +709,23 @@ fn sign_one(
     // Write beside the real file (a symlink stays a symlink), keeping its permission bits.
     let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
     // What was validated and hashed must still be what the file holds.
-    match signer
-        .ctx
-        .sys
-        .read(&real, (text.len() as u64).saturating_add(1))
-    {
-        ReadResult::Bytes(b) if b == text.as_bytes() => {}
-        _ => {
-            return Ok(Outcome::failed(
-                id,
-                Some(path),
-                "the file changed since it was read; sign it again",
-            ));
-        }
+    if !holds(signer.ctx.sys, &real, text) {
+        return Ok(Outcome::failed(
+            id,
+            Some(path),
+            "the file changed since it was read; sign it again",
+        ));
     }
     let mode = file_mode(&real).unwrap_or(0o644);
     if let Err(e) = write_atomically(&real, signed.as_bytes(), mode) {
         return Ok(Outcome::failed(id, Some(path), format!("{e:#}")));
     }
-    match signer
-        .ctx
-        .sys
-        .read(&real, (signed.len() as u64).saturating_add(1))
-    {
-        ReadResult::Bytes(b) if b == signed.as_bytes() => {}
-        _ => {
-            return Ok(Outcome::failed(
-                id,
-                Some(path),
-                "the file changed while it was written; sign it again",
-            ));
-        }
+    if !holds(signer.ctx.sys, &real, &signed) {
+        return Ok(Outcome::failed(
+            id,
+            Some(path),
+            "the file changed while it was written; sign it again",
+        ));
     }
     Ok(Outcome::Signed {
         id: id.to_owned(),

@@ -40,7 +40,7 @@ pub fn verify(
             }
         }
     }
-    let base = std::env::current_dir().ok();
+    let base = ctx.sys.current_dir().ok();
     let shown = |f: &FileVerdict| display_path(&f.path, base.as_deref());
     let failed = files.iter().filter(|f| !policy.accepts(&f.verdict)).count();
     if json_out {

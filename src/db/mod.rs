@@ -40,6 +40,23 @@ impl FileContents {
             _ => None,
         }
     }
+
+    /// Why the file has no text, in words (`None` for text).
+    pub fn problem(&self) -> Option<String> {
+        Some(match self {
+            FileContents::Text(_) => return None,
+            FileContents::NotUtf8 { valid_up_to } => {
+                format!("the file is not valid UTF-8 (first bad byte at offset {valid_up_to})")
+            }
+            FileContents::TooLarge { size, limit } => {
+                format!("the file is {size} bytes, over the {limit}-byte limit for tool files")
+            }
+            FileContents::Unreadable(msg) => format!("the file cannot be read: {msg}"),
+            FileContents::SymlinkEscape { target } => {
+                format!("the file is a symlink out of every space (to {target})")
+            }
+        })
+    }
 }
 
 /// One file of a space, pushed in from the edge.

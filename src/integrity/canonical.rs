@@ -23,14 +23,18 @@ fn sorted(v: &Value) -> Value {
     }
 }
 
-/// Python's canonical dump: compact separators, sorted keys, non-ASCII as `\uXXXX` escapes
-/// (UTF-16 surrogate pairs beyond the BMP), as `ensure_ascii=True` writes.
+/// Python's canonical dump: compact separators, sorted keys, `ensure_ascii=True`.
 pub fn canonical_json(v: &Value) -> String {
-    let compact = serde_json::to_string(&sorted(v)).unwrap_or_default();
-    let mut out = String::with_capacity(compact.len());
-    for c in compact.chars() {
-        // Python escapes everything outside ' '..='~' (so DEL too); serde_json already escaped
-        // the other control characters the same way.
+    ascii_escape(&serde_json::to_string(&sorted(v)).unwrap_or_default())
+}
+
+/// What Python's `ensure_ascii=True` does to serialised JSON: every character outside
+/// `' '..='~'` becomes `\uXXXX` (UTF-16 surrogate pairs beyond the BMP). serde_json already
+/// escaped the control characters the same way, so only non-ASCII and DEL remain; both can only
+/// occur inside strings, so escaping them in the whole text is exact.
+pub fn ascii_escape(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
         if c.is_ascii() && c != '\x7f' {
             out.push(c);
         } else {

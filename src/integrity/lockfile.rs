@@ -26,7 +26,7 @@ use serde_json::{Map, Value as Json};
 use crate::db::{Db, FileContents, SourceFile};
 use crate::model::{SpaceKind, Span, Value};
 use crate::parse::ParserKind;
-use crate::resolve::{ChainEnd, chain, extractor_config, metadata, resolve, resolve_root};
+use crate::resolve::{chain, extractor_config, metadata, resolve, resolve_root};
 
 use super::content_hash;
 
@@ -237,31 +237,13 @@ impl Lockfile {
     pub fn to_text(&self) -> String {
         let pretty = serde_json::to_string_pretty(&self.to_json())
             .unwrap_or_else(|_| unreachable!("a JSON value always serializes"));
-        ascii_escape(&pretty)
+        super::canonical::ascii_escape(&pretty)
     }
 
     /// The file name this lockfile must have (`<tool_id>@<version>.lock.json`).
     pub fn file_name(&self) -> String {
         lockfile_name(&self.root.tool_id, &self.root.version)
     }
-}
-
-/// Python's `ensure_ascii`: every character outside `' '..='~'` that serde_json left raw is
-/// escaped as `\uXXXX` (UTF-16 units). Outside strings JSON text is ASCII, so this only touches
-/// string contents.
-fn ascii_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_ascii() && c != '\x7f' {
-            out.push(c);
-        } else {
-            let mut units = [0u16; 2];
-            for u in c.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{u:04x}"));
-            }
-        }
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -471,25 +453,12 @@ pub fn lockfile(db: &dyn Db, file: SourceFile) -> Result<Lockfile, LockfileError
     match file.contents(db) {
         FileContents::Text(text) => parse_lockfile(text),
         other => Err(LockfileError {
-            message: format!("Lockfile cannot be read: {}", unreadable_reason(other)),
+            message: format!(
+                "Lockfile cannot be read: {}",
+                other.problem().unwrap_or_default()
+            ),
             span: None,
         }),
-    }
-}
-
-fn unreadable_reason(c: &FileContents) -> String {
-    match c {
-        FileContents::Text(_) => "no problem".to_owned(),
-        FileContents::NotUtf8 { valid_up_to } => {
-            format!("it is not UTF-8 text (bad byte at offset {valid_up_to})")
-        }
-        FileContents::TooLarge { size, limit } => {
-            format!("it is {size} bytes, over the loader's limit of {limit}")
-        }
-        FileContents::Unreadable(e) => e.clone(),
-        FileContents::SymlinkEscape { target } => {
-            format!("it is a symlink out of every space (to {target})")
-        }
     }
 }
 
@@ -621,32 +590,6 @@ pub fn check_lockfile(db: &dyn Db, item_id: &str) -> LockCheck {
     }
 }
 
-/// The reference's chain-building error for a chain that cannot run, or `None`.
-fn chain_error(ch: &crate::resolve::Chain, root: &str) -> Option<String> {
-    Some(match &ch.end {
-        ChainEnd::Primitive => return None,
-        ChainEnd::Terminal => format!(
-            "Unknown primitive: {}",
-            ch.elements.last().map_or(root, |e| e.item_id.as_str())
-        ),
-        ChainEnd::Missing { executor_id, .. } => format!("Executor not found: {executor_id}"),
-        ChainEnd::TooDeep { max, .. } => format!(
-            "Chain too deep (max {max}): {root}. Possible circular dependency or excessive nesting."
-        ),
-        ChainEnd::Cycle { executor_id, .. } => {
-            format!("Circular dependency detected: {executor_id}")
-        }
-        ChainEnd::InvalidId {
-            executor_id,
-            reason,
-            ..
-        } => format!("Invalid executor id `{executor_id}`: {reason}"),
-        ChainEnd::WrongType { type_name, .. } => {
-            format!("Invalid executor id: an executor id must be a string or None, not {type_name}")
-        }
-    })
-}
-
 /// A new lockfile for `item_id` (resolved from the project space) as the reference creates one
 /// after a successful run: `lockfile_version` 1, `root` with the tool's version and hash, one
 /// `resolved_chain` entry per chain element. Refused when the tool is not found, has no version,
@@ -661,7 +604,7 @@ pub fn build_lockfile(db: &dyn Db, item_id: &str, generated_at: &str) -> Result<
         ));
     };
     let ch = chain(db, root.file);
-    if let Some(err) = chain_error(ch, item_id) {
+    if let Some(err) = ch.run_error(item_id) {
         return Err(err);
     }
     let hash_of = |file: SourceFile| {

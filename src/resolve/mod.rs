@@ -241,6 +241,39 @@ impl Chain {
     pub fn ids(&self) -> Vec<String> {
         self.elements.iter().map(|e| e.item_id.clone()).collect()
     }
+
+    /// The reference's chain-building error text (§3.2) for a chain rooted at `root`, or `None`
+    /// when the chain builds (it ends at a primitive, or at a non-primitive terminal, which the
+    /// dry run accepts and execution reports as `Unknown primitive`).
+    pub fn build_error(&self, root: &str) -> Option<String> {
+        Some(match &self.end {
+            ChainEnd::Primitive | ChainEnd::Terminal => return None,
+            ChainEnd::Missing { executor_id, .. } => format!("Executor not found: {executor_id}"),
+            ChainEnd::TooDeep { max, .. } => format!(
+                "Chain too deep (max {max}): {root}. Possible circular dependency or excessive nesting."
+            ),
+            ChainEnd::Cycle { executor_id, .. } => {
+                format!("Circular dependency detected: {executor_id}")
+            }
+            ChainEnd::InvalidId {
+                executor_id,
+                reason,
+                ..
+            } => format!("Invalid executor id `{executor_id}`: {reason}"),
+            ChainEnd::WrongType { type_name, .. } => format!(
+                "Invalid executor id: an executor id must be a string or None, not {type_name}"
+            ),
+        })
+    }
+
+    /// The error execution reports: a build error, or `Unknown primitive: <last>` (§3.4).
+    pub fn run_error(&self, root: &str) -> Option<String> {
+        if matches!(self.end, ChainEnd::Terminal) {
+            let last = self.elements.last().map_or(root, |e| e.item_id.as_str());
+            return Some(format!("Unknown primitive: {last}"));
+        }
+        self.build_error(root)
+    }
 }
 
 /// The maximum chain length in force (CLI override, then config, then 10).

@@ -14,7 +14,8 @@ use crate::resolve::{
 };
 use crate::rules::validate::{Link, VersionVerdict, check_pair, py_list};
 
-fn rule_for(pred: impl Fn(&Check) -> bool) -> Option<&'static Rule> {
+/// The first rule whose check matches (rules are data; checks find theirs by kind).
+pub(crate) fn rule_for(pred: impl Fn(&Check) -> bool) -> Option<&'static Rule> {
     rules().with_check(pred).next()
 }
 
@@ -121,16 +122,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
             return out;
         }
         other => {
-            let reason = match other {
-                FileContents::NotUtf8 { valid_up_to } => {
-                    format!("the file is not valid UTF-8 (first bad byte at offset {valid_up_to})")
-                }
-                FileContents::TooLarge { size, limit } => {
-                    format!("the file is {size} bytes, over the {limit}-byte limit for tool files")
-                }
-                FileContents::Unreadable(msg) => format!("the file cannot be read: {msg}"),
-                _ => String::new(),
-            };
+            let reason = other.problem().unwrap_or_default();
             if let Some(rule) = rule_for(|c| matches!(c, Check::UnreadableFile { .. })) {
                 out.push(rule.emit(site(None), &[("reason", reason)], None, Vec::new()));
             }

@@ -2,15 +2,12 @@
 //! `untrusted-key`, `bad-signature`, `malformed-signature`, `invalid-trusted-key` and `stale-lockfile`. It reads only
 //! integrity queries of the file itself and the trust store, never a chain query.
 
-use super::{Check, Rule, Site, rules};
+use super::checks::rule_for;
+use super::{Check, Site};
 use crate::db::{Db, SourceFile};
 use crate::diagnostic::Diagnostic;
 use crate::integrity::{ItemKind, Verdict, signature_status, trust_store};
 use crate::resolve::tool_id;
-
-fn rule_for(pred: impl Fn(&Check) -> bool) -> Option<&'static Rule> {
-    rules().with_check(pred).next()
-}
 
 /// Integrity findings of one file: its verdict if it is an item, its refusal if it is a
 /// trust-store document.

@@ -6,6 +6,7 @@ pub mod config;
 pub mod db;
 pub mod diagnostic;
 pub mod error;
+pub mod exec;
 pub mod integrity;
 pub mod load;
 pub mod model;

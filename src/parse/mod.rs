@@ -1,6 +1,6 @@
 //! L3 metadata extraction (§2): the built-in parser registry keyed by the extractor's parser names.
 //!
-//! Three parsers live here, each a pure function of a file's text: [`parse_python`] (§2.2–2.3,
+//! Four parsers live here, each a pure function of a file's text: [`parse_python`] (§2.2–2.3,
 //! real Python AST via `ruff_python_parser`), [`parse_yaml`] (§2.4, `serde_yaml` plus a
 //! line-based span locator) and [`parse_js`] (§2.5, a token scanner, not a full JS parser).
 //! None of them panics or fails: what could be read is returned together with
@@ -8,6 +8,7 @@
 
 mod js;
 mod python;
+mod shell;
 mod yaml;
 
 #[cfg(test)]
@@ -15,6 +16,7 @@ mod proptests;
 
 pub use js::parse_js;
 pub use python::{parse_python, top_level_literals as python_top_level_literals};
+pub use shell::parse_shell;
 pub use yaml::parse_yaml;
 
 use std::collections::HashMap;
@@ -28,6 +30,8 @@ pub enum ParserKind {
     PythonAst,
     Yaml,
     JavaScript,
+    /// `.sh` header assignments (ryechain's format; only where an extractor maps it).
+    Shell,
 }
 
 impl ParserKind {
@@ -37,6 +41,7 @@ impl ParserKind {
             "python/ast" | "python_ast" | "python" => Some(ParserKind::PythonAst),
             "yaml/yaml" | "yaml" => Some(ParserKind::Yaml),
             "javascript/javascript" | "javascript" | "js" => Some(ParserKind::JavaScript),
+            "shell/shell" | "shell" | "bash" => Some(ParserKind::Shell),
             _ => None,
         }
     }
@@ -45,6 +50,7 @@ impl ParserKind {
             ParserKind::PythonAst => "python/ast",
             ParserKind::Yaml => "yaml/yaml",
             ParserKind::JavaScript => "javascript/javascript",
+            ParserKind::Shell => "shell/shell",
         }
     }
     /// The parser used for an extension when no extractor's parsers map names one (issue: trees
@@ -65,6 +71,7 @@ pub fn parse(kind: ParserKind, text: &str) -> ParsedFile {
         ParserKind::PythonAst => parse_python(text),
         ParserKind::Yaml => parse_yaml(text),
         ParserKind::JavaScript => parse_js(text),
+        ParserKind::Shell => parse_shell(text),
     }
 }
 

@@ -74,6 +74,7 @@ fn check_all(text: &str) -> Result<(), TestCaseError> {
         ParserKind::PythonAst,
         ParserKind::Yaml,
         ParserKind::JavaScript,
+        ParserKind::Shell,
     ] {
         let parsed = parse(kind, text);
         check_parsed(text, &parsed)?;
@@ -151,6 +152,9 @@ const FRAGMENTS: &[&str] = &[
     ";",
     "?",
     "%",
+    "__executor_id__=",
+    "export ",
+    "$(",
 ];
 
 fn fragment_text() -> impl Strategy<Value = String> {

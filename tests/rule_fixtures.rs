@@ -272,6 +272,7 @@ rule_fixture_tests! {
     malformed_signature => "malformed-signature",
     invalid_trusted_key => "invalid-trusted-key",
     stale_lockfile => "stale-lockfile",
+    unresolvable_interpreter => "unresolvable-interpreter",
 }
 
 fn fixture_dirs() -> Vec<String> {

@@ -3,6 +3,8 @@
 //! into the seed-003 response. Nothing here spawns, reads files or reads the environment: what the
 //! plan needs from the machine it asks for as `facts::Need`s, which the edge answers.
 
+pub mod anchor;
+pub mod config_resolve;
 pub mod facts;
 
 use std::collections::BTreeMap;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::{Check, Rule, Site, rules};
 use crate::db::{Db, FileContents, SourceFile};
 use crate::diagnostic::{Diagnostic, Note};
-use crate::model::{ExecutorRef, Span, Value};
+use crate::model::{ExecutorRef, Span, Spanned, Value};
 use crate::resolve::graph::executor_graph;
 use crate::resolve::{
     ChainEnd, Element, chain, extractor_config, metadata, parse_file, resolve, space_index, tool_id,
@@ -96,6 +96,263 @@ fn unknown_rule_names(text: &str) -> Vec<(Option<Span>, String)> {
         }
     }
     out
+}
+
+/// Interpreter types the execution path resolves (§5.4: the union of the seeds' and the
+/// reference's types).
+pub const INTERPRETER_TYPES: [&str; 6] = [
+    "local_binary",
+    "system_binary",
+    "command",
+    "venv_python",
+    "node_modules",
+    "version_manager",
+];
+
+/// Managers a `version_manager` interpreter can ask (§5.4).
+pub const VERSION_MANAGERS: [&str; 4] = ["pyenv", "nvm", "rbenv", "asdf"];
+
+/// Which way an interpreter config fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InterpreterProblemKind {
+    /// No `var` (or an empty one): the interpreter sets nothing.
+    NoVar,
+    /// No `type` or one the resolver does not know; a `fallback` is not applied then (§5.4).
+    UnknownType,
+    /// Required settings missing or of the wrong type, and no `fallback`.
+    Unresolvable,
+}
+
+/// Why an `env_config.interpreter` can never resolve, in users' words, with the span to point at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InterpreterProblem {
+    pub kind: InterpreterProblemKind,
+    pub message: String,
+    pub span: Span,
+}
+
+fn kind_of_value(v: &Value) -> &'static str {
+    v.type_name()
+}
+
+fn is_str_list(v: &Value) -> bool {
+    v.as_list()
+        .is_some_and(|l| l.iter().all(|i| matches!(i.value, Value::Str(_))))
+}
+
+/// The statically decidable verdict on `env_config.interpreter` (§5.4), without any I/O: the
+/// lint rule `unresolvable-interpreter` and the execution path share it. `None` when there is no
+/// interpreter or it may resolve on some machine.
+pub fn interpreter_problem(env_config: &Value) -> Option<InterpreterProblem> {
+    use InterpreterProblemKind::*;
+    let interp = env_config.get("interpreter")?;
+    let found = |kind, span, message: String| {
+        Some(InterpreterProblem {
+            kind,
+            message,
+            span,
+        })
+    };
+    match &interp.value {
+        Value::Null => return None,
+        Value::Map(_) => {}
+        other => {
+            return found(
+                Unresolvable,
+                interp.span,
+                format!(
+                    "`interpreter` must be a mapping with `type` and `var`, not {}",
+                    kind_of_value(other)
+                ),
+            );
+        }
+    }
+    let get = |key: &str| interp.value.get(key);
+    match get("var") {
+        None => {
+            return found(
+                NoVar,
+                interp.span,
+                "the interpreter has no `var`, so the path it finds is stored nowhere".to_owned(),
+            );
+        }
+        Some(Spanned {
+            value: Value::Str(s),
+            span,
+        }) if s.is_empty() => {
+            return found(
+                NoVar,
+                *span,
+                "`var` is empty, so the path the interpreter finds is stored nowhere".to_owned(),
+            );
+        }
+        Some(Spanned {
+            value: Value::Str(_),
+            ..
+        }) => {}
+        Some(v) => {
+            return found(
+                Unresolvable,
+                v.span,
+                format!(
+                    "`var` must be the name of an environment variable, not {}",
+                    kind_of_value(&v.value)
+                ),
+            );
+        }
+    }
+    let ty = match get("type") {
+        None => {
+            return found(
+                UnknownType,
+                interp.span,
+                "the interpreter has no `type`".to_owned(),
+            );
+        }
+        Some(Spanned {
+            value: Value::Str(s),
+            span,
+        }) => {
+            if !INTERPRETER_TYPES.contains(&s.as_str()) {
+                return found(
+                    UnknownType,
+                    *span,
+                    format!("unknown interpreter type `{s}`"),
+                );
+            }
+            s.as_str()
+        }
+        Some(v) => {
+            return found(
+                UnknownType,
+                v.span,
+                format!(
+                    "the interpreter `type` must be a string, not {}",
+                    kind_of_value(&v.value)
+                ),
+            );
+        }
+    };
+    match get("fallback") {
+        Some(Spanned {
+            value: Value::Str(s),
+            ..
+        }) if !s.is_empty() => return None,
+        Some(Spanned {
+            value: Value::Null | Value::Str(_),
+            ..
+        })
+        | None => {}
+        Some(v) => {
+            return found(
+                Unresolvable,
+                v.span,
+                format!(
+                    "`fallback` must be a program name or path, not {}",
+                    kind_of_value(&v.value)
+                ),
+            );
+        }
+    }
+    // Without a fallback, the type's own settings must be able to find something.
+    let missing = |key: &str, what: &str| {
+        found(
+            Unresolvable,
+            interp.span,
+            format!("a `{ty}` interpreter needs `{key}` ({what}), and there is no `fallback`"),
+        )
+    };
+    let wrong = |v: &Spanned<Value>, key: &str, want: &str| {
+        found(
+            Unresolvable,
+            v.span,
+            format!(
+                "`{key}` must be {want}, not {}, and there is no `fallback`",
+                kind_of_value(&v.value)
+            ),
+        )
+    };
+    let need_str = |key: &str, what: &str| match get(key) {
+        None
+        | Some(Spanned {
+            value: Value::Null, ..
+        }) => missing(key, what),
+        Some(Spanned {
+            value: Value::Str(s),
+            ..
+        }) if !s.is_empty() => None,
+        Some(
+            v @ Spanned {
+                value: Value::Str(_),
+                ..
+            },
+        ) => found(
+            Unresolvable,
+            v.span,
+            format!("`{key}` is empty, and there is no `fallback`"),
+        ),
+        Some(v) => wrong(v, key, "a string"),
+    };
+    // A list of strings; `required` lists must be present; any present list must not be empty.
+    let str_list = |key: &str, what: &str, required: bool| match get(key) {
+        None
+        | Some(Spanned {
+            value: Value::Null, ..
+        }) if required => missing(key, what),
+        None
+        | Some(Spanned {
+            value: Value::Null, ..
+        }) => None,
+        Some(v) if !is_str_list(&v.value) => wrong(v, key, "a list of strings"),
+        Some(v) if v.value.as_list().is_some_and(<[_]>::is_empty) => found(
+            Unresolvable,
+            v.span,
+            format!("`{key}` is an empty list, so nothing is searched, and there is no `fallback`"),
+        ),
+        Some(_) => None,
+    };
+    match ty {
+        "local_binary" => need_str("binary", "the program name")
+            .or_else(|| str_list("search_paths", "the directories to look in", true))
+            .or_else(|| str_list("candidates", "other program names", false))
+            .or_else(|| str_list("search_roots", "directories to search from", false)),
+        "system_binary" => need_str("binary", "the program to look up on PATH"),
+        "command" => str_list("resolve_cmd", "the command that prints the path", true),
+        "venv_python" => match get("venv_path") {
+            Some(v) if !matches!(v.value, Value::Str(_) | Value::Null) => {
+                wrong(v, "venv_path", "a string")
+            }
+            _ => None,
+        },
+        "node_modules" => str_list("search_paths", "the directories to look in", false),
+        "version_manager" => need_str("manager", "one of pyenv, nvm, rbenv, asdf")
+            .or_else(|| match get("manager") {
+                Some(Spanned {
+                    value: Value::Str(m),
+                    span,
+                }) if !VERSION_MANAGERS.contains(&m.as_str()) => found(
+                    Unresolvable,
+                    *span,
+                    format!(
+                        "unknown version manager `{m}` (known: {}), and there is no `fallback`",
+                        VERSION_MANAGERS.join(", ")
+                    ),
+                ),
+                _ => None,
+            })
+            .or_else(|| match get("version") {
+                Some(v) if matches!(v.value, Value::Int(_) | Value::Float(_)) => found(
+                    Unresolvable,
+                    v.span,
+                    format!(
+                        "`version` must be a string, not {} (quote it, e.g. \"3.10\"), and there is no `fallback`",
+                        kind_of_value(&v.value)
+                    ),
+                ),
+                _ => need_str("version", "the version to ask for"),
+            }),
+        _ => None,
+    }
 }
 
 /// Findings about one file on its own: unreadable contents, parse problems, versions, ambiguity,
@@ -199,6 +456,24 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
                 Vec::new(),
             ));
         }
+    }
+
+    // An interpreter the execution path can never find (static: no file system is consulted).
+    if let Some(env) = &parsed.metadata.env_config
+        && let Some(p) = interpreter_problem(&env.value)
+        && let Some(rule) = rule_for(|c| matches!(c, Check::UnresolvableInterpreter { .. }))
+    {
+        let variant = match p.kind {
+            InterpreterProblemKind::UnknownType => Some("unknown_type"),
+            InterpreterProblemKind::NoVar => Some("no_var"),
+            InterpreterProblemKind::Unresolvable => None,
+        };
+        out.push(rule.emit(
+            site(Some(p.span)),
+            &[("item_id", item_id.to_owned()), ("problem", p.message)],
+            variant,
+            Vec::new(),
+        ));
     }
 
     // Two files of one id in one space: the loser of the extension order is ambiguous.
@@ -613,6 +888,82 @@ pub fn graph_diagnostics(db: &dyn Db) -> Vec<Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn env_config(yaml: &str) -> Value {
+        let parsed = crate::parse::parse(
+            crate::parse::ParserKind::Yaml,
+            &format!("env_config:\n  interpreter: {yaml}\n"),
+        );
+        parsed.metadata.env_config.expect("env_config").value
+    }
+
+    fn verdict(yaml: &str) -> Option<InterpreterProblemKind> {
+        interpreter_problem(&env_config(yaml)).map(|p| p.kind)
+    }
+
+    /// §5.4: a fallback rescues missing settings of a known type, but not an unknown type (the
+    /// reference returns before applying it) nor a missing `var` (nothing is set at all).
+    #[test]
+    fn interpreter_verdicts() {
+        use InterpreterProblemKind::*;
+        assert_eq!(verdict("{type: local_binary, var: V}"), Some(Unresolvable));
+        assert_eq!(verdict("{type: local_binary, var: V, fallback: py}"), None);
+        assert_eq!(
+            verdict("{type: local_binary, var: V, fallback: \"\"}"),
+            Some(Unresolvable)
+        );
+        assert_eq!(
+            verdict("{type: local_binary, var: V, fallback: 3}"),
+            Some(Unresolvable)
+        );
+        assert_eq!(
+            verdict("{type: conda, var: V, fallback: py}"),
+            Some(UnknownType)
+        );
+        assert_eq!(verdict("{var: V, fallback: py}"), Some(UnknownType));
+        assert_eq!(verdict("{type: 7, var: V}"), Some(UnknownType));
+        assert_eq!(verdict("{type: system_binary, fallback: py}"), Some(NoVar));
+        assert_eq!(
+            verdict("{type: system_binary, var: \"\", binary: x}"),
+            Some(NoVar)
+        );
+        assert_eq!(
+            verdict("{type: system_binary, var: [V], binary: x}"),
+            Some(Unresolvable)
+        );
+        assert_eq!(verdict("{type: system_binary, var: V, binary: x}"), None);
+        assert_eq!(
+            verdict("{type: command, var: V, resolve_cmd: []}"),
+            Some(Unresolvable)
+        );
+        assert_eq!(
+            verdict("{type: command, var: V, resolve_cmd: [a, 1]}"),
+            Some(Unresolvable)
+        );
+        assert_eq!(
+            verdict("{type: command, var: V, resolve_cmd: [a, b]}"),
+            None
+        );
+        assert_eq!(verdict("{type: venv_python, var: V}"), None);
+        assert_eq!(
+            verdict("{type: venv_python, var: V, venv_path: [x]}"),
+            Some(Unresolvable)
+        );
+        assert_eq!(verdict("{type: node_modules, var: V}"), None);
+        assert_eq!(
+            verdict("{type: version_manager, var: V, manager: asdf}"),
+            Some(Unresolvable)
+        );
+        assert_eq!(
+            verdict("{type: version_manager, var: V, manager: asdf, version: \"1\"}"),
+            None
+        );
+        assert_eq!(verdict("null"), None);
+        assert_eq!(verdict("python3"), Some(Unresolvable));
+        assert!(interpreter_problem(&Value::Map(Vec::new())).is_none());
+        let p = interpreter_problem(&env_config("{type: pipenv, var: V}")).unwrap();
+        assert_eq!(p.message, "unknown interpreter type `pipenv`");
+    }
 
     #[test]
     fn lenient_versions() {

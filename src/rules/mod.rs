@@ -51,6 +51,7 @@ pub enum Check {
     SymlinkEscape {},
     InvalidConfig {},
     InvalidVersion {},
+    UnresolvableInterpreter {},
     AmbiguousItem {},
     InvalidItemId {},
     MissingExecutor {},
@@ -96,6 +97,9 @@ impl Check {
             Check::SymlinkEscape { .. } => (File, &["target"], &[]),
             Check::InvalidConfig { .. } => (File, &["problem"], &[]),
             Check::InvalidVersion { .. } => (File, &["item_id", "version", "reason"], &[]),
+            Check::UnresolvableInterpreter { .. } => {
+                (File, &["item_id", "problem"], &["unknown_type", "no_var"])
+            }
             Check::AmbiguousItem { .. } => (File, &["item_id", "space", "winner", "loser"], &[]),
             Check::InvalidItemId { .. } => (ChainEdge, &["item_id", "executor_id", "reason"], &[]),
             Check::MissingExecutor { .. } => (

@@ -3,7 +3,9 @@
 //! into the seed-003 response. Nothing here spawns, reads files or reads the environment: what the
 //! plan needs from the machine it asks for as `facts::Need`s, which the edge answers.
 
+pub mod env;
 pub mod facts;
+pub mod template;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -5,7 +5,9 @@
 
 pub mod anchor;
 pub mod config_resolve;
+pub mod env;
 pub mod facts;
+pub mod template;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -4,6 +4,9 @@
 //! plan needs from the machine it asks for as `facts::Need`s, which the edge answers.
 
 pub mod facts;
+pub mod gather;
+pub mod outcome;
+pub mod run;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -7,6 +7,9 @@ pub mod anchor;
 pub mod config_resolve;
 pub mod env;
 pub mod facts;
+pub mod gather;
+pub mod outcome;
+pub mod run;
 pub mod template;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,649 @@
+//! The subprocess primitive's edge (§9.1, §14 scenarios 32–42), its result mapping (§9.2) on real
+//! processes, and the planner's machine questions answered by `exec::gather` (§5.4, §6.6).
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests build temp trees, read /proc and re-run the test binary with a piped stdin"
+)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use ryechain::exec::facts::{DepWalk, Facts, Need, PathKind};
+use ryechain::exec::gather::{self, COMMAND_TIMEOUT};
+use ryechain::exec::outcome::tool_result;
+use ryechain::exec::run::{DEFAULT_PATH, run};
+use ryechain::exec::{ExecutionPlan, ExitKind};
+use ryechain::system::os::OsSystem;
+
+const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// Whether `program` is on the default path; prints why a test is skipped when it is not.
+fn have(program: &str) -> bool {
+    let found = DEFAULT_PATH
+        .split(':')
+        .any(|d| Path::new(d).join(program).is_file());
+    if !found {
+        eprintln!("skipping: `{program}` is not installed in {DEFAULT_PATH}");
+    }
+    found
+}
+
+fn plan(program: &str, args: &[&str]) -> ExecutionPlan {
+    ExecutionPlan {
+        program: program.to_owned(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        env: BTreeMap::from([("PATH".to_owned(), PATH.to_owned())]),
+        cwd: None,
+        stdin: None,
+        timeout: Duration::from_secs(30),
+        output_cap: 1024 * 1024,
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn s14_32_echo_hello() {
+    if !have("echo") {
+        return;
+    }
+    let p = plan("echo", &["hello"]);
+    let out = run(&p);
+    assert_eq!(out.exit, ExitKind::Code(0));
+    assert_eq!(text(&out.stdout), "hello\n");
+    assert_eq!(out.stdout_total, 6);
+    assert!(out.stderr.is_empty());
+    let r = tool_result(&p, &out);
+    assert!(r.success);
+    assert_eq!(r.data["stdout"], "hello\n");
+    assert_eq!(r.data["return_code"], 0);
+}
+
+#[test]
+fn s14_33_pwd_with_cwd() {
+    if !have("pwd") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let real = std::fs::canonicalize(tmp.path()).unwrap();
+    let mut p = plan("pwd", &[]);
+    p.cwd = Some(tmp.path().to_path_buf());
+    let out = run(&p);
+    assert_eq!(out.exit, ExitKind::Code(0));
+    assert_eq!(text(&out.stdout).trim(), real.to_str().unwrap());
+}
+
+#[test]
+fn s14_34_exit_code() {
+    if !have("sh") {
+        return;
+    }
+    let p = plan("sh", &["-c", "exit 42"]);
+    let out = run(&p);
+    assert_eq!(out.exit, ExitKind::Code(42));
+    let r = tool_result(&p, &out);
+    assert!(!r.success);
+    assert_eq!(r.data["return_code"], 42);
+    assert_eq!(r.error.as_deref(), Some("Process exited with code 42"));
+}
+
+#[test]
+fn s14_35_cat_with_stdin() {
+    if !have("cat") {
+        return;
+    }
+    let mut p = plan("cat", &[]);
+    p.stdin = Some(b"test input".to_vec());
+    let out = run(&p);
+    assert_eq!(out.exit, ExitKind::Code(0));
+    assert_eq!(text(&out.stdout), "test input");
+}
+
+#[test]
+fn large_stdin_to_a_child_that_does_not_read_does_not_block() {
+    if !have("sh") {
+        return;
+    }
+    let mut p = plan("sh", &["-c", "echo done"]);
+    p.stdin = Some(vec![b'x'; 4 * 1024 * 1024]);
+    let out = run(&p);
+    assert_eq!(out.exit, ExitKind::Code(0));
+    assert_eq!(text(&out.stdout), "done\n");
+}
+
+#[test]
+fn s14_39_env_is_exactly_the_plans() {
+    if !have("env") {
+        return;
+    }
+    let mut p = plan("env", &[]);
+    p.env.insert("RYE_TEST_VAR".to_owned(), "a b=c".to_owned());
+    let out = run(&p);
+    assert_eq!(out.exit, ExitKind::Code(0));
+    let mut lines: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
+    lines.sort();
+    let want: Vec<String> = p.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    assert_eq!(lines, want);
+}
+
+#[test]
+fn s14_39_large_env_without_path_still_runs_echo() {
+    if !have("echo") {
+        return;
+    }
+    let mut p = plan("echo", &["test"]);
+    p.env = (0..60)
+        .map(|i| (format!("VAR_{i}"), format!("value_{i}")))
+        .collect();
+    assert!(!p.env.contains_key("PATH"));
+    let out = run(&p);
+    assert_eq!(out.exit, ExitKind::Code(0));
+    assert_eq!(text(&out.stdout), "test\n");
+}
+
+#[test]
+fn program_is_looked_up_in_the_plans_path_not_ours() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut p = plan("echo", &["x"]);
+    p.env
+        .insert("PATH".to_owned(), tmp.path().display().to_string());
+    assert_eq!(run(&p).exit, ExitKind::NotFound);
+}
+
+#[test]
+fn s14_40_stderr_separate() {
+    if !have("sh") {
+        return;
+    }
+    let out = run(&plan("sh", &["-c", "echo out; echo err >&2"]));
+    assert_eq!(out.exit, ExitKind::Code(0));
+    assert_eq!(text(&out.stdout), "out\n");
+    assert_eq!(text(&out.stderr), "err\n");
+}
+
+#[test]
+fn s14_41_multiple_args() {
+    if !have("echo") {
+        return;
+    }
+    let out = run(&plan("echo", &["one", "two words", "$HOME", "'q'"]));
+    assert_eq!(text(&out.stdout), "one two words $HOME 'q'\n");
+}
+
+#[test]
+fn s14_42_nonexistent_command() {
+    let p = plan("definitely-not-a-command-ryechain", &[]);
+    let out = run(&p);
+    assert_eq!(out.exit, ExitKind::NotFound);
+    let r = tool_result(&p, &out);
+    assert!(!r.success);
+    assert_eq!(
+        r.error.as_deref(),
+        Some("Command not found: definitely-not-a-command-ryechain")
+    );
+    let out = run(&plan("/no/such/program", &[]));
+    assert_eq!(out.exit, ExitKind::NotFound);
+}
+
+#[test]
+fn missing_cwd_is_bad_cwd() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut p = plan("echo", &["x"]);
+    p.cwd = Some(tmp.path().join("gone"));
+    let out = run(&p);
+    assert_eq!(out.exit, ExitKind::BadCwd);
+    let r = tool_result(&p, &out);
+    assert_eq!(
+        r.error,
+        Some(format!(
+            "Working directory does not exist: {}",
+            tmp.path().join("gone").display()
+        ))
+    );
+    let file = tmp.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    p.cwd = Some(file);
+    assert_eq!(run(&p).exit, ExitKind::BadCwd);
+}
+
+#[test]
+fn non_executable_file_fails_to_spawn() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let script = tmp.path().join("tool");
+    std::fs::write(&script, "#!/bin/sh\necho hi\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = run(&plan(script.to_str().unwrap(), &[]));
+    assert!(
+        matches!(&out.exit, ExitKind::SpawnFailed(m) if m.contains("ermission denied")),
+        "{:?}",
+        out.exit
+    );
+    // Found on PATH but not executable: the same, not "not found".
+    let mut p = plan("tool", &[]);
+    p.env
+        .insert("PATH".to_owned(), tmp.path().display().to_string());
+    let out = run(&p);
+    assert!(
+        matches!(&out.exit, ExitKind::SpawnFailed(m) if m.contains("ermission denied")),
+        "{:?}",
+        out.exit
+    );
+}
+
+#[test]
+fn non_utf8_output_is_kept_as_bytes() {
+    if !have("cat") {
+        return;
+    }
+    let bytes = vec![0xff, 0x00, 0xfe, b'o', b'k', 0x80];
+    let mut p = plan("cat", &[]);
+    p.stdin = Some(bytes.clone());
+    let out = run(&p);
+    assert_eq!(out.exit, ExitKind::Code(0));
+    assert_eq!(out.stdout, bytes);
+}
+
+#[test]
+fn killed_by_a_signal() {
+    if !have("sh") {
+        return;
+    }
+    let p = plan("sh", &["-c", "kill -9 $$"]);
+    let out = run(&p);
+    assert_eq!(out.exit, ExitKind::Signal(9));
+    assert_eq!(
+        tool_result(&p, &out).error.as_deref(),
+        Some("Process killed by signal 9 (SIGKILL)")
+    );
+    let out = run(&plan("sh", &["-c", "kill -TERM $$"]));
+    assert_eq!(out.exit, ExitKind::Signal(15));
+}
+
+#[test]
+fn flood_is_capped_and_counted() {
+    if !have("sh") || !have("head") {
+        return;
+    }
+    let mut p = plan(
+        "sh",
+        &[
+            "-c",
+            "head -c 52428800 /dev/zero; head -c 3000000 /dev/zero >&2; echo tail",
+        ],
+    );
+    p.output_cap = 1024 * 1024;
+    let out = run(&p);
+    assert_eq!(out.exit, ExitKind::Code(0));
+    assert_eq!(out.stdout.len(), 1024 * 1024);
+    assert_eq!(out.stdout_total, 52_428_800 + 5);
+    assert_eq!(out.stderr.len(), 1024 * 1024);
+    assert_eq!(out.stderr_total, 3_000_000);
+    let r = tool_result(&p, &out);
+    assert_eq!(r.data["truncated"]["stdout"], 52_428_805);
+    assert_eq!(r.warnings.len(), 2);
+}
+
+/// Whether the process is gone (absent, or a zombie waiting for its new parent to reap it).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
+}
+
+/// Wait (a bounded while) for processes killed by SIGKILL to disappear.
+fn all_gone(pids: &[u32]) -> bool {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        if pids.iter().all(|&p| gone(p)) {
+            return true;
+        }
+        if Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn timeout_kills_the_whole_group_and_keeps_partial_output() {
+    if !have("sh") || !have("sleep") || !Path::new("/proc/self/stat").exists() {
+        return;
+    }
+    let mut p = plan(
+        "sh",
+        &[
+            "-c",
+            "echo started; sleep 100 & echo $!; sleep 100 & echo $!; echo $$; echo oops >&2; wait",
+        ],
+    );
+    p.timeout = Duration::from_secs(1);
+    let out = run(&p);
+    assert_eq!(out.exit, ExitKind::TimedOut);
+    let stdout = text(&out.stdout);
+    let mut lines = stdout.lines();
+    assert_eq!(lines.next(), Some("started"));
+    let pids: Vec<u32> = lines.map(|l| l.parse().unwrap()).collect();
+    assert_eq!(pids.len(), 3, "{stdout}");
+    assert_eq!(text(&out.stderr), "oops\n");
+    assert!(all_gone(&pids), "a process of the group survived: {pids:?}");
+    let r = tool_result(&p, &out);
+    assert_eq!(
+        r.error.as_deref(),
+        Some("Command timed out after 1 seconds")
+    );
+    assert!(r.data["stdout"].as_str().unwrap().starts_with("started\n"));
+}
+
+#[test]
+fn an_escaped_background_process_does_not_hold_us() {
+    if !have("sh") || !have("sleep") {
+        return;
+    }
+    // The child exits at once; a background sleep keeps stdout open. We return after the child
+    // exits (and a short grace), not after the 30 s timeout, and the exit is the child's.
+    let mut p = plan("sh", &["-c", "sleep 30 & echo $!; echo bye"]);
+    p.timeout = Duration::from_secs(60);
+    let out = run(&p);
+    assert_eq!(out.exit, ExitKind::Code(0));
+    let stdout = text(&out.stdout);
+    assert!(stdout.ends_with("bye\n"), "{stdout}");
+    // Clean up the sleep we left behind on purpose.
+    if let Some(pid) = stdout.lines().next().and_then(|l| l.parse::<i32>().ok()) {
+        // SAFETY: plain kill(2) of a pid this test started.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+}
+
+const NULL_STDIN_CHILD: &str = "RYECHAIN_NULL_STDIN_CHILD";
+
+/// Run inside a copy of this test binary whose own stdin is a pipe that stays open: a child with
+/// no `plan.stdin` must read EOF at once instead of inheriting that pipe (§15.25).
+#[test]
+#[ignore = "helper of s15_25_null_stdin_even_when_ours_is_a_pipe, run in a child process"]
+fn null_stdin_child() {
+    assert!(std::env::var_os(NULL_STDIN_CHILD).is_some());
+    if !have("cat") {
+        return;
+    }
+    let mut p = plan("cat", &[]);
+    p.timeout = Duration::from_secs(20);
+    let out = run(&p);
+    assert_eq!(out.exit, ExitKind::Code(0));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn s15_25_null_stdin_even_when_ours_is_a_pipe() {
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe().unwrap();
+    let mut child = Command::new(exe)
+        .args(["--exact", "null_stdin_child", "--ignored", "--nocapture"])
+        .env(NULL_STDIN_CHILD, "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let keep_open = child.stdin.take(); // held open until the inner test is done
+    let out = child.wait_with_output().unwrap();
+    drop(keep_open);
+    let log = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("1 passed"), "{log}");
+}
+
+#[test]
+fn json_answer_maps_through_a_real_process() {
+    if !have("sh") {
+        return;
+    }
+    let p = plan(
+        "sh",
+        &["-c", r#"echo '{"success": false, "error": "bad"}'; exit 0"#],
+    );
+    let r = tool_result(&p, &run(&p));
+    assert!(!r.success);
+    assert_eq!(r.error.as_deref(), Some("bad"));
+    assert_eq!(r.data["error"], "bad");
+}
+
+// ---- gather: the planner's questions (§5.4, §6.6) ----
+
+fn env() -> BTreeMap<String, String> {
+    BTreeMap::from([("PATH".to_owned(), PATH.to_owned())])
+}
+
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+fn write(p: &Path, text: &str) {
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+#[test]
+fn gather_paths_and_texts() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let exe = root.join("bin/python");
+    write(&exe, "#!/bin/sh\n");
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let plain = root.join(".env");
+    write(&plain, "A=1\n");
+    let binary = root.join("bin.dat");
+    std::fs::write(&binary, [0xffu8, 0xfe]).unwrap();
+    let big = root.join("big.env");
+    std::fs::write(&big, vec![b'a'; 1024 * 1024 + 1]).unwrap();
+    let fifo = root.join("pipe");
+    mkfifo(&fifo);
+    let link = root.join("link");
+    std::os::unix::fs::symlink(&exe, &link).unwrap();
+    let missing = root.join("missing");
+
+    let needs: Vec<Need> = [&exe, &plain, &fifo, &link, &missing, &root]
+        .iter()
+        .map(|p| Need::Path((*p).clone()))
+        .chain(
+            [&plain, &binary, &big, &fifo, &missing]
+                .iter()
+                .map(|p| Need::Text((*p).clone())),
+        )
+        .chain([Need::Item("x".to_owned()), Need::SpaceFile("y".to_owned())])
+        .collect();
+    let mut facts = Facts::lazy(env());
+    gather::answer(&OsSystem, &needs, &mut facts);
+
+    let f = &facts.paths[&exe];
+    assert_eq!((f.kind, f.executable), (PathKind::File, true));
+    assert_eq!(f.real.as_deref(), Some(exe.as_path()));
+    let f = &facts.paths[&plain];
+    assert_eq!((f.kind, f.executable), (PathKind::File, false));
+    assert_eq!(facts.paths[&fifo].kind, PathKind::Other);
+    let f = &facts.paths[&link];
+    assert_eq!((f.kind, f.executable), (PathKind::File, true));
+    assert_eq!(f.real.as_deref(), Some(exe.as_path()));
+    assert_eq!(facts.paths[&missing].kind, PathKind::Missing);
+    assert_eq!(facts.paths[&missing].real, None);
+    assert_eq!(facts.paths[&root].kind, PathKind::Dir);
+
+    assert_eq!(facts.texts[&plain].as_deref(), Some("A=1\n"));
+    assert_eq!(facts.texts[&binary], None);
+    assert_eq!(facts.texts[&big], None);
+    assert_eq!(facts.texts[&fifo], None);
+    assert_eq!(facts.texts[&missing], None);
+    // The loader's needs are left alone.
+    assert!(!facts.items.contains("x"));
+    assert!(!facts.space_files.contains("y"));
+}
+
+#[test]
+fn gather_commands() {
+    if !have("sh") {
+        return;
+    }
+    let ok = vec![
+        "sh".to_owned(),
+        "-c".to_owned(),
+        "echo; echo '  /opt/py/bin/python3  '; echo second".to_owned(),
+    ];
+    let bad = vec![
+        "sh".to_owned(),
+        "-c".to_owned(),
+        "echo x; exit 1".to_owned(),
+    ];
+    let silent = vec!["sh".to_owned(), "-c".to_owned(), "true".to_owned()];
+    let missing = vec!["no-such-binary-ryechain".to_owned()];
+    let mut facts = Facts::lazy(env());
+    let needs: Vec<Need> = [&ok, &bad, &silent, &missing]
+        .iter()
+        .map(|a| Need::Command((*a).clone()))
+        .collect();
+    gather::answer(&OsSystem, &needs, &mut facts);
+    assert_eq!(facts.commands[&ok].as_deref(), Some("/opt/py/bin/python3"));
+    assert_eq!(facts.commands[&bad], None);
+    assert_eq!(facts.commands[&silent], None);
+    assert_eq!(facts.commands[&missing], None);
+}
+
+#[test]
+fn gather_command_that_hangs_is_killed_after_the_limit() {
+    if !have("sh") || !have("sleep") || !Path::new("/proc/self/stat").exists() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let pidfile = tmp.path().join("pids");
+    let script = format!(
+        "echo first; sleep 100 & echo $! > {0}; echo $$ >> {0}; wait",
+        pidfile.display()
+    );
+    let argv = vec!["sh".to_owned(), "-c".to_owned(), script];
+    let mut facts = Facts::lazy(env());
+    let started = Instant::now();
+    gather::answer(&OsSystem, &[Need::Command(argv.clone())], &mut facts);
+    assert!(started.elapsed() >= COMMAND_TIMEOUT);
+    assert_eq!(facts.commands[&argv], None);
+    let pids: Vec<u32> = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2);
+    assert!(all_gone(&pids), "a process of the group survived: {pids:?}");
+}
+
+fn dep_walk(base: &Path, recursive: bool) -> DepWalk {
+    DepWalk {
+        base: base.to_path_buf(),
+        recursive,
+        extensions: vec![".py".to_owned(), ".yaml".to_owned()],
+        exclude_dirs: vec!["__pycache__".to_owned(), "node_modules".to_owned()],
+    }
+}
+
+#[test]
+fn s6_6_walk_prunes_skips_and_reports_real_paths() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let base = root.join("tool");
+    let outside = root.join("outside/secret.py");
+    write(&outside, "SECRET = 1\n");
+    write(&base.join("main.py"), "print(1)\n");
+    write(&base.join("conf.yaml"), "a: 1\n");
+    write(&base.join("notes.txt"), "x\n");
+    write(&base.join("main.pyc"), "x\n");
+    write(&base.join("lib/util.py"), "U = 1\n");
+    write(&base.join("lib/__pycache__/util.py"), "cached\n");
+    write(&base.join("node_modules/dep.py"), "dep\n");
+    write(&base.join("lib/deep/node_modules/x.py"), "dep\n");
+    std::fs::write(base.join("lib/latin1.py"), [0xe9u8]).unwrap();
+    mkfifo(&base.join("fifo.py"));
+    std::os::unix::fs::symlink(root.join("outside"), base.join("linked_dir")).unwrap();
+    std::os::unix::fs::symlink(&outside, base.join("escape.py")).unwrap();
+    std::os::unix::fs::symlink(root.join("nowhere.py"), base.join("dangling.py")).unwrap();
+    std::os::unix::fs::symlink(base.join("fifo.py"), base.join("fifo_link.py")).unwrap();
+
+    // Walk from a non-canonical spelling of the base: the listing is under the canonical one.
+    let spelled = root.join("tool/lib/..");
+    let w = dep_walk(&spelled, true);
+    let mut facts = Facts::lazy(env());
+    gather::answer(&OsSystem, &[Need::Walk(w.clone())], &mut facts);
+    let listing = &facts.walks[&w];
+    assert_eq!(listing.real_base.as_deref(), Some(base.as_path()));
+    assert!(listing.errors.is_empty(), "{:?}", listing.errors);
+    let rel: Vec<String> = listing
+        .files
+        .iter()
+        .map(|f| {
+            f.path
+                .strip_prefix(&base)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(
+        rel,
+        [
+            "conf.yaml",
+            "dangling.py",
+            "escape.py",
+            "lib/latin1.py",
+            "lib/util.py",
+            "main.py"
+        ]
+    );
+    let by = |name: &str| {
+        listing
+            .files
+            .iter()
+            .find(|f| f.path == base.join(name))
+            .unwrap()
+    };
+    assert_eq!(
+        by("main.py").real.as_deref(),
+        Some(base.join("main.py").as_path())
+    );
+    assert_eq!(by("main.py").text.as_deref().ok(), Some("print(1)\n"));
+    // The symlinked file is listed with its real path outside the base (Symlink escape).
+    assert_eq!(by("escape.py").real.as_deref(), Some(outside.as_path()));
+    assert!(!by("escape.py").real.as_ref().unwrap().starts_with(&base));
+    assert_eq!(by("dangling.py").real, None);
+    assert!(by("dangling.py").text.is_err());
+    assert_eq!(
+        by("lib/latin1.py").text.as_ref().unwrap_err(),
+        "not UTF-8 text"
+    );
+
+    // Non-recursive: only the base's own files.
+    let w = dep_walk(&base, false);
+    gather::answer(&OsSystem, &[Need::Walk(w.clone())], &mut facts);
+    let names: Vec<PathBuf> = facts.walks[&w]
+        .files
+        .iter()
+        .map(|f| f.path.strip_prefix(&base).unwrap().to_path_buf())
+        .collect();
+    assert_eq!(
+        names,
+        ["conf.yaml", "dangling.py", "escape.py", "main.py"].map(PathBuf::from)
+    );
+
+    // A base that does not exist.
+    let w = dep_walk(&root.join("nope"), true);
+    gather::answer(&OsSystem, &[Need::Walk(w.clone())], &mut facts);
+    assert_eq!(facts.walks[&w].real_base, None);
+    assert!(facts.walks[&w].files.is_empty());
+}

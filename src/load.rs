@@ -1,16 +1,23 @@
 //! L6 the loader edge: walks each space's `.ai/` item, trust-store and lockfile dirs and reads `.ai/config/ryechain.yaml` through
 //! a `System`, classifies symlinks by the space they really point into, and builds the `Change`
 //! that feeds the database. Problems become file contents (diagnosed later) or notices.
+//! `ItemLoader` is the lazy variant for single-item commands: a small base load, then only the
+//! candidate files of the items a chain needs.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::analysis::Host;
+use crate::analysis::lazy::chain_needs;
 use crate::db::change::{FileSpec, RootSpec};
-use crate::db::{Change, FileContents};
-use crate::model::{Space, SpaceKind};
+use crate::db::{Change, Db, FileChange, FileContents, Settings};
+use crate::exec::facts::Loaded;
+use crate::model::{Space, SpaceKind, item_id_problem};
+use crate::resolve::extractor_config;
 use crate::rules::embedded_system_files;
 use crate::system::{ReadResult, System, WalkEntry};
 
@@ -68,9 +75,12 @@ fn contents_of(read: ReadResult) -> FileContents {
 
 /// Load every space. Never fails: what cannot be read is recorded.
 pub fn load(sys: &dyn System, spaces: &[SpaceSpec]) -> LoadOutcome {
-    let mut notices = Vec::new();
-    // Canonical `.ai` roots of every on-disk space, to tell which space a symlink points into.
-    let mut real_roots: Vec<(PathBuf, SpaceKind)> = Vec::new();
+    load_walking(sys, spaces, &WALKED_DIRS)
+}
+
+/// Canonical `.ai` roots of every on-disk space, to tell which space a symlink points into.
+fn real_roots(sys: &dyn System, spaces: &[SpaceSpec]) -> Vec<(PathBuf, SpaceKind)> {
+    let mut real_roots = Vec::new();
     for spec in spaces {
         if let SpaceSource::Dir(base) = &spec.source
             && let Ok(real) = sys.canonicalize(&base.join(".ai"))
@@ -78,11 +88,21 @@ pub fn load(sys: &dyn System, spaces: &[SpaceSpec]) -> LoadOutcome {
             real_roots.push((real, spec.space.kind()));
         }
     }
+    real_roots
+}
+
+/// Load the embedded spaces in full and, of every on-disk space, the config files and the files
+/// under `dirs` (relative to `.ai/`).
+fn load_walking(sys: &dyn System, spaces: &[SpaceSpec], dirs: &[&str]) -> LoadOutcome {
+    let mut notices = Vec::new();
+    let real_roots = real_roots(sys, spaces);
     let mut roots = Vec::with_capacity(spaces.len());
     for spec in spaces {
         let root = match &spec.source {
             SpaceSource::Embedded => load_embedded(&spec.space),
-            SpaceSource::Dir(base) => load_dir(sys, &spec.space, base, &real_roots, &mut notices),
+            SpaceSource::Dir(base) => {
+                load_dir(sys, &spec.space, base, dirs, &real_roots, &mut notices)
+            }
         };
         roots.push(root);
     }
@@ -144,6 +164,7 @@ fn load_dir(
     sys: &dyn System,
     space: &Space,
     base: &Path,
+    dirs: &[&str],
     real_roots: &[(PathBuf, SpaceKind)],
     notices: &mut Vec<String>,
 ) -> RootSpec {
@@ -162,7 +183,7 @@ fn load_dir(
         return root;
     }
     let mut entries: Vec<WalkEntry> = Vec::new();
-    for dir in WALKED_DIRS {
+    for dir in dirs {
         let dir = ai.join(dir);
         if sys.is_dir(&dir) {
             entries.extend(sys.walk(&dir));
@@ -190,71 +211,50 @@ fn load_dir(
         }
         real
     };
-    let own_kind = space.kind();
-    let results: Vec<Result<FileSpec, String>> = entries
-        .par_iter()
-        .map(|entry| {
-            if let Some(err) = &entry.error {
-                // A walk error at a file path with a tool extension becomes that file's problem.
-                let rel = rel_of(&ai, &entry.path).filter(|r| r.contains('.') && !r.ends_with('/'));
-                return match rel {
-                    Some(rel) if !sys.is_dir(&entry.path) => Ok(FileSpec {
-                        space: space.clone(),
-                        path: entry.path.clone(),
-                        rel,
-                        contents: FileContents::Unreadable(err.clone()),
-                        link_origin: None,
-                    }),
-                    _ => Err(format!("{}: {err}", entry.path.display())),
-                };
-            }
-            let Some(rel) = rel_of(&ai, &entry.path) else {
-                return Err(format!(
-                    "{}: not valid UTF-8 in its path; skipped",
-                    entry.path.display()
-                ));
+    let classify = Classifier {
+        sys,
+        space,
+        real_roots,
+    };
+    let read_entry = |entry: &WalkEntry| {
+        if let Some(err) = &entry.error {
+            // A walk error at a file path with a tool extension becomes that file's problem.
+            let rel = rel_of(&ai, &entry.path).filter(|r| r.contains('.') && !r.ends_with('/'));
+            return match rel {
+                Some(rel) if !sys.is_dir(&entry.path) => Ok(FileSpec {
+                    space: space.clone(),
+                    path: entry.path.clone(),
+                    rel,
+                    contents: FileContents::Unreadable(err.clone()),
+                    link_origin: None,
+                }),
+                _ => Err(format!("{}: {err}", entry.path.display())),
             };
-            let real = if entry.is_symlink {
-                sys.canonicalize(&entry.path).ok()
-            } else {
-                entry
-                    .path
-                    .parent()
-                    .and_then(&real_parent)
-                    .zip(entry.path.file_name())
-                    .map(|(p, n)| p.join(n))
-            };
-            let owner = real.as_ref().and_then(|r| {
-                real_roots
-                    .iter()
-                    .filter(|(root, _)| r.starts_with(root))
-                    .max_by_key(|(root, _)| root.as_os_str().len())
-            });
-            let (contents, link_origin) = match (owner, &real) {
-                (None, Some(real)) => (
-                    FileContents::SymlinkEscape {
-                        target: real.display().to_string(),
-                    },
-                    None,
-                ),
-                (None, None) => (
-                    FileContents::Unreadable("the file's real path cannot be resolved".to_owned()),
-                    None,
-                ),
-                (Some((_, kind)), _) => {
-                    let origin = (*kind != own_kind).then_some(*kind);
-                    (contents_of(sys.read(&entry.path, MAX_FILE_BYTES)), origin)
-                }
-            };
-            Ok(FileSpec {
-                space: space.clone(),
-                path: entry.path.clone(),
-                rel,
-                contents,
-                link_origin,
-            })
-        })
-        .collect();
+        }
+        let Some(rel) = rel_of(&ai, &entry.path) else {
+            return Err(format!(
+                "{}: not valid UTF-8 in its path; skipped",
+                entry.path.display()
+            ));
+        };
+        let real = if entry.is_symlink {
+            sys.canonicalize(&entry.path).ok()
+        } else {
+            entry
+                .path
+                .parent()
+                .and_then(&real_parent)
+                .zip(entry.path.file_name())
+                .map(|(p, n)| p.join(n))
+        };
+        Ok(classify.read(&entry.path, rel, real.as_deref()))
+    };
+    // Small walks (the base load of a single item) are not worth the thread pool.
+    let results: Vec<Result<FileSpec, String>> = if entries.len() < PARALLEL_MIN_FILES {
+        entries.iter().map(read_entry).collect()
+    } else {
+        entries.par_iter().map(read_entry).collect()
+    };
     for r in results {
         match r {
             Ok(f) => root.files.push(f),
@@ -262,4 +262,231 @@ fn load_dir(
         }
     }
     root
+}
+
+/// Below this many files a space is read on the calling thread.
+const PARALLEL_MIN_FILES: usize = 64;
+
+/// Reads one file of a space and classifies it by the space its real path lies in (shared by the
+/// full walk and the single-item probes, so both see a file the same way).
+struct Classifier<'a> {
+    sys: &'a dyn System,
+    space: &'a Space,
+    real_roots: &'a [(PathBuf, SpaceKind)],
+}
+
+impl Classifier<'_> {
+    /// `real` is the file's canonical path (`None` when it cannot be resolved). A file whose real
+    /// path lies in no space is not read (`SymlinkEscape`); one in another space is read and
+    /// carries that space as `link_origin`.
+    fn read(&self, path: &Path, rel: String, real: Option<&Path>) -> FileSpec {
+        let owner = real.and_then(|r| {
+            self.real_roots
+                .iter()
+                .filter(|(root, _)| r.starts_with(root))
+                .max_by_key(|(root, _)| root.as_os_str().len())
+        });
+        let (contents, link_origin) = match (owner, real) {
+            (None, Some(real)) => (
+                FileContents::SymlinkEscape {
+                    target: real.display().to_string(),
+                },
+                None,
+            ),
+            (None, None) => (
+                FileContents::Unreadable("the file's real path cannot be resolved".to_owned()),
+                None,
+            ),
+            (Some((_, kind)), _) => {
+                let origin = (*kind != self.space.kind()).then_some(*kind);
+                (contents_of(self.sys.read(path, MAX_FILE_BYTES)), origin)
+            }
+        };
+        FileSpec {
+            space: self.space.clone(),
+            path: path.to_path_buf(),
+            rel,
+            contents,
+            link_origin,
+        }
+    }
+}
+
+/// Directories of a space's `.ai/` the base load of a single item walks (relative to `.ai/`): the
+/// extractors (they define the tool extensions and parsers, §1.5, §1.6) and the trust-store
+/// layouts (§10.4). Config files (`config::CONFIG_RELS`) are read too.
+pub const BASE_DIRS: [&str; 3] = [
+    "tools/rye/core/extractors",
+    "config/keys/trusted",
+    "trusted_keys",
+];
+
+/// The loader of single-item commands (`chain ITEM`, `verify ITEM…`, `exec ITEM`): a base load
+/// (`ItemLoader::new`), then only the candidate files of the items asked for (§1.7) and the space
+/// files asked for (lockfiles, `config/<path>`), fed into the same database inputs a full load
+/// feeds. See `analysis::lazy::chain_needs` for why the chain is then the one of a full load.
+pub struct ItemLoader<'s> {
+    sys: &'s dyn System,
+    specs: Vec<SpaceSpec>,
+    real_roots: Vec<(PathBuf, SpaceKind)>,
+    /// `.ai` dirs of the on-disk spaces that have one, in search order, with their space.
+    dirs: Vec<(Space, PathBuf)>,
+    probed_items: BTreeSet<String>,
+    probed_space_files: BTreeSet<String>,
+    /// Every path already in the database (base load and probes), never read twice.
+    loaded: FxHashSet<PathBuf>,
+}
+
+impl<'s> ItemLoader<'s> {
+    /// The base load: embedded bundles in full; of every on-disk space the extractors, the config
+    /// files and the trust-store documents (`BASE_DIRS`).
+    pub fn new(sys: &'s dyn System, specs: &[SpaceSpec]) -> (ItemLoader<'s>, LoadOutcome) {
+        let outcome = load_walking(sys, specs, &BASE_DIRS);
+        let mut loaded = FxHashSet::default();
+        for root in outcome.change.roots.iter().flatten() {
+            loaded.extend(root.files.iter().map(|f| f.path.clone()));
+        }
+        let dirs = specs
+            .iter()
+            .filter_map(|s| match &s.source {
+                SpaceSource::Dir(base) => Some((s.space.clone(), base.join(".ai"))),
+                SpaceSource::Embedded => None,
+            })
+            .filter(|(_, ai)| sys.is_dir(ai))
+            .collect();
+        let loader = ItemLoader {
+            sys,
+            specs: specs.to_vec(),
+            real_roots: real_roots(sys, specs),
+            dirs,
+            probed_items: BTreeSet::new(),
+            probed_space_files: BTreeSet::new(),
+            loaded,
+        };
+        (loader, outcome)
+    }
+
+    /// The spaces this loader serves.
+    pub fn specs(&self) -> &[SpaceSpec] {
+        &self.specs
+    }
+
+    /// Tool ids whose candidate files are in the database (`Facts.items`).
+    pub fn probed_items(&self) -> &BTreeSet<String> {
+        &self.probed_items
+    }
+
+    /// Paths relative to `.ai/` probed in every space (`Facts.space_files`).
+    pub fn probed_space_files(&self) -> &BTreeSet<String> {
+        &self.probed_space_files
+    }
+
+    /// Number of files in the database so far (base load and probes).
+    pub fn loaded_files(&self) -> usize {
+        self.loaded.len()
+    }
+
+    /// Load the candidate files of `ids` (§1.7: for every space in search order, for every tool
+    /// extension of the extractors, `<space>/.ai/tools/<id><ext>`). Hostile ids and extensions
+    /// are never turned into paths; every id is marked probed, found or not.
+    pub fn probe_items(&mut self, db: &dyn Db, ids: &[String]) -> Change {
+        let cfg = extractor_config(db);
+        // An extension that could leave `tools/` (or that the index can never match) is not probed.
+        let exts: Vec<&str> = cfg
+            .extensions
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|e: &&str| !e.contains(['/', '\\', '\0']))
+            .collect();
+        let mut rels = Vec::new();
+        for id in ids {
+            if !self.probed_items.insert(id.clone()) || item_id_problem(id).is_some() {
+                continue;
+            }
+            rels.extend(exts.iter().map(|ext| format!("tools/{id}{ext}")));
+        }
+        self.probe_rels(&rels)
+    }
+
+    /// Load `.ai/<rel>` of every space (lockfiles, `config/<path>` files). Hostile rels are
+    /// refused (marked probed, nothing read).
+    pub fn probe_space_files(&mut self, rels: &[String]) -> Change {
+        let mut todo = Vec::new();
+        for rel in rels {
+            if self.probed_space_files.insert(rel.clone()) && item_id_problem(rel).is_none() {
+                todo.push(rel.clone());
+            }
+        }
+        self.probe_rels(&todo)
+    }
+
+    /// Read the regular files (symlinks followed and classified as the full load does) at
+    /// `<ai>/<rel>` of every on-disk space; FIFOs, devices and directories are not read.
+    fn probe_rels(&mut self, rels: &[String]) -> Change {
+        let mut change = Change::default();
+        for (space, ai) in &self.dirs {
+            let classify = Classifier {
+                sys: self.sys,
+                space,
+                real_roots: &self.real_roots,
+            };
+            for rel in rels {
+                let path = ai.join(rel);
+                if self.loaded.contains(&path) || !self.sys.is_file(&path) {
+                    continue;
+                }
+                // The canonical path of a regular file is its canonical parent plus its name; of
+                // a symlink, its target's: one call classifies both, as `load_dir` does.
+                let real = self.sys.canonicalize(&path).ok();
+                let spec = classify.read(&path, rel.clone(), real.as_deref());
+                self.loaded.insert(path);
+                change.files.push(FileChange::Write(spec));
+            }
+        }
+        change
+    }
+}
+
+/// Load what the chains of `item_ids` need and nothing else: the base load, then rounds of
+/// `chain_needs` → `probe_items` until no chain asks for more. The host has `settings`.
+pub fn load_items<'s>(
+    sys: &'s dyn System,
+    specs: &[SpaceSpec],
+    item_ids: &[String],
+    settings: Settings,
+) -> (Host, ItemLoader<'s>, Vec<String>) {
+    let (mut loader, outcome) = ItemLoader::new(sys, specs);
+    let mut host = Host::new();
+    let mut change = outcome.change;
+    change.settings = Some(settings);
+    host.apply(change);
+    // Ends: every round probes at least one new id, and a round asks only for ids the finite
+    // set of loaded files names.
+    loop {
+        let loaded = Loaded::Some(loader.probed_items().clone());
+        let mut needs: Vec<String> = Vec::new();
+        for id in item_ids {
+            for need in chain_needs(host.db(), id, &loaded) {
+                if !needs.contains(&need) {
+                    needs.push(need);
+                }
+            }
+        }
+        if needs.is_empty() {
+            break;
+        }
+        let change = loader.probe_items(host.db(), &needs);
+        host.apply(change);
+    }
+    (host, loader, outcome.notices)
+}
+
+/// `load_items` for one item.
+pub fn load_item<'s>(
+    sys: &'s dyn System,
+    specs: &[SpaceSpec],
+    item_id: &str,
+    settings: Settings,
+) -> (Host, ItemLoader<'s>, Vec<String>) {
+    load_items(sys, specs, &[item_id.to_owned()], settings)
 }

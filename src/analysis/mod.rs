@@ -3,6 +3,7 @@
 //! applies rule selection and severities, and turns spans into located findings.
 
 pub mod chain_view;
+pub mod lazy;
 pub mod verify;
 
 use std::panic::AssertUnwindSafe;

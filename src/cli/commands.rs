@@ -115,7 +115,8 @@ pub fn chain(
     if let Some(reason) = item_id_problem(item) {
         anyhow::bail!("invalid item id `{item}`: {reason}");
     }
-    let (host, notices) = ctx.host(path, settings)?;
+    // A single item: only its chain's files are read (lazy loading).
+    let (host, notices) = ctx.item_host(path, settings, &[item.to_owned()])?;
     print_notices(&notices);
     let db = host.snapshot();
     let view = chain_of(&db, item);

@@ -18,7 +18,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::analysis::Host;
 use crate::db::{Change, Settings};
-use crate::load::{SpaceSource, SpaceSpec, load};
+use crate::load::{SpaceSource, SpaceSpec, load, load_items};
 use crate::model::Space;
 use crate::system::System;
 use crate::system::os::OsSystem;
@@ -358,6 +358,20 @@ impl Context<'_> {
         let mut change = outcome.change;
         change.settings = Some(settings);
         host.apply(change);
+        Ok((host, notices))
+    }
+
+    /// The spaces of `host`, loaded lazily for the chains of `items` only: the base load
+    /// (extractors, config, trust store) and the candidate files of each chain element.
+    pub fn item_host(
+        &self,
+        project: &Path,
+        settings: Settings,
+        items: &[String],
+    ) -> anyhow::Result<(Host, Vec<String>)> {
+        let (specs, mut notices) = self.spaces(project)?;
+        let (host, _loader, load_notices) = load_items(self.sys, &specs, items, settings);
+        notices.extend(load_notices);
         Ok((host, notices))
     }
 }

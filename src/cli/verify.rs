@@ -19,7 +19,17 @@ pub fn verify(
     json_out: bool,
     allow_unsigned: bool,
 ) -> anyhow::Result<u8> {
-    let (host, notices) = ctx.host(path, Settings::default())?;
+    for item in items {
+        if let Some(reason) = crate::model::item_id_problem(item) {
+            anyhow::bail!("invalid item id `{item}`: {reason}");
+        }
+    }
+    // Named items: only their chains' files are read (lazy loading); otherwise every file.
+    let (host, notices) = if items.is_empty() {
+        ctx.host(path, Settings::default())?
+    } else {
+        ctx.item_host(path, Settings::default(), items)?
+    };
     print_notices(&notices);
     let db = host.snapshot();
     let policy = Policy::resolve(&db, allow_unsigned);
@@ -28,9 +38,6 @@ pub fn verify(
         files = verify_all(&db);
     } else {
         for item in items {
-            if let Some(reason) = crate::model::item_id_problem(item) {
-                anyhow::bail!("invalid item id `{item}`: {reason}");
-            }
             let v =
                 verify_chain(&db, item, &[]).with_context(|| format!("Tool not found: {item}"))?;
             for f in v.files {

@@ -1,0 +1,59 @@
+//! L5 lazy single-item loading, the pure half: which tool ids the chain of one item depends on
+//! and that are not loaded yet (`chain_needs`). The edge (`load::ItemLoader`) probes them and
+//! asks again until nothing is missing.
+
+use crate::db::Db;
+use crate::exec::facts::Loaded;
+use crate::model::item_id_problem;
+use crate::resolve::{ChainEnd, chain, resolve_root};
+
+/// The ids whose candidate files the chain of `item_id` (§3) reads and that `loaded` does not
+/// hold yet, in chain order: the root id alone until it is loaded; then every element id of its
+/// chain, and the id at which the chain stops when that id was looked up (`Missing`, `Cycle`).
+/// Primitive ids are included: a primitive may have a file in a bundle. Empty when the chain
+/// of a full load is known.
+///
+/// Why the chain is then the one of a full load (the database holds the extractors and config
+/// files of every space, as a full load does, plus the candidate files of every loaded id):
+/// - `resolve_item(id)` reads only `space_index(root).first(id, extractor_config)` of every
+///   space, i.e. the files `tools/<id><ext>` for `ext` in the extension list. The extension list
+///   and parsers come from the extractor files only, the chain limit from the config files and
+///   the settings: all in the base load. So an id whose candidates were probed in every space
+///   resolves exactly as in a full load (other loaded files cannot match `id`).
+/// - `chain` is a function of its root file, the metadata of each element's file (loaded: the
+///   element was resolved), and `resolve_item` of the ids it looks up: the element ids after the
+///   root (primitive ids through `primitive_file`), plus the id of a `Missing` or `Cycle` end.
+///   `TooDeep`, `InvalidId` and `WrongType` ends stop before any lookup. By induction on the
+///   elements, when every looked-up id is loaded, each step equals the full load's step.
+/// - The root is `resolve_root(item_id)`, equal once `item_id` is loaded.
+///
+/// Hostile ids (`item_id_problem`) are never asked for: no file can carry them.
+pub fn chain_needs(db: &dyn Db, item_id: &str, loaded: &Loaded) -> Vec<String> {
+    if item_id_problem(item_id).is_some() {
+        return Vec::new();
+    }
+    if !loaded.contains(item_id) {
+        return vec![item_id.to_owned()];
+    }
+    let Some(root) = &resolve_root(db, item_id).found else {
+        return Vec::new();
+    };
+    let ch = chain(db, root.file);
+    let stop = match &ch.end {
+        ChainEnd::Missing { executor_id, .. } | ChainEnd::Cycle { executor_id, .. } => {
+            Some(executor_id.as_str())
+        }
+        ChainEnd::Primitive
+        | ChainEnd::Terminal
+        | ChainEnd::InvalidId { .. }
+        | ChainEnd::WrongType { .. }
+        | ChainEnd::TooDeep { .. } => None,
+    };
+    let mut needs: Vec<String> = Vec::new();
+    for id in ch.elements.iter().map(|e| e.item_id.as_str()).chain(stop) {
+        if !loaded.contains(id) && item_id_problem(id).is_none() && !needs.iter().any(|n| n == id) {
+            needs.push(id.to_owned());
+        }
+    }
+    needs
+}

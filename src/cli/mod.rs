@@ -4,6 +4,7 @@
 #![allow(clippy::disallowed_methods, reason = "the CLI edge reads NO_COLOR")]
 
 mod commands;
+mod exec;
 mod keys;
 mod lock;
 mod sign;
@@ -117,6 +118,8 @@ enum Command {
     },
     /// Validate and sign items (a glob with `*`/`?` signs a batch).
     Sign(sign::SignArgs),
+    /// Run a tool through its chain and print the response (JSON on a pipe).
+    Exec(exec::ExecArgs),
     /// Verify item signatures (all items by default, or the chains of the named tools).
     Verify {
         /// Tool item ids whose chains to verify (none = every item of every space), optionally
@@ -222,6 +225,7 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
             verify::verify(&ctx, &args, &path, json, allow_unsigned)
         }
         Command::Lock { item, path, force } => lock::lock(&ctx, &item, &path, force),
+        Command::Exec(args) => exec::exec(&ctx, &args),
     }
 }
 
@@ -386,6 +390,18 @@ pub(crate) fn now() -> (i64, u32) {
         i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
         d.subsec_micros(),
     )
+}
+
+/// Write to stdout; a reader that went away (a closed pipe) is not an error, as for `grep`.
+pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::anyhow!("cannot write to standard output: {e}"))
+        }
+        _ => Ok(()),
+    }
 }
 
 pub(crate) fn print_notices(notices: &[String]) {

@@ -9,6 +9,7 @@ pub mod env;
 pub mod facts;
 pub mod gather;
 pub mod outcome;
+pub mod plan;
 pub mod run;
 pub mod template;
 

@@ -4,6 +4,7 @@
 //! file system (the CLI does). Renderers never panic: out-of-range lines, columns and excerpt
 //! highlights are clamped. Output order is the one `sort_findings` gives, applied to a copy.
 
+pub mod exec;
 pub mod human;
 pub mod json;
 pub mod sarif;

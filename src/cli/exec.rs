@@ -1,0 +1,286 @@
+//! L6 `ryechain exec`: parses the request, loads only what the planner asks for, answers its
+//! questions about the machine, runs the plan, writes the lockfile after a success, and prints the
+//! seed-003 response (JSON on a pipe, a short human rendering on a terminal or with `--format human`).
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the exec edge reads the environment, the params file and writes lockfiles"
+)]
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use serde_json::{Map, Value as Json};
+
+use super::{Context, absolute};
+use crate::analysis::Host;
+use crate::analysis::verify::Policy;
+use crate::db::{Change, Settings};
+use crate::exec::facts::{Facts, Need};
+use crate::exec::plan::{Answer, ExecRequest, Step, finish, plan};
+use crate::exec::{DEFAULT_OUTPUT_CAP, gather, run};
+use crate::load::{ItemLoader, SpaceSource};
+use crate::model::Space;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExecFormat {
+    Json,
+    Human,
+}
+
+#[derive(Args, Debug)]
+pub struct ExecArgs {
+    /// The tool's item id (`rye/bash/bash`).
+    item: String,
+    /// The project directory (containing `.ai/`).
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    /// Parameters for the tool: a JSON object, or `@FILE` to read one from a file.
+    #[arg(long)]
+    params: Option<String>,
+    /// Build and validate the chain only (no signatures checked, nothing run).
+    #[arg(long)]
+    dry_run: bool,
+    /// Add the trace of every resolution, verification and environment step to the response.
+    #[arg(long)]
+    trace: bool,
+    /// Seconds before the tool is killed (replaces the runtime's `timeout`).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
+    /// Bytes kept of each of the tool's stdout and stderr (default 8 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_OUTPUT_CAP)]
+    max_output: usize,
+    /// Run unsigned items (as `integrity.require_signatures: false` does).
+    #[arg(long)]
+    allow_unsigned: bool,
+    /// Neither check nor write the tool's lockfile.
+    #[arg(long)]
+    no_lockfile: bool,
+    /// Output format (default: human on a terminal, JSON otherwise).
+    #[arg(long, value_enum)]
+    format: Option<ExecFormat>,
+    #[arg(long)]
+    max_depth: Option<usize>,
+}
+
+/// Planning rounds before giving up (each round answers every question the planner asked; a
+/// chain of 10 elements with anchors and CONFIG_RESOLVE needs about a dozen).
+const MAX_ROUNDS: usize = 64;
+
+/// The caller's parameters: a JSON object given inline or as `@FILE`.
+fn read_params(
+    sys: &dyn crate::system::System,
+    raw: Option<&str>,
+) -> Result<Map<String, Json>, String> {
+    let Some(raw) = raw else {
+        return Ok(Map::new());
+    };
+    let text = match raw.strip_prefix('@') {
+        Some(file) => match sys.read(Path::new(file), crate::load::MAX_FILE_BYTES) {
+            crate::system::ReadResult::Bytes(b) => String::from_utf8(b)
+                .map_err(|_| format!("--params file {file} is not valid UTF-8"))?,
+            crate::system::ReadResult::TooLarge(n) => {
+                return Err(format!("--params file {file} is too large ({n} bytes)"));
+            }
+            crate::system::ReadResult::Error(e) => {
+                return Err(format!("--params file {file} cannot be read: {e}"));
+            }
+        },
+        None => raw.to_owned(),
+    };
+    match serde_json::from_str::<Json>(&text) {
+        Ok(Json::Object(map)) => Ok(map),
+        Ok(other) => Err(format!(
+            "--params must be a JSON object, not {}",
+            match other {
+                Json::Array(_) => "an array",
+                Json::String(_) => "a string",
+                Json::Number(_) => "a number",
+                Json::Bool(_) => "a boolean",
+                _ => "null",
+            }
+        )),
+        Err(e) => Err(format!("--params is not valid JSON: {e}")),
+    }
+}
+
+fn print_answer(answer: &Answer, format: ExecFormat) -> anyhow::Result<u8> {
+    let text = match format {
+        ExecFormat::Json => serde_json::to_string_pretty(&answer.response)?,
+        ExecFormat::Human => crate::render::exec::human(&answer.response),
+    };
+    super::write_stdout(&format!("{text}\n"))?;
+    Ok(u8::from(!answer.success))
+}
+
+pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
+    let started = Instant::now();
+    let sys = ctx.sys;
+    let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
+        ExecFormat::Human
+    } else {
+        ExecFormat::Json
+    });
+    let elapsed = |answer: &mut Answer| {
+        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if let Some(obj) = answer.response.as_object_mut() {
+            let meta = obj
+                .entry("metadata")
+                .or_insert_with(|| Json::Object(Map::new()));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.insert("duration_ms".into(), Json::from(ms));
+            }
+        }
+    };
+    let params = match read_params(sys, args.params.as_deref()) {
+        Ok(p) => p,
+        Err(error) => {
+            let mut answer = Answer {
+                response: serde_json::json!({
+                    "status": "error", "type": "tool", "error": error, "item_id": args.item, "chain": [],
+                }),
+                success: false,
+            };
+            elapsed(&mut answer);
+            return print_answer(&answer, format);
+        }
+    };
+    let settings = Settings {
+        max_depth: args.max_depth,
+        ..Settings::default()
+    };
+    let (specs, notices) = ctx.spaces(&args.path)?;
+    super::print_notices(&notices);
+    let (mut loader, outcome) = ItemLoader::new(sys, &specs);
+    super::print_notices(&outcome.notices);
+    let mut host = Host::new();
+    let mut change = outcome.change;
+    change.settings = Some(settings);
+    host.apply(change);
+
+    let project = absolute(sys, &args.path)?;
+    let first_bundle = specs.iter().find_map(|s| match (&s.space, &s.source) {
+        (Space::System { .. }, SpaceSource::Dir(dir)) => Some(dir.clone()),
+        _ => None,
+    });
+    let user = specs.iter().find_map(|s| match (&s.space, &s.source) {
+        (Space::User, SpaceSource::Dir(dir)) => Some(dir.clone()),
+        _ => None,
+    });
+    let req = ExecRequest {
+        item_id: args.item.clone(),
+        project_path: project.clone(),
+        user_space: user,
+        system_space: first_bundle,
+        params,
+        dry_run: args.dry_run,
+        trace: args.trace,
+        timeout: args
+            .timeout
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .map(Duration::from_secs_f64),
+        output_cap: args.max_output,
+        policy: Policy::resolve(host.db(), args.allow_unsigned),
+        use_lockfile: !args.no_lockfile,
+    };
+    let env: BTreeMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    let mut facts = Facts::lazy(env);
+    for _ in 0..MAX_ROUNDS {
+        let step = plan(host.db(), &req, &facts);
+        match step {
+            Step::Need(needs) => answer_needs(sys, &mut host, &mut loader, &needs, &mut facts),
+            Step::Answer(mut answer) => {
+                elapsed(&mut answer);
+                return print_answer(&answer, format);
+            }
+            Step::Run(prepared) => {
+                let outcome = run::run(&prepared.plan);
+                let mut answer = finish(&req, &prepared, &outcome);
+                if answer.success
+                    && let Some((rel, _version)) = &prepared.lockfile_due
+                {
+                    let created = write_lockfile(host.db(), &req.item_id, &project, rel);
+                    if let Some(meta) = answer.response["metadata"].as_object_mut() {
+                        meta.insert("lockfile_created".into(), Json::Bool(created.is_ok()));
+                    }
+                    if let Err(e) = created {
+                        eprintln!("warning: the lockfile was not written: {e}");
+                    }
+                }
+                elapsed(&mut answer);
+                return print_answer(&answer, format);
+            }
+        }
+    }
+    anyhow::bail!(
+        "planning `{}` did not settle after {MAX_ROUNDS} rounds (a bug in ryechain)",
+        args.item
+    )
+}
+
+/// Answer one round of questions: items and space files through the loader (into the database),
+/// the rest through the machine.
+fn answer_needs(
+    sys: &dyn crate::system::System,
+    host: &mut Host,
+    loader: &mut ItemLoader,
+    needs: &[Need],
+    facts: &mut Facts,
+) {
+    let items: Vec<String> = needs
+        .iter()
+        .filter_map(|n| match n {
+            Need::Item(id) => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    let rels: Vec<String> = needs
+        .iter()
+        .filter_map(|n| match n {
+            Need::SpaceFile(rel) => Some(rel.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut change = Change::default();
+    if !items.is_empty() {
+        change
+            .files
+            .extend(loader.probe_items(host.db(), &items).files);
+        for id in &items {
+            facts.items.insert(id);
+        }
+    }
+    if !rels.is_empty() {
+        change.files.extend(loader.probe_space_files(&rels).files);
+        for rel in &rels {
+            facts.space_files.insert(rel);
+        }
+    }
+    if !change.files.is_empty() {
+        host.apply(change);
+    }
+    gather::answer(sys, needs, facts);
+}
+
+/// Write `<project>/.ai/<rel>` after a successful run (§10.7): the lockfile of the chain as it ran.
+fn write_lockfile(
+    db: &crate::db::RootDb,
+    item_id: &str,
+    project: &Path,
+    rel: &str,
+) -> anyhow::Result<()> {
+    let (secs, micros) = super::now();
+    let generated_at = crate::integrity::timefmt::iso_timestamp(secs, micros);
+    let lock = crate::integrity::lockfile::build_lockfile(db, item_id, &generated_at)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let path = project.join(".ai").join(rel);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    super::keys::write_atomically(&path, lock.to_text().as_bytes(), 0o644)?;
+    Ok(())
+}

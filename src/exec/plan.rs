@@ -1,0 +1,580 @@
+//! L5 the execution pipeline of §12.3 as a pure function of (database, request, facts): lockfile
+//! check → chain → integrity of every element under the execution policy → validation (the lint
+//! rules) → anchor + verify_deps → env → CONFIG_RESOLVE → config and templating → the plan the
+//! subprocess primitive runs. It never spawns or reads: it answers with a `Step` — questions for
+//! the edge, a final answer (a refusal or a dry run), or a plan to run.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value as Json, json};
+
+use crate::analysis::chain_view::{ChainView, chain_of};
+use crate::analysis::verify::{ChainVerification, Policy, verify_chain};
+use crate::analysis::{effective_severity, lazy::chain_needs};
+use crate::db::{Db, RootDb, SourceFile};
+use crate::diagnostic::Severity;
+use crate::exec::anchor::{AnchorElement, plan_anchor};
+use crate::exec::config_resolve::{inject, resolve_config};
+use crate::exec::env::{EnvElement, EnvOutcome, resolve_chain_env};
+use crate::exec::facts::{Ask, Facts, Need};
+use crate::exec::outcome::tool_result;
+use crate::exec::template::build_config;
+use crate::integrity::lockfile::{self, LockCheck, lockfile_rel, tool_version};
+use crate::model::item_id_problem;
+use crate::resolve::{Chain, chain, metadata, resolve_root};
+use crate::rules::checks::{chain_diagnostics, file_diagnostics};
+use crate::rules::rules;
+
+/// One `rye_execute` call for a tool (§12.1), as the edge parsed it.
+#[derive(Clone, Debug)]
+pub struct ExecRequest {
+    pub item_id: String,
+    /// The project directory (contains `.ai/`).
+    pub project_path: PathBuf,
+    /// The user space base directory (`None`: no user space).
+    pub user_space: Option<PathBuf>,
+    /// The first system bundle's root directory (`None` for the embedded bundle), §8.4.
+    pub system_space: Option<PathBuf>,
+    /// Caller parameters (a JSON object).
+    pub params: Map<String, Json>,
+    pub dry_run: bool,
+    pub trace: bool,
+    /// `--timeout`: replaces the configured timeout.
+    pub timeout: Option<Duration>,
+    pub output_cap: usize,
+    pub policy: Policy,
+    /// Check the lockfile before running and write one after a successful run (§10.7).
+    pub use_lockfile: bool,
+}
+
+/// A finished answer that needs no process: a refusal, or the dry run's response.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    /// The seed-003 response, without `metadata.duration_ms` (the edge times the whole call).
+    pub response: Json,
+    pub success: bool,
+}
+
+/// What the planner says next.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// Answer these questions (load these items, probe these paths...) and plan again.
+    Need(Vec<Need>),
+    /// Nothing to spawn.
+    Answer(Answer),
+    /// Spawn this.
+    Run(Box<Prepared>),
+}
+
+/// A plan ready to run, with what the response needs afterwards.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub plan: super::ExecutionPlan,
+    /// Chain item ids, tool first.
+    pub chain: Vec<String>,
+    /// Trace events so far (`None` when no trace was asked for).
+    pub trace: Option<Vec<Json>>,
+    /// Warnings the run carries (validation warnings, unsigned CONFIG_RESOLVE files...).
+    pub warnings: Vec<String>,
+    /// Whether a lockfile was found and checked before the run.
+    pub lockfile_used: bool,
+    /// The lockfile to write after a successful run: (path relative to `.ai/`, version).
+    pub lockfile_due: Option<(String, String)>,
+}
+
+/// Trace events (§11.2), kept only when asked for.
+struct Trace(Option<Vec<Json>>);
+
+impl Trace {
+    fn push(&mut self, event: Json) {
+        if let Some(events) = &mut self.0 {
+            events.push(event);
+        }
+    }
+}
+
+/// The error response of §12.3: `{status: "error", error, item_id, chain}` plus the trace.
+fn refuse(req: &ExecRequest, error: impl Into<String>, chain: &[String], trace: Trace) -> Step {
+    let mut r = json!({
+        "status": "error",
+        "type": "tool",
+        "error": error.into(),
+        "item_id": req.item_id,
+        "chain": chain,
+    });
+    if let Some(events) = trace.0 {
+        r["trace"] = Json::Array(events);
+    }
+    Step::Answer(Answer {
+        response: r,
+        success: false,
+    })
+}
+
+/// The `resolve` trace events of a chain (§11.2): every element, with the lower-precedence
+/// candidates it hides. A primitive resolved by key has no path.
+fn resolve_events(view: &ChainView) -> Vec<Json> {
+    view.elements
+        .iter()
+        .map(|e| {
+            json!({
+                "step": "resolve",
+                "item_id": e.item_id,
+                "path": e.path.as_ref().map(|p| p.display().to_string()),
+                "space": e.space,
+                "shadowed": e.shadowed.iter().map(|(p, s)| json!({"path": p.display().to_string(), "space": s})).collect::<Vec<_>>(),
+            })
+        })
+        .collect()
+}
+
+/// The `verify_integrity` trace events (§11.2): one per element with a file, `verified: false`
+/// included when it fails (the open point decided as recommended).
+fn verify_events(v: &ChainVerification, policy: &Policy) -> Vec<Json> {
+    v.files
+        .iter()
+        .map(|f| {
+            json!({
+                "step": "verify_integrity",
+                "item_id": f.item_id,
+                "path": f.path.display().to_string(),
+                "verified": f.verdict.passed(),
+                "accepted": policy.accepts(&f.verdict),
+                "key_fp": f.verdict.key_fp(),
+            })
+        })
+        .collect()
+}
+
+/// Rules whose finding the pipeline reports itself, with the reference's text, at its own stage.
+const REPORTED_ELSEWHERE: &[&str] = &["unknown-primitive"];
+
+/// Error and warning findings of the lint rules on the chain's files, with the severities in
+/// force. The integrity family is left to the execution policy (checked just before).
+fn chain_findings(db: &RootDb, ch: &Chain) -> (Vec<String>, Vec<String>) {
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    let files: Vec<SourceFile> = ch.elements.iter().filter_map(|e| e.file).collect();
+    for file in files {
+        let mut diags = file_diagnostics(db, file).clone();
+        diags.extend(chain_diagnostics(db, file).iter().cloned());
+        for d in diags {
+            let Some(rule) = rules().get(&d.rule) else {
+                continue;
+            };
+            if rule.family == "integrity" || REPORTED_ELSEWHERE.contains(&rule.id.as_ref()) {
+                continue;
+            }
+            let text = format!("{} [{}]", d.message, rule.id);
+            match effective_severity(db, rule) {
+                Some(Severity::Error) => errors.push(text),
+                Some(Severity::Warning) => warnings.push(text),
+                _ => {}
+            }
+        }
+    }
+    errors.dedup();
+    warnings.dedup();
+    (errors, warnings)
+}
+
+/// The lockfile check (§10.7) with lazy loading: the root, its lockfile and every id the lockfile
+/// names must be loaded first. `None` while something is still to be loaded.
+fn lockfile_stage(db: &RootDb, req: &ExecRequest, ask: &Ask<'_>) -> Option<LockCheck> {
+    let dbr: &dyn Db = db;
+    if !ask.item_loaded(&req.item_id) {
+        return None;
+    }
+    let Some(root) = &resolve_root(dbr, &req.item_id).found else {
+        return Some(LockCheck::NoLockfile);
+    };
+    let Some(version) = tool_version(dbr, root.file) else {
+        return Some(LockCheck::NoLockfile);
+    };
+    if !ask.space_file_loaded(&lockfile_rel(&req.item_id, &version)) {
+        return None;
+    }
+    if let Some(file) = lockfile::find_lockfile(dbr, &req.item_id, &version)
+        && let Ok(lock) = lockfile::lockfile(dbr, file)
+    {
+        let mut all = true;
+        for entry in &lock.resolved_chain {
+            if let Some(id) = entry.get("item_id").and_then(Json::as_str)
+                && item_id_problem(id).is_none()
+            {
+                all &= ask.item_loaded(id);
+            }
+        }
+        if !all {
+            return None;
+        }
+    }
+    Some(lockfile::check_lockfile(dbr, &req.item_id))
+}
+
+/// Plan one call. Pure: the same database, request and facts give the same step.
+pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
+    let ask = Ask::new(facts);
+    let mut trace = Trace(req.trace.then(Vec::new));
+    let id = req.item_id.as_str();
+    if let Some(reason) = item_id_problem(id) {
+        return refuse(req, format!("Invalid item id `{id}`: {reason}"), &[], trace);
+    }
+
+    // §12.4: the dry run builds and validates only (no lockfile, no signatures).
+    if req.dry_run {
+        let needs = chain_needs(db, id, &facts.items);
+        if !needs.is_empty() {
+            return Step::Need(needs.into_iter().map(Need::Item).collect());
+        }
+        let view = chain_of(db, id);
+        return Step::Answer(Answer {
+            success: view.passed(),
+            response: view.to_json(),
+        });
+    }
+
+    // 1. Lockfile check, before the chain is built (§10.7).
+    let mut lockfile_used = false;
+    let mut lockfile_due = None;
+    if req.use_lockfile {
+        let Some(check) = lockfile_stage(db, req, &ask) else {
+            return Step::Need(ask.needs());
+        };
+        match check {
+            LockCheck::Failed { message, .. } => return refuse(req, message, &[], trace),
+            LockCheck::Ok { .. } => lockfile_used = true,
+            LockCheck::NoLockfile => {}
+        }
+    }
+
+    // 2. The chain (§3), loading each element's candidates on demand.
+    let needs = chain_needs(db, id, &facts.items);
+    if !needs.is_empty() {
+        return Step::Need(needs.into_iter().map(Need::Item).collect());
+    }
+    let view = chain_of(db, id);
+    if !view.found {
+        return refuse(req, format!("Tool not found: {id}"), &[], trace);
+    }
+    let ids: Vec<String> = view.elements.iter().map(|e| e.item_id.clone()).collect();
+    for e in resolve_events(&view) {
+        trace.push(e);
+    }
+    if let Some(err) = &view.error {
+        return refuse(req, err.clone(), &ids, trace);
+    }
+    let dbr: &dyn Db = db;
+    let root_file = match &resolve_root(dbr, id).found {
+        Some(c) => c.file,
+        None => return refuse(req, format!("Tool not found: {id}"), &[], trace),
+    };
+    let ch = chain(dbr, root_file);
+
+    // 3. Integrity of every element under the execution policy, before anything is spawned.
+    let Some(verification) = verify_chain(db, id, &[]) else {
+        return refuse(req, format!("Tool not found: {id}"), &[], trace);
+    };
+    for e in verify_events(&verification, &req.policy) {
+        trace.push(e);
+    }
+    if let Some(err) = verification.refusal(&req.policy) {
+        return refuse(req, err.to_owned(), &ids, trace);
+    }
+
+    // 4. Validation: every error finding of the lint rules on the chain refuses, naming the rule.
+    let (errors, warnings) = chain_findings(db, ch);
+    if !errors.is_empty() {
+        let msg = format!("Chain validation failed: {}", errors.join("; "));
+        return refuse(req, msg, &ids, trace);
+    }
+
+    // §3.4: the chain must end at a registered primitive.
+    if let Some(err) = ch.run_error(id) {
+        return refuse(req, err, &ids, trace);
+    }
+    if req.use_lockfile
+        && !lockfile_used
+        && let Some(version) = tool_version(dbr, root_file)
+    {
+        lockfile_due = Some((lockfile_rel(id, &version), version));
+    }
+    let mut warnings = warnings;
+    let primitive = ch.elements.last().map_or("", |e| e.item_id.as_str());
+    if !SUBPROCESS_IDS.contains(&primitive) {
+        let msg = format!(
+            "The primitive `{primitive}` is not available in ryechain yet; only the subprocess primitive ({}) runs tools",
+            SUBPROCESS_IDS.join(", ")
+        );
+        return refuse(req, msg, &ids, trace);
+    }
+
+    // 5. Anchor (§6.1–6.4) and verify_deps (§6.6): dependencies are verified before any env work.
+    let elements = AnchorElement::from_chain(dbr, ch);
+    let text = |p: &Option<PathBuf>| {
+        p.as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    };
+    let project = req.project_path.display().to_string();
+    let Some(anchor) = plan_anchor(
+        &elements,
+        &project,
+        &text(&req.user_space),
+        &text(&req.system_space),
+        &ask,
+    ) else {
+        return Step::Need(ask.needs());
+    };
+    match anchor.dependencies(&ask) {
+        None => return Step::Need(ask.needs()),
+        Some(Err(e)) => return refuse(req, e, &ids, trace),
+        Some(Ok(deps)) if !deps.is_empty() => {
+            let Some(v) = verify_chain(db, id, &deps) else {
+                return refuse(req, format!("Tool not found: {id}"), &ids, trace);
+            };
+            let extra = &v.files[v.files.len() - deps.len()..];
+            for f in extra {
+                trace.push(json!({
+                    "step": "verify_integrity",
+                    "item_id": Json::Null,
+                    "path": f.path.display().to_string(),
+                    "verified": f.verdict.passed(),
+                    "accepted": req.policy.accepts(&f.verdict),
+                    "key_fp": f.verdict.key_fp(),
+                }));
+            }
+            if let Some(err) = extra
+                .iter()
+                .find(|f| !req.policy.accepts(&f.verdict))
+                .and_then(|f| f.error.as_deref())
+            {
+                return refuse(req, err.to_owned(), &ids, trace);
+            }
+        }
+        Some(Ok(_)) => {}
+    }
+
+    // 6. The environment (§5), merged primitive → runtime → tool, then the anchor's env_paths.
+    let env_configs: Vec<Option<Json>> = ch
+        .elements
+        .iter()
+        .map(|e| {
+            let meta = e.file.map(|f| metadata(dbr, f).clone());
+            meta.and_then(|m| m.env_config.as_ref().map(|v| v.value.to_json()))
+        })
+        .collect();
+    let env_elements: Vec<EnvElement<'_>> = ch
+        .elements
+        .iter()
+        .zip(&env_configs)
+        .map(|(e, cfg)| EnvElement {
+            item_id: &e.item_id,
+            env_config: cfg.as_ref(),
+        })
+        .collect();
+    let vars = anchor.context.entries();
+    let chain_env = match resolve_chain_env(&env_elements, &req.project_path, &vars, &ask) {
+        EnvOutcome::Pending => return Step::Need(ask.needs()),
+        EnvOutcome::Unresolved(u) => return refuse(req, u.message, &ids, trace),
+        EnvOutcome::Ready(ce) => ce,
+    };
+    for c in &chain_env.contributions {
+        trace.push(json!({"step": "resolve_env", "contributed_by": c.item_id, "keys": c.keys}));
+    }
+    let mut env = chain_env.env;
+    anchor.apply_env(&mut env, ask.env());
+
+    // 7. CONFIG_RESOLVE (§7.3): the tool's config files, injected as `resolved_config`.
+    let mut params = req.params.clone();
+    let root_meta = metadata(dbr, root_file);
+    if let Some(decl) = &root_meta.config_resolve {
+        match resolve_config(dbr, &decl.value, &ask) {
+            None => return Step::Need(ask.needs()),
+            Some(Err(e)) => return refuse(req, e, &ids, trace),
+            Some(Ok(resolved)) => {
+                warnings.extend(resolved.warnings.iter().cloned());
+                inject(&mut params, &resolved);
+            }
+        }
+    }
+
+    // 8. Config building and templating (§8.2–8.3): caller values are data, never templates.
+    let configs: Vec<Json> = ch
+        .elements
+        .iter()
+        .map(|e| {
+            e.file
+                .and_then(|f| metadata(dbr, f).config.as_ref().map(|v| v.value.to_json()))
+                .unwrap_or(Json::Null)
+        })
+        .collect();
+    let config_refs: Vec<&Json> = configs.iter().collect();
+    let anchor_cwd = anchor.cwd();
+    let mut context: Vec<(&str, &str)> = vars.to_vec();
+    if let Some(cwd) = &anchor_cwd {
+        context.push(("cwd", cwd));
+    }
+    let config = build_config(&config_refs, &params, &context, &env);
+    match plan_from_config(req, &config, env) {
+        Err(e) => refuse(req, e, &ids, trace),
+        Ok(plan) => Step::Run(Box::new(Prepared {
+            plan,
+            chain: ids,
+            trace: trace.0,
+            warnings,
+            lockfile_used,
+            lockfile_due,
+        })),
+    }
+}
+
+/// Ids of the subprocess primitive (DESIGN.md: `execute` is its seed-001 alias).
+const SUBPROCESS_IDS: &[&str] = &[
+    "rye/core/primitives/subprocess",
+    "rye/core/primitives/execute",
+];
+
+/// The subprocess primitive's config (§9.1) as a plan, with the clear errors §9.1.9 asks for
+/// instead of the reference's internal exceptions. The primitive's own second templating round is
+/// not repeated: it would expand `${…}` and `{…}` inside caller data (§15.24).
+fn plan_from_config(
+    req: &ExecRequest,
+    config: &Map<String, Json>,
+    env: std::collections::BTreeMap<String, String>,
+) -> Result<super::ExecutionPlan, String> {
+    let program = match config.get("command") {
+        Some(Json::String(s)) if !s.trim().is_empty() => s.clone(),
+        Some(Json::String(_)) | None | Some(Json::Null) => {
+            return Err("No command specified: the chain's config has no `command` (or it templated to an empty string)".to_owned());
+        }
+        Some(other) => {
+            return Err(format!(
+                "The configured `command` must be a string, not {}",
+                json_type(other)
+            ));
+        }
+    };
+    let args = match config.get("args") {
+        None | Some(Json::Null) => Vec::new(),
+        Some(Json::Array(items)) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, a) in items.iter().enumerate() {
+                match a {
+                    Json::String(s) => out.push(s.clone()),
+                    Json::Number(n) => out.push(n.to_string()),
+                    other => {
+                        return Err(format!(
+                            "The configured `args` must be strings: argument {} is {}",
+                            i + 1,
+                            json_type(other)
+                        ));
+                    }
+                }
+            }
+            out
+        }
+        Some(other) => {
+            return Err(format!(
+                "The configured `args` must be a list, not {}",
+                json_type(other)
+            ));
+        }
+    };
+    let cwd = match config.get("cwd") {
+        None | Some(Json::Null) => None,
+        Some(Json::String(s)) if s.is_empty() => None,
+        Some(Json::String(s)) => Some(req.project_path.join(s)),
+        Some(other) => {
+            return Err(format!(
+                "The configured `cwd` must be a string, not {}",
+                json_type(other)
+            ));
+        }
+    };
+    // §9.1.5: stdin is fed only when there is input; otherwise it is null (never the caller's).
+    let stdin = match config.get("input_data") {
+        None | Some(Json::Null) => None,
+        Some(Json::String(s)) if s.is_empty() => None,
+        Some(Json::String(s)) => Some(s.clone().into_bytes()),
+        Some(other) => Some(other.to_string().into_bytes()),
+    };
+    let timeout = match req.timeout {
+        Some(t) => t,
+        None => match config.get("timeout") {
+            None | Some(Json::Null) => super::DEFAULT_TIMEOUT,
+            Some(Json::Number(n)) => match n.as_f64() {
+                Some(s) if s.is_finite() && s > 0.0 => Duration::from_secs_f64(s),
+                _ => {
+                    return Err(format!(
+                        "The configured `timeout` must be a positive number of seconds, not {n}"
+                    ));
+                }
+            },
+            Some(other) => {
+                return Err(format!(
+                    "The configured `timeout` must be a number of seconds, not {}",
+                    json_type(other)
+                ));
+            }
+        },
+    };
+    Ok(super::ExecutionPlan {
+        program,
+        args,
+        env,
+        cwd,
+        stdin,
+        timeout,
+        output_cap: req.output_cap,
+    })
+}
+
+fn json_type(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "a list",
+        Json::Object(_) => "a mapping",
+    }
+}
+
+/// The response after the primitive ran (§12.3, §9.2): success or error with the tool's data,
+/// the chain, lockfile flags, warnings and the trace. `metadata.duration_ms` is the edge's.
+pub fn finish(req: &ExecRequest, prepared: &Prepared, outcome: &super::ProcessOutcome) -> Answer {
+    let result = tool_result(&prepared.plan, outcome);
+    let mut r = Map::new();
+    r.insert(
+        "status".into(),
+        Json::from(if result.success { "success" } else { "error" }),
+    );
+    r.insert("type".into(), Json::from("tool"));
+    r.insert("item_id".into(), Json::from(req.item_id.as_str()));
+    if let Some(err) = &result.error {
+        r.insert("error".into(), Json::from(err.as_str()));
+    }
+    r.insert("data".into(), result.data.clone());
+    r.insert("chain".into(), json!(prepared.chain));
+    let mut warnings = prepared.warnings.clone();
+    warnings.extend(result.warnings.iter().cloned());
+    if !warnings.is_empty() {
+        r.insert("warnings".into(), json!(warnings));
+    }
+    r.insert(
+        "metadata".into(),
+        json!({
+            "lockfile_used": prepared.lockfile_used,
+            "lockfile_created": false,
+        }),
+    );
+    if let Some(events) = &prepared.trace {
+        r.insert("trace".into(), Json::Array(events.clone()));
+    }
+    Answer {
+        response: Json::Object(r),
+        success: result.success,
+    }
+}

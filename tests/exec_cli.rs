@@ -1,0 +1,556 @@
+//! End-to-end tests of `ryechain exec` (§12.3): the real binary runs real tools through the shipped
+//! runtimes (python3, node, bash), in temporary projects or the bundled example tree. Each test
+//! names the spec scenario it ports (§14) or the reference bug it pins (§15).
+#![allow(
+    clippy::disallowed_methods,
+    reason = "end-to-end tests write temporary projects and spawn the binary"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value as Json, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ryechain");
+
+/// A program the test needs; `false` (with the reason printed) when it is missing.
+fn have(program: &str) -> bool {
+    let ok = Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("SKIP: `{program}` is not installed on this machine; .ci/run installs it");
+    }
+    ok
+}
+
+struct Out {
+    code: i32,
+    json: Json,
+    stdout: String,
+    stderr: String,
+}
+
+/// Run `ryechain <args>` with an isolated user space (never the real home directory).
+fn ryechain(user: &Path, args: &[&str]) -> Out {
+    let out = Command::new(BIN)
+        .args(args)
+        .env("USER_SPACE", user)
+        .env_remove("RYE_SYSTEM_SPACE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("spawn ryechain");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        json: serde_json::from_str(&stdout).unwrap_or(Json::Null),
+        stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A temporary project (`<tmp>/project`) and user space (`<tmp>/user`).
+struct Tree {
+    dir: tempfile::TempDir,
+}
+
+impl Tree {
+    fn new() -> Tree {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("project/.ai/tools")).unwrap();
+        std::fs::create_dir_all(dir.path().join("user/.ai")).unwrap();
+        Tree { dir }
+    }
+    fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+    fn user(&self) -> PathBuf {
+        self.dir.path().join("user")
+    }
+    /// Write `<project>/<rel>`.
+    fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let p = self.project().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+    /// `ryechain exec ITEM <project> --allow-unsigned <extra…>`.
+    fn exec(&self, item: &str, extra: &[&str]) -> Out {
+        let project = self.project();
+        let mut args = vec!["exec", item, project.to_str().unwrap(), "--allow-unsigned"];
+        args.extend_from_slice(extra);
+        ryechain(&self.user(), &args)
+    }
+}
+
+/// A python/script tool printing what it received: argv, stdin and selected env vars.
+const ECHO_TOOL: &str = r#"__version__ = "1.0.0"
+__executor_id__ = "rye/core/runtimes/python/script"
+import json, os, sys
+stdin = sys.stdin.read()
+print(json.dumps({"argv": sys.argv, "stdin": stdin, "cwd": os.getcwd(),
+                  "env": {k: os.environ.get(k) for k in ["PYTHONPATH", "PYTHONUNBUFFERED", "MY_VAR", "RYE_PYTHON"]}}))
+"#;
+
+#[test]
+fn s14_59_collision_rule_and_params_json_on_stdin() {
+    if !have("python3") {
+        return;
+    }
+    let t = Tree::new();
+    let tool = t.write(".ai/tools/t/echo.py", ECHO_TOOL);
+    let params = r#"{"command": "ls", "args": ["-l"], "x": 1, "é": "ü"}"#;
+    let out = t.exec("t/echo", &["--params", params, "--no-lockfile"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.json["status"], "success");
+    let data = &out.json["data"];
+    // The runtime's program ran the tool; the caller's command/args did not replace it (§8.5).
+    assert_eq!(data["argv"][0], tool.to_str().unwrap());
+    assert_eq!(data["argv"][1], "--project-path");
+    // params_json is Python's json.dumps of the caller parameters, byte for byte (§8.2.6).
+    assert_eq!(
+        data["stdin"],
+        r#"{"command": "ls", "args": ["-l"], "x": 1, "\u00e9": "\u00fc"}"#
+    );
+    assert_eq!(
+        out.json["chain"],
+        json!([
+            "t/echo",
+            "rye/core/runtimes/python/script",
+            "rye/core/primitives/subprocess"
+        ])
+    );
+    assert!(out.json["metadata"]["duration_ms"].is_u64());
+}
+
+#[test]
+fn caller_values_are_data_never_templates() {
+    if !have("python3") {
+        return;
+    }
+    let t = Tree::new();
+    t.write(".ai/tools/t/echo.py", ECHO_TOOL);
+    let params = json!({"a": "${HOME}", "b": "{tool_path}", "c": "$(id)", "d": "{params_json}"});
+    let out = t.exec(
+        "t/echo",
+        &["--params", &params.to_string(), "--no-lockfile"],
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let stdin: Json = serde_json::from_str(out.json["data"]["stdin"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        stdin, params,
+        "parameters must reach the tool byte for byte"
+    );
+}
+
+#[test]
+fn params_from_a_file_and_bad_params_are_clear_errors() {
+    if !have("python3") {
+        return;
+    }
+    let t = Tree::new();
+    t.write(".ai/tools/t/echo.py", ECHO_TOOL);
+    let file = t.write("params.json", r#"{"from": "file"}"#);
+    let at = format!("@{}", file.display());
+    let out = t.exec("t/echo", &["--params", &at, "--no-lockfile"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.json["data"]["stdin"], r#"{"from": "file"}"#);
+
+    for bad in ["{not json", "[1, 2]", "\"text\""] {
+        let out = t.exec("t/echo", &["--params", bad]);
+        assert_eq!(out.code, 1, "{bad}: {}", out.stdout);
+        assert_eq!(out.json["status"], "error", "{bad}");
+        assert!(
+            out.json["error"].as_str().unwrap().contains("--params"),
+            "{bad}: {}",
+            out.json["error"]
+        );
+    }
+    let out = t.exec("t/echo", &["--params", "@/nonexistent/params.json"]);
+    assert_eq!(out.code, 1);
+    assert_eq!(out.json["status"], "error");
+}
+
+#[test]
+fn unknown_and_hostile_items_are_errors_with_exit_1() {
+    let t = Tree::new();
+    let out = t.exec("t/missing", &[]);
+    assert_eq!(out.code, 1);
+    assert_eq!(out.json["status"], "error");
+    assert_eq!(out.json["error"], "Tool not found: t/missing");
+    for hostile in ["../etc/passwd", "/etc/passwd", "a//b", "a/./b"] {
+        let out = t.exec(hostile, &[]);
+        assert_eq!(out.code, 1, "{hostile}");
+        assert_eq!(out.json["status"], "error", "{hostile}");
+        assert!(
+            out.json["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("Invalid item id"),
+            "{hostile}: {}",
+            out.json["error"]
+        );
+    }
+}
+
+#[test]
+fn s14_13_tool_without_executor_is_unknown_primitive() {
+    let t = Tree::new();
+    t.write(
+        ".ai/tools/t/lonely.py",
+        "__version__ = \"1.0.0\"\n__executor_id__ = None\nprint('ran')\n",
+    );
+    let out = t.exec("t/lonely", &["--params", r#"{"arg1": "value1"}"#]);
+    assert_eq!(out.code, 1);
+    assert_eq!(out.json["status"], "error");
+    assert_eq!(out.json["error"], "Unknown primitive: t/lonely");
+}
+
+#[test]
+fn s12_4_dry_run_is_the_chain_json_answer() {
+    let t = Tree::new();
+    t.write(".ai/tools/t/echo.py", ECHO_TOOL);
+    let project = t.project();
+    let p = project.to_str().unwrap();
+    let dry = ryechain(&t.user(), &["exec", "t/echo", p, "--dry-run"]);
+    let chain = ryechain(&t.user(), &["chain", "t/echo", p, "--json"]);
+    assert_eq!(dry.code, 0, "{}", dry.stdout);
+    assert_eq!(dry.json["status"], "validation_passed");
+    // The same answer as `chain --json`, plus the whole call's duration (§12.2).
+    let mut dry = dry.json;
+    assert!(dry["metadata"]["duration_ms"].is_u64());
+    dry.as_object_mut().unwrap().remove("metadata");
+    assert_eq!(dry, chain.json);
+}
+
+#[test]
+fn s14_62_unsigned_tool_is_refused_before_anything_runs() {
+    let t = Tree::new();
+    let marker = t.project().join("ran");
+    t.write(
+        ".ai/tools/t/touch.py",
+        &format!(
+            "__version__ = \"1.0.0\"\n__executor_id__ = \"rye/core/runtimes/python/script\"\nopen({:?}, 'w').write('x')\n",
+            marker.display().to_string()
+        ),
+    );
+    let project = t.project();
+    let out = ryechain(&t.user(), &["exec", "t/touch", project.to_str().unwrap()]);
+    assert_eq!(out.code, 1);
+    let tool = project.join(".ai/tools/t/touch.py");
+    assert_eq!(
+        out.json["error"],
+        format!("Unsigned item: {}", tool.display())
+    );
+    assert!(!marker.exists(), "nothing may run after a refusal");
+}
+
+#[test]
+fn timeout_kills_the_whole_process_group_and_keeps_partial_output() {
+    if !have("python3") || !have("sleep") {
+        return;
+    }
+    let t = Tree::new();
+    let pids = t.project().join("pids");
+    t.write(
+        ".ai/tools/t/hang.py",
+        &format!(
+            r#"__version__ = "1.0.0"
+__executor_id__ = "rye/core/runtimes/python/script"
+import os, subprocess, sys, time
+child = subprocess.Popen(["sleep", "100"])
+open({:?}, "w").write(f"{{os.getpid()}} {{child.pid}}")
+print("partial output", flush=True)
+time.sleep(100)
+"#,
+            pids.display().to_string()
+        ),
+    );
+    let out = t.exec("t/hang", &["--timeout", "1", "--no-lockfile"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(out.json["status"], "error");
+    let err = out.json["error"].as_str().unwrap();
+    assert!(err.contains("timed out after 1 second"), "{err}");
+    assert!(
+        out.json.to_string().contains("partial output"),
+        "the output captured before the timeout is returned: {}",
+        out.stdout
+    );
+    let pids = std::fs::read_to_string(&pids).expect("the tool recorded its pids");
+    for pid in pids.split_whitespace() {
+        let proc = PathBuf::from(format!("/proc/{pid}"));
+        // A killed process may linger for a moment as a zombie of init; give it a little time.
+        let mut alive = proc.exists();
+        for _ in 0..50 {
+            if !alive {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let stat = std::fs::read_to_string(proc.join("stat")).unwrap_or_default();
+            alive = proc.exists() && !stat.contains(") Z ");
+        }
+        assert!(
+            !alive,
+            "process {pid} of the tool's group survived the timeout"
+        );
+    }
+}
+
+#[test]
+fn floods_non_utf8_huge_json_and_failing_exit_codes_are_clear() {
+    if !have("python3") {
+        return;
+    }
+    let t = Tree::new();
+    let head = "__version__ = \"1.0.0\"\n__executor_id__ = \"rye/core/runtimes/python/script\"\nimport json, sys\n";
+    t.write(
+        ".ai/tools/t/flood.py",
+        &format!("{head}sys.stdout.write('x' * (20 * 1024 * 1024))\n"),
+    );
+    t.write(
+        ".ai/tools/t/bytes.py",
+        &format!("{head}sys.stdout.buffer.write(b'\\xff\\xfe ok')\n"),
+    );
+    t.write(
+        ".ai/tools/t/huge.py",
+        &format!("{head}print(json.dumps({{'items': ['y' * 100] * 50000}}))\n"),
+    );
+    t.write(
+        ".ai/tools/t/fails.py",
+        &format!(
+            "{head}print(json.dumps({{'partial': 1}}))\nsys.stderr.write('it broke')\nsys.exit(3)\n"
+        ),
+    );
+
+    let out = t.exec("t/flood", &["--max-output", "1048576", "--no-lockfile"]);
+    assert!(
+        out.stdout.len() < 3 * 1024 * 1024,
+        "output is capped: {} bytes",
+        out.stdout.len()
+    );
+    assert!(
+        out.stdout.contains("truncated"),
+        "the cap is reported: {}",
+        &out.stdout[out.stdout.len().saturating_sub(400)..]
+    );
+
+    let out = t.exec("t/bytes", &["--no-lockfile"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.json["data"]["stdout"]
+            .as_str()
+            .unwrap()
+            .ends_with(" ok")
+    );
+
+    let out = t.exec("t/huge", &["--no-lockfile"]);
+    assert_eq!(out.code, 0);
+    assert_eq!(
+        out.json["data"]["items"].as_array().map(Vec::len),
+        Some(50000)
+    );
+
+    let out = t.exec("t/fails", &["--no-lockfile"]);
+    assert_eq!(out.code, 1);
+    assert_eq!(out.json["status"], "error");
+    assert_eq!(out.json["error"], "it broke");
+    assert_eq!(out.json["data"]["partial"], 1);
+}
+
+#[test]
+fn s10_7_lockfile_written_after_success_then_checked() {
+    if !have("python3") {
+        return;
+    }
+    let t = Tree::new();
+    let tool = t.write(".ai/tools/t/echo.py", ECHO_TOOL);
+    let lock = t.project().join(".ai/lockfiles/t/echo@1.0.0.lock.json");
+
+    let out = t.exec("t/echo", &["--no-lockfile"]);
+    assert_eq!(out.code, 0);
+    assert!(!lock.exists(), "--no-lockfile writes nothing");
+
+    let out = t.exec("t/echo", &[]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(out.json["metadata"]["lockfile_created"], true);
+    assert!(lock.exists());
+
+    let out = t.exec("t/echo", &[]);
+    assert_eq!(out.json["metadata"]["lockfile_used"], true);
+    assert_eq!(out.json["metadata"]["lockfile_created"], false);
+
+    std::fs::write(&tool, format!("{ECHO_TOOL}# edited\n")).unwrap();
+    let out = t.exec("t/echo", &[]);
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.json["error"],
+        "Lockfile integrity mismatch for t/echo. Re-sign and delete stale lockfile."
+    );
+    let out = t.exec("t/echo", &["--no-lockfile"]);
+    assert_eq!(out.code, 0, "--no-lockfile skips the check too");
+}
+
+#[test]
+fn s11_2_trace_events() {
+    if !have("python3") {
+        return;
+    }
+    let t = Tree::new();
+    t.write(".ai/tools/t/echo.py", ECHO_TOOL);
+    let user_tool = t.user().join(".ai/tools/t/echo.py");
+    std::fs::create_dir_all(user_tool.parent().unwrap()).unwrap();
+    std::fs::write(&user_tool, ECHO_TOOL).unwrap();
+    let out = t.exec("t/echo", &["--trace", "--no-lockfile"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let trace = out.json["trace"].as_array().expect("trace");
+    let resolve: Vec<&Json> = trace.iter().filter(|e| e["step"] == "resolve").collect();
+    assert_eq!(resolve.len(), 3);
+    assert_eq!(resolve[0]["space"], "project");
+    assert_eq!(
+        resolve[0]["shadowed"],
+        json!([{"path": user_tool.display().to_string(), "space": "user"}])
+    );
+    let verify: Vec<&Json> = trace
+        .iter()
+        .filter(|e| e["step"] == "verify_integrity")
+        .collect();
+    assert!(!verify.is_empty());
+    assert_eq!(verify[0]["item_id"], "t/echo");
+    assert_eq!(
+        verify[0]["verified"], false,
+        "unsigned, accepted by --allow-unsigned"
+    );
+    let env: Vec<&Json> = trace
+        .iter()
+        .filter(|e| e["step"] == "resolve_env")
+        .collect();
+    let runtime = env
+        .iter()
+        .find(|e| e["contributed_by"] == "rye/core/runtimes/python/script")
+        .expect("the runtime contributes env");
+    assert_eq!(
+        runtime["keys"],
+        json!(["PROJECT_VENV_PYTHON", "PYTHONUNBUFFERED", "RYE_PYTHON"])
+    );
+}
+
+#[test]
+fn s5_1_tool_env_overrides_runtime_env() {
+    if !have("python3") {
+        return;
+    }
+    let t = Tree::new();
+    t.write(
+        ".ai/tools/t/env.py",
+        &ECHO_TOOL.replace(
+            "import json",
+            "ENV_CONFIG = {\"env\": {\"PYTHONUNBUFFERED\": \"0\", \"MY_VAR\": \"${PYTHONUNBUFFERED}-x\"}}\nimport json",
+        ),
+    );
+    let out = t.exec("t/env", &["--no-lockfile"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert_eq!(out.json["data"]["env"]["PYTHONUNBUFFERED"], "0");
+    // Static env is expanded in mapping order against the env built so far.
+    assert_eq!(out.json["data"]["env"]["MY_VAR"], "0-x");
+}
+
+#[test]
+fn s14_60_config_resolve_reaches_the_tool() {
+    if !have("python3") {
+        return;
+    }
+    let t = Tree::new();
+    t.write(
+        ".ai/tools/t/cfg.py",
+        &ECHO_TOOL.replace(
+            "import json",
+            "CONFIG_RESOLVE = {\"path\": \"demo.yaml\", \"mode\": \"deep_merge\"}\nimport json",
+        ),
+    );
+    t.write(".ai/config/demo.yaml", "b:\n  y: 2\n");
+    std::fs::create_dir_all(t.user().join(".ai/config")).unwrap();
+    std::fs::write(t.user().join(".ai/config/demo.yaml"), "a: 1\nb:\n  x: 1\n").unwrap();
+    let out = t.exec(
+        "t/cfg",
+        &[
+            "--no-lockfile",
+            "--params",
+            r#"{"resolved_config": "caller"}"#,
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let stdin: Json = serde_json::from_str(out.json["data"]["stdin"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        stdin["resolved_config"],
+        json!({"a": 1, "b": {"x": 1, "y": 2}})
+    );
+}
+
+#[test]
+fn s14_61_anchor_puts_the_tool_dir_on_pythonpath() {
+    if !have("python3") {
+        return;
+    }
+    let t = Tree::new();
+    t.write(".ai/tools/pkg/echo.py", ECHO_TOOL);
+    t.write(".ai/tools/pkg/__init__.py", "");
+    t.write(".ai/tools/plain/echo.py", ECHO_TOOL);
+    let out = t.exec("pkg/echo", &["--no-lockfile"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let dir = t.project().join(".ai/tools/pkg");
+    let pythonpath = out.json["data"]["env"]["PYTHONPATH"].as_str().unwrap();
+    // The tool dir comes first; the embedded runtime's `lib` has no directory on disk, so it
+    // adds nothing after it.
+    assert_eq!(
+        pythonpath.split(':').next(),
+        Some(dir.to_str().unwrap()),
+        "{pythonpath}"
+    );
+    let out = t.exec("plain/echo", &["--no-lockfile"]);
+    assert_eq!(out.code, 0);
+    assert_eq!(out.json["data"]["env"]["PYTHONPATH"], Json::Null);
+}
+
+/// The runnable demo tools of `examples/`, signed and trusted through `examples/user`.
+fn example(item: &str, params: &str) -> Out {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let project = root.join("project");
+    let user = root.join("user");
+    ryechain(
+        &user,
+        &[
+            "exec",
+            item,
+            project.to_str().unwrap(),
+            "--params",
+            params,
+            "--no-lockfile",
+        ],
+    )
+}
+
+#[test]
+fn s13_shipped_runtimes_run_the_example_tools() {
+    let mut cases = vec![];
+    if have("python3") {
+        cases.push(("demo/greet_script", "python/script"));
+        cases.push(("demo/greet_function", "python/function"));
+        cases.push(("demo/greet_async", "python/function (async)"));
+    }
+    if have("node") {
+        cases.push(("demo/greet_node", "node/node"));
+    }
+    if have("bash") {
+        cases.push(("demo/greet_bash", "bash/bash"));
+    }
+    for (item, runtime) in cases {
+        let out = example(item, r#"{"name": "Ada"}"#);
+        assert_eq!(out.code, 0, "{item}: {}\n{}", out.stdout, out.stderr);
+        assert_eq!(out.json["status"], "success", "{item}");
+        assert_eq!(out.json["data"]["runtime"], runtime, "{item}");
+        assert_eq!(out.json["data"]["params"], json!({"name": "Ada"}), "{item}");
+    }
+}

@@ -1,0 +1,238 @@
+//! The execution plan is a pure value (§12.3, DESIGN.md "plan in the core, spawn at the edge"):
+//! these tests plan tools of in-memory workspaces against in-memory machine facts and print the
+//! plan without running anything.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value as Json, json};
+
+use ryechain::analysis::verify::Policy;
+use ryechain::exec::facts::{DepListing, Facts, Need, PathFact};
+use ryechain::exec::plan::{ExecRequest, Step, plan};
+use ryechain::exec::{DEFAULT_OUTPUT_CAP, ExecutionPlan};
+use ryechain::testing::host;
+
+fn request(item: &str, params: Json) -> ExecRequest {
+    let Json::Object(params) = params else {
+        panic!("params are an object")
+    };
+    ExecRequest {
+        item_id: item.to_owned(),
+        project_path: PathBuf::from("/fixture/project"),
+        user_space: Some(PathBuf::from("/fixture/user")),
+        system_space: None,
+        params,
+        dry_run: false,
+        trace: false,
+        timeout: None,
+        output_cap: DEFAULT_OUTPUT_CAP,
+        policy: Policy {
+            allow_unsigned: true,
+        },
+        use_lockfile: true,
+    }
+}
+
+/// Answer every question as an empty machine would: no file exists, no command prints anything.
+fn answer(needs: &[Need], facts: &mut Facts) {
+    for n in needs {
+        match n {
+            Need::Path(p) => {
+                facts.paths.insert(p.clone(), PathFact::missing());
+            }
+            Need::Text(p) => {
+                facts.texts.insert(p.clone(), None);
+            }
+            Need::Command(argv) => {
+                facts.commands.insert(argv.clone(), None);
+            }
+            Need::Walk(w) => {
+                facts.walks.insert(
+                    w.clone(),
+                    DepListing {
+                        real_base: None,
+                        files: Vec::new(),
+                        errors: Vec::new(),
+                    },
+                );
+            }
+            Need::Item(_) | Need::SpaceFile(_) => panic!("a full load never needs {n:?}"),
+        }
+    }
+}
+
+fn plan_of(fixture: &str, req: &ExecRequest, env: &[(&str, &str)]) -> Result<ExecutionPlan, Json> {
+    let host = host(fixture);
+    let env: BTreeMap<String, String> = env
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    let mut facts = Facts::complete(env);
+    for _ in 0..32 {
+        match plan(host.db(), req, &facts) {
+            Step::Need(needs) => answer(&needs, &mut facts),
+            Step::Answer(a) => return Err(a.response),
+            Step::Run(p) => return Ok(p.plan),
+        }
+    }
+    panic!("planning did not settle");
+}
+
+const SCRIPT_TOOL: &str = "//- /project/.ai/tools/t/echo.py
+__version__ = \"1.0.0\"
+__executor_id__ = \"rye/core/runtimes/python/script\"
+";
+
+#[test]
+fn s12_3_python_script_plan_printed_without_running() {
+    let req = request("t/echo", json!({"name": "Ada", "command": "ls"}));
+    let plan = plan_of(
+        SCRIPT_TOOL,
+        &req,
+        &[("PATH", "/usr/bin"), ("HOME", "/home/a")],
+    )
+    .expect("the chain plans");
+    println!("{plan:#?}");
+    // No `.venv` under the project: the interpreter falls back to `python3` (§5.4).
+    assert_eq!(plan.program, "python3");
+    assert_eq!(
+        plan.args,
+        [
+            "/fixture/project/.ai/tools/t/echo.py",
+            "--project-path",
+            "/fixture/project"
+        ]
+    );
+    // §8.5: the caller's `command` reaches the tool only through params_json on stdin.
+    assert_eq!(
+        plan.stdin.as_deref(),
+        Some(br#"{"name": "Ada", "command": "ls"}"#.as_slice())
+    );
+    assert_eq!(
+        plan.env.get("RYE_PYTHON").map(String::as_str),
+        Some("python3")
+    );
+    assert_eq!(
+        plan.env.get("PYTHONUNBUFFERED").map(String::as_str),
+        Some("1")
+    );
+    assert_eq!(plan.env.get("HOME").map(String::as_str), Some("/home/a"));
+    assert_eq!(plan.timeout, Duration::from_secs(300));
+    assert_eq!(plan.cwd, None);
+}
+
+#[test]
+fn a_venv_interpreter_is_found_through_path_facts() {
+    let host = host(SCRIPT_TOOL);
+    let req = request("t/echo", json!({}));
+    let venv = PathBuf::from("/fixture/project/.venv/bin/python");
+    let mut facts = Facts::complete(BTreeMap::new());
+    let mut seen_venv_question = false;
+    let plan = loop {
+        match plan(host.db(), &req, &facts) {
+            Step::Need(needs) => {
+                seen_venv_question |= needs.contains(&Need::Path(venv.clone()));
+                answer(&needs, &mut facts);
+                if let Some(f) = facts.paths.get_mut(&venv) {
+                    f.kind = ryechain::exec::facts::PathKind::File;
+                    f.executable = true;
+                    f.real = Some(venv.clone());
+                }
+            }
+            Step::Run(p) => break p.plan,
+            Step::Answer(a) => panic!("{a:?}"),
+        }
+    };
+    assert!(
+        seen_venv_question,
+        "the planner asks about the project's venv"
+    );
+    assert_eq!(plan.program, venv.display().to_string());
+}
+
+#[test]
+fn refusals_name_the_reason() {
+    let req = request("t/missing", json!({}));
+    let err = plan_of(SCRIPT_TOOL, &req, &[]).expect_err("not found");
+    assert_eq!(err["error"], "Tool not found: t/missing");
+    assert_eq!(err["status"], "error");
+
+    let req = request("../x", json!({}));
+    let err = plan_of(SCRIPT_TOOL, &req, &[]).expect_err("hostile");
+    assert!(
+        err["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Invalid item id")
+    );
+
+    let mut req = request("t/echo", json!({}));
+    req.policy = Policy {
+        allow_unsigned: false,
+    };
+    let err = plan_of(SCRIPT_TOOL, &req, &[]).expect_err("unsigned");
+    assert_eq!(
+        err["error"],
+        "Unsigned item: /fixture/project/.ai/tools/t/echo.py"
+    );
+}
+
+#[test]
+fn validation_errors_refuse_naming_the_rule() {
+    // A user runtime delegating to a project tool cannot be built (§1.7); a system tool naming a
+    // user runtime is refused; here: a tool whose runtime declares inputs its child lacks.
+    let fixture = "//- /project/.ai/tools/t/tool.py
+__version__ = \"1.0.0\"
+__executor_id__ = \"t/rt\"
+OUTPUTS = [\"rows\"]
+//- /project/.ai/tools/t/rt.yaml
+version: \"1.0.0\"
+tool_type: runtime
+executor_id: rye/core/primitives/subprocess
+inputs: [rows, columns]
+config:
+  command: echo
+";
+    let req = request("t/tool", json!({}));
+    let err = plan_of(fixture, &req, &[]).expect_err("invalid chain");
+    let text = err["error"].as_str().unwrap();
+    assert!(text.starts_with("Chain validation failed: "), "{text}");
+    assert!(text.contains("[unsatisfied-inputs]"), "{text}");
+    assert_eq!(
+        err["chain"],
+        json!(["t/tool", "t/rt", "rye/core/primitives/subprocess"])
+    );
+}
+
+#[test]
+fn caller_cannot_change_what_is_spawned() {
+    let fixture = "//- /project/.ai/tools/t/rt.yaml
+version: \"1.0.0\"
+tool_type: runtime
+executor_id: rye/core/primitives/subprocess
+config:
+  command: /bin/echo
+  args: [\"{tool_path}\", \"{greeting}\"]
+  timeout: 5
+//- /project/.ai/tools/t/tool.yaml
+version: \"1.0.0\"
+executor_id: t/rt
+config:
+  greeting: hello
+";
+    let req = request(
+        "t/tool",
+        json!({"command": "/bin/rm", "args": ["-rf", "/"], "env": {"LD_PRELOAD": "x"}, "greeting": "${HOME}"}),
+    );
+    let plan = plan_of(fixture, &req, &[("HOME", "/home/a")]).expect("plans");
+    assert_eq!(plan.program, "/bin/echo");
+    assert_eq!(
+        plan.args,
+        ["/fixture/project/.ai/tools/t/tool.yaml", "hello"]
+    );
+    assert!(!plan.env.contains_key("LD_PRELOAD"));
+    assert_eq!(plan.timeout, Duration::from_secs(5));
+    assert_eq!(plan.stdin, None, "no input_data: a null stdin");
+}

@@ -236,3 +236,144 @@ config:
     assert_eq!(plan.timeout, Duration::from_secs(5));
     assert_eq!(plan.stdin, None, "no input_data: a null stdin");
 }
+
+/// A runtime whose config is the subprocess primitive's own (§9.1), for the scenarios of the
+/// reference's subprocess tests that are about templating (in ryechain the config is templated
+/// once, in the core, before the plan exists).
+fn echo_runtime(args: &str, executor: &str) -> String {
+    format!(
+        "//- /project/.ai/tools/t/rt.yaml
+version: \"1.0.0\"
+tool_type: runtime
+executor_id: {executor}
+env_config:
+  env:
+    VAR1: \"${{VAR1:-default1}}\"
+config:
+  command: echo
+  args: {args}
+//- /project/.ai/tools/t/tool.py
+__version__ = \"1.0.0\"
+__executor_id__ = \"t/rt\"
+"
+    )
+}
+
+#[test]
+fn s14_36_env_defaults_in_args() {
+    let fixture = echo_runtime(
+        r#"["${MY_VAR:-default_value}", "${OTHER:-fallback}"]"#,
+        "rye/core/primitives/subprocess",
+    );
+    let req = request("t/tool", json!({}));
+    let plan = plan_of(&fixture, &req, &[("MY_VAR", "custom")]).expect("plans");
+    assert_eq!(plan.args, ["custom", "fallback"]);
+}
+
+#[test]
+fn s14_37_parameters_in_args_and_unknown_names_kept() {
+    let fixture = echo_runtime(
+        r#"["parameter is {value}", "{missing_param}"]"#,
+        "rye/core/primitives/subprocess",
+    );
+    let req = request("t/tool", json!({"value": "injected"}));
+    let plan = plan_of(&fixture, &req, &[]).expect("plans");
+    assert_eq!(plan.args, ["parameter is injected", "{missing_param}"]);
+}
+
+#[test]
+fn s14_38_env_and_parameter_in_one_arg() {
+    let fixture = echo_runtime(
+        r#"["${VAR1:-default1} {param1}"]"#,
+        "rye/core/primitives/subprocess",
+    );
+    let req = request("t/tool", json!({"param1": "p"}));
+    let plan = plan_of(&fixture, &req, &[]).expect("plans");
+    assert_eq!(plan.args, ["default1 p"]);
+    assert_eq!(plan.env.get("VAR1").map(String::as_str), Some("default1"));
+}
+
+#[test]
+fn s9_execute_is_an_alias_of_the_subprocess_primitive() {
+    let fixture = echo_runtime(r#"["hi"]"#, "rye/core/primitives/execute");
+    let req = request("t/tool", json!({}));
+    let plan = plan_of(&fixture, &req, &[]).expect("the seed-001 primitive id runs");
+    assert_eq!(plan.program, "echo");
+    assert_eq!(plan.args, ["hi"]);
+}
+
+#[test]
+fn s5_4_missing_interpreter_names_the_element_and_the_variable() {
+    let fixture = "//- /project/.ai/tools/t/rt.yaml
+version: \"1.0.0\"
+tool_type: runtime
+executor_id: rye/core/primitives/subprocess
+env_config:
+  interpreter:
+    type: local_binary
+    binary: ruby
+    search_paths: [bin]
+    var: RYE_RUBY
+config:
+  command: \"${RYE_RUBY}\"
+//- /project/.ai/tools/t/tool.py
+__version__ = \"1.0.0\"
+__executor_id__ = \"t/rt\"
+";
+    let req = request("t/tool", json!({}));
+    let err = plan_of(fixture, &req, &[]).expect_err("no ruby, no fallback");
+    let text = err["error"].as_str().unwrap();
+    assert!(text.contains("RYE_RUBY") && text.contains("t/rt"), "{text}");
+}
+
+#[test]
+fn s11_2_refusals_carry_the_trace_with_the_failed_verification() {
+    let mut req = request("t/echo", json!({}));
+    req.trace = true;
+    req.policy = Policy {
+        allow_unsigned: false,
+    };
+    let err = plan_of(SCRIPT_TOOL, &req, &[]).expect_err("unsigned");
+    let trace = err["trace"].as_array().expect("a refusal keeps the trace");
+    let steps: Vec<&str> = trace.iter().filter_map(|e| e["step"].as_str()).collect();
+    assert_eq!(
+        steps,
+        [
+            "resolve",
+            "resolve",
+            "resolve",
+            "verify_integrity",
+            "verify_integrity",
+            "verify_integrity"
+        ]
+    );
+    assert_eq!(trace[3]["item_id"], "t/echo");
+    assert_eq!(trace[3]["verified"], false);
+    assert_eq!(trace[3]["key_fp"], Json::Null);
+    assert_eq!(trace[4]["verified"], true);
+}
+
+#[test]
+fn s11_2_other_extensions_in_the_same_space_are_not_shadowed() {
+    let fixture = format!(
+        "{SCRIPT_TOOL}//- /project/.ai/tools/t/echo.yaml\nversion: \"1.0.0\"\nexecutor_id: rye/core/runtimes/python/script\n//- /user/.ai/tools/t/echo.py\n__executor_id__ = None\n"
+    );
+    let mut req = request("t/echo", json!({}));
+    req.trace = true;
+    req.dry_run = false;
+    let host = host(&fixture);
+    let mut facts = Facts::complete(BTreeMap::new());
+    let prepared = loop {
+        match plan(host.db(), &req, &facts) {
+            Step::Need(needs) => answer(&needs, &mut facts),
+            Step::Run(p) => break p,
+            Step::Answer(a) => panic!("{:?}", a.response),
+        }
+    };
+    let trace = prepared.trace.expect("trace asked for");
+    assert_eq!(
+        trace[0]["shadowed"],
+        json!([{"path": "/fixture/user/.ai/tools/t/echo.py", "space": "user"}]),
+        "the project's echo.yaml loses to echo.py by extension order, but is not 'shadowed'"
+    );
+}

@@ -196,6 +196,47 @@ fn unknown_and_hostile_items_are_errors_with_exit_1() {
     }
 }
 
+/// §15.25: without `input_data` the tool's stdin is null, never ryechain's own stdin — here a pipe
+/// the test holds open, which `cat` would wait on until the timeout if it were inherited.
+#[test]
+fn s15_25_null_stdin_even_when_ours_is_an_open_pipe() {
+    if !have("cat") {
+        return;
+    }
+    let t = Tree::new();
+    t.write(
+        ".ai/tools/t/cat-rt.yaml",
+        "version: \"1.0.0\"\ntool_type: runtime\nexecutor_id: rye/core/primitives/subprocess\nconfig:\n  command: cat\n",
+    );
+    t.write(
+        ".ai/tools/t/cat.yaml",
+        "version: \"1.0.0\"\nexecutor_id: t/cat-rt\n",
+    );
+    let project = t.project();
+    let mut child = Command::new(BIN)
+        .args([
+            "exec",
+            "t/cat",
+            project.to_str().unwrap(),
+            "--allow-unsigned",
+            "--no-lockfile",
+            "--timeout",
+            "20",
+        ])
+        .env("USER_SPACE", t.user())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn ryechain");
+    let keep_open = child.stdin.take();
+    let out = child.wait_with_output().expect("ryechain finishes");
+    drop(keep_open);
+    let json: Json = serde_json::from_slice(&out.stdout).expect("JSON response");
+    assert_eq!(json["status"], "success", "{json}");
+    assert_eq!(json["data"]["stdout"], "");
+    assert_eq!(json["data"]["return_code"], 0);
+}
+
 #[test]
 fn s14_13_tool_without_executor_is_unknown_primitive() {
     let t = Tree::new();

@@ -364,44 +364,6 @@ fn an_escaped_background_process_does_not_hold_us() {
     }
 }
 
-const NULL_STDIN_CHILD: &str = "RYECHAIN_NULL_STDIN_CHILD";
-
-/// Run inside a copy of this test binary whose own stdin is a pipe that stays open: a child with
-/// no `plan.stdin` must read EOF at once instead of inheriting that pipe (§15.25).
-#[test]
-#[ignore = "helper of s15_25_null_stdin_even_when_ours_is_a_pipe, run in a child process"]
-fn null_stdin_child() {
-    assert!(std::env::var_os(NULL_STDIN_CHILD).is_some());
-    if !have("cat") {
-        return;
-    }
-    let mut p = plan("cat", &[]);
-    p.timeout = Duration::from_secs(20);
-    let out = run(&p);
-    assert_eq!(out.exit, ExitKind::Code(0));
-    assert!(out.stdout.is_empty());
-}
-
-#[test]
-fn s15_25_null_stdin_even_when_ours_is_a_pipe() {
-    use std::process::{Command, Stdio};
-    let exe = std::env::current_exe().unwrap();
-    let mut child = Command::new(exe)
-        .args(["--exact", "null_stdin_child", "--ignored", "--nocapture"])
-        .env(NULL_STDIN_CHILD, "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let keep_open = child.stdin.take(); // held open until the inner test is done
-    let out = child.wait_with_output().unwrap();
-    drop(keep_open);
-    let log = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "{log}");
-    assert!(log.contains("1 passed"), "{log}");
-}
-
 #[test]
 fn json_answer_maps_through_a_real_process() {
     if !have("sh") {

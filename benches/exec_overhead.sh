@@ -27,9 +27,10 @@ echo '{"n": 1}' >"$dir/params.json"
 tool="$dir/project/.ai/tools/bench/noop.py"
 # One run first: it writes the lockfile, which every measured run then checks.
 "$bin" exec bench/noop "$dir/project" --params @"$dir/params.json" >/dev/null
-hyperfine -N --warmup 20 --runs "$runs" --export-json "$dir/result.json" \
-  --input "$dir/params.json" \
-  -n 'python3 tool.py' "python3 $tool --project-path $dir/project" \
+# Through hyperfine's shell (it subtracts the shell's own start-up), so python3 can read the
+# parameters from the file on stdin as the runtime would give them.
+hyperfine --warmup 20 --runs "$runs" --export-json "$dir/result.json" \
+  -n 'python3 tool.py' "python3 $tool --project-path $dir/project < $dir/params.json" \
   -n 'ryechain exec' "$bin exec bench/noop $dir/project --params @$dir/params.json"
 python3 - "$dir/result.json" <<'PY'
 import json, sys

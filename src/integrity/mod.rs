@@ -131,10 +131,7 @@ pub fn signature_formats(db: &dyn Db) -> SignatureFormats {
             let Some(kind) = extractor_item_type(rel).and_then(ItemKind::from_name) else {
                 continue;
             };
-            let Some(text) = file.contents(db).text() else {
-                continue;
-            };
-            let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(text) else {
+            let Some(doc) = crate::resolve::extractor::extractor_yaml(db, file) else {
                 continue;
             };
             let mut push = |ext: String, fmt: SignatureFormat| {

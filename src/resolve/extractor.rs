@@ -83,8 +83,8 @@ pub fn extractor_config(db: &dyn Db) -> ExtractorConfig {
             cfg.sources.push(file);
             if rel.ends_with(".py") {
                 read_python_extractor(file, text, &mut cfg);
-            } else {
-                read_yaml_extractor(file, text, &mut cfg);
+            } else if let Some(doc) = extractor_yaml(db, file) {
+                read_yaml_extractor(file, doc, &mut cfg);
             }
         }
     }
@@ -118,12 +118,16 @@ fn push_parser(cfg: &mut ExtractorConfig, file: SourceFile, ext: &str, name: &st
     }
 }
 
-fn read_yaml_extractor(file: SourceFile, text: &str, cfg: &mut ExtractorConfig) {
-    let doc: serde_yaml::Value = match serde_yaml::from_str(text) {
-        Ok(v) => v,
-        // The file's own parse problem is reported by `file_diagnostics`.
-        Err(_) => return,
-    };
+/// The YAML document of one extractor file, parsed once for every reader (the extension list and
+/// parsers map here, the signature formats in `integrity`). `None` when it does not parse: the
+/// file's own problem is reported by `file_diagnostics`.
+#[salsa::tracked(returns(ref))]
+pub fn extractor_yaml(db: &dyn Db, file: SourceFile) -> Option<serde_yaml::Value> {
+    let text = file.contents(db).text()?;
+    serde_yaml::from_str(text).ok()
+}
+
+fn read_yaml_extractor(file: SourceFile, doc: &serde_yaml::Value, cfg: &mut ExtractorConfig) {
     if let Some(exts) = doc.get("extensions").and_then(|v| v.as_sequence()) {
         for e in exts.iter().filter_map(|e| e.as_str()) {
             push_extension(cfg, e);

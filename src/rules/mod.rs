@@ -333,11 +333,24 @@ fn is_kebab(id: &str) -> bool {
 
 /// Compile one rule file. `file` is `<family>/<id>.yaml`.
 pub fn compile_rule(file: &str, text: &str) -> Result<Rule, RuleError> {
-    let f = || file.to_owned();
     let wire: RuleWire = serde_yaml::from_str(text).map_err(|e| RuleError::Syntax {
-        file: f(),
+        file: file.to_owned(),
         message: e.to_string(),
     })?;
+    compile_wire(file, wire)
+}
+
+/// Compile one rule file from the JSON form `build.rs` converted it to (the same document).
+fn compile_rule_json(file: &str, json: &str) -> Result<Rule, RuleError> {
+    let wire: RuleWire = serde_json::from_str(json).map_err(|e| RuleError::Syntax {
+        file: file.to_owned(),
+        message: e.to_string(),
+    })?;
+    compile_wire(file, wire)
+}
+
+fn compile_wire(file: &str, wire: RuleWire) -> Result<Rule, RuleError> {
+    let f = || file.to_owned();
     let (dir, name) = file.rsplit_once('/').unwrap_or(("", file));
     let stem = name
         .strip_suffix(".yaml")
@@ -438,10 +451,21 @@ impl RuleSet {
     pub fn compile<'a>(
         files: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<RuleSet, Vec<RuleError>> {
+        Self::collect(
+            files
+                .into_iter()
+                .map(|(file, text)| (file, compile_rule(file, text))),
+        )
+    }
+
+    /// Gather compiled rules: refuse duplicates, sort by id.
+    fn collect<'a>(
+        compiled: impl IntoIterator<Item = (&'a str, Result<Rule, RuleError>)>,
+    ) -> Result<RuleSet, Vec<RuleError>> {
         let mut rules: Vec<Rule> = Vec::new();
         let mut errors = Vec::new();
-        for (file, text) in files {
-            match compile_rule(file, text) {
+        for (file, result) in compiled {
+            match result {
                 Ok(rule) if rules.iter().any(|r| r.id == rule.id) => {
                     errors.push(RuleError::Duplicate {
                         file: file.to_owned(),
@@ -478,7 +502,19 @@ impl RuleSet {
 pub fn registry() -> Result<&'static RuleSet, &'static [RuleError]> {
     static REGISTRY: OnceLock<Result<RuleSet, Vec<RuleError>>> = OnceLock::new();
     REGISTRY
-        .get_or_init(|| RuleSet::compile(embedded_rule_files().iter().copied()))
+        .get_or_init(|| {
+            // The build-time JSON of each rule file; a file that did not convert is compiled from
+            // its YAML so the error names the real problem.
+            let files = embedded_rule_files().iter().zip(embedded::RULE_JSON);
+            RuleSet::collect(files.map(|((file, yaml), json)| {
+                let rule = if json.is_empty() {
+                    compile_rule(file, yaml)
+                } else {
+                    compile_rule_json(file, json)
+                };
+                (*file, rule)
+            }))
+        })
         .as_ref()
         .map_err(Vec::as_slice)
 }
@@ -536,6 +572,12 @@ mod tests {
             .map_err(|e| e.iter().map(ToString::to_string).collect::<Vec<_>>())
             .unwrap();
         assert!(!set.rules.is_empty());
+        // The build-time JSON form compiles to exactly what the YAML files say.
+        assert!(embedded::RULE_JSON.iter().all(|j| !j.is_empty()));
+        let from_yaml = RuleSet::compile(embedded_rule_files().iter().copied())
+            .map_err(|e| e.iter().map(ToString::to_string).collect::<Vec<_>>())
+            .unwrap();
+        assert_eq!(set, &from_yaml);
     }
 
     #[test]

@@ -371,3 +371,29 @@ fn a_fifo_candidate_is_not_read() {
             .all(|f| f.space(db).kind() == SpaceKind::System)
     );
 }
+
+/// §1.7: the first *regular file* wins, so a dangling symlink is no candidate for the lazy loader
+/// (the full load, which walks, records it as an unreadable file for `unreadable-file`).
+#[cfg(unix)]
+#[test]
+fn a_dangling_symlink_candidate_is_not_a_regular_file_1_7() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap();
+    let project = dir.join("project");
+    std::fs::create_dir_all(project.join(".ai/tools/a")).unwrap();
+    std::os::unix::fs::symlink(dir.join("gone.py"), project.join(".ai/tools/a/b.py")).unwrap();
+    std::fs::write(project.join(".ai/tools/a/b.yaml"), "tool_type: python\n").unwrap();
+    let specs = three_spaces(
+        project.clone(),
+        dir.join("user"),
+        SpaceSource::Embedded,
+        "ryechain",
+    );
+    let (host, _, _) = load_item(&OsSystem, &specs, "a/b", Settings::default());
+    let view = chain_of(&host.snapshot(), "a/b");
+    assert!(view.found);
+    assert_eq!(
+        view.elements[0].path.as_deref(),
+        Some(project.join(".ai/tools/a/b.yaml").as_path())
+    );
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Whole-process figures of single-item commands (lazy loading) for the README: generate a 1k-tool
-# and a 100k-tool tree, then time `ryechain chain ITEM --json` and `ryechain verify ITEM` on each
+# and a 100k-tool tree, then time `ryechain exec ITEM --dry-run`, `ryechain chain ITEM --json` and
+# `ryechain verify ITEM` on each
 # with hyperfine (warm page cache), and `ryechain rules` (no loading at all) as the startup floor.
 # Usage: benches/single_item.sh [RUNS]   (needs hyperfine and GNU time at /usr/bin/time)
 set -euo pipefail
@@ -21,7 +22,7 @@ for n in 1000 100000; do
   item=$(item_of "$t")
   spaces="--user-space $t/user --system-space $t/system"
   echo "tree $n: item $item, $(find "$t/project/.ai" "$t/user/.ai" "$t/system/.ai" -type f | wc -l) files" >&2
-  cmds+=("$bin chain $item $t/project --json $spaces" "$bin verify $item --path $t/project $spaces")
+  cmds+=("$bin exec $item $t/project --dry-run $spaces" "$bin chain $item $t/project --json $spaces" "$bin verify $item --path $t/project $spaces")
   # shellcheck disable=SC2086
   /usr/bin/time -f "chain $n tools: %e s wall, %M KiB peak RSS" $bin chain "$item" "$t/project" --json $spaces >/dev/null || true
 done

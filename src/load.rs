@@ -75,7 +75,7 @@ fn contents_of(read: ReadResult) -> FileContents {
 
 /// Load every space. Never fails: what cannot be read is recorded.
 pub fn load(sys: &dyn System, spaces: &[SpaceSpec]) -> LoadOutcome {
-    load_walking(sys, spaces, &WALKED_DIRS)
+    load_walking(sys, spaces, &WALKED_DIRS, WalkSize::Large)
 }
 
 /// Canonical `.ai` roots of every on-disk space, to tell which space a symlink points into.
@@ -91,18 +91,36 @@ fn real_roots(sys: &dyn System, spaces: &[SpaceSpec]) -> Vec<(PathBuf, SpaceKind
     real_roots
 }
 
+/// How many files a walk expects: a whole space (walked in parallel) or a few base directories.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WalkSize {
+    Large,
+    Small,
+}
+
 /// Load the embedded spaces in full and, of every on-disk space, the config files and the files
 /// under `dirs` (relative to `.ai/`).
-fn load_walking(sys: &dyn System, spaces: &[SpaceSpec], dirs: &[&str]) -> LoadOutcome {
+fn load_walking(
+    sys: &dyn System,
+    spaces: &[SpaceSpec],
+    dirs: &[&str],
+    size: WalkSize,
+) -> LoadOutcome {
     let mut notices = Vec::new();
     let real_roots = real_roots(sys, spaces);
     let mut roots = Vec::with_capacity(spaces.len());
     for spec in spaces {
         let root = match &spec.source {
             SpaceSource::Embedded => load_embedded(&spec.space),
-            SpaceSource::Dir(base) => {
-                load_dir(sys, &spec.space, base, dirs, &real_roots, &mut notices)
-            }
+            SpaceSource::Dir(base) => load_dir(
+                sys,
+                &spec.space,
+                base,
+                dirs,
+                size,
+                &real_roots,
+                &mut notices,
+            ),
         };
         roots.push(root);
     }
@@ -165,6 +183,7 @@ fn load_dir(
     space: &Space,
     base: &Path,
     dirs: &[&str],
+    size: WalkSize,
     real_roots: &[(PathBuf, SpaceKind)],
     notices: &mut Vec<String>,
 ) -> RootSpec {
@@ -186,7 +205,10 @@ fn load_dir(
     for dir in dirs {
         let dir = ai.join(dir);
         if sys.is_dir(&dir) {
-            entries.extend(sys.walk(&dir));
+            entries.extend(match size {
+                WalkSize::Large => sys.walk(&dir),
+                WalkSize::Small => sys.walk_small(&dir),
+            });
         }
     }
     for name in crate::config::CONFIG_RELS {
@@ -341,7 +363,7 @@ impl<'s> ItemLoader<'s> {
     /// The base load: embedded bundles in full; of every on-disk space the extractors, the config
     /// files and the trust-store documents (`BASE_DIRS`).
     pub fn new(sys: &'s dyn System, specs: &[SpaceSpec]) -> (ItemLoader<'s>, LoadOutcome) {
-        let outcome = load_walking(sys, specs, &BASE_DIRS);
+        let outcome = load_walking(sys, specs, &BASE_DIRS, WalkSize::Small);
         let mut loaded = FxHashSet::default();
         for root in outcome.change.roots.iter().flatten() {
             loaded.extend(root.files.iter().map(|f| f.path.clone()));

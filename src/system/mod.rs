@@ -25,6 +25,11 @@ pub enum ReadResult {
 pub trait System: Send + Sync {
     /// Every file below `dir`, following symlinks (loops are reported as errors), in no order.
     fn walk(&self, dir: &Path) -> Vec<WalkEntry>;
+    /// `walk` for a directory known to hold few files (the extractors of a space): an
+    /// implementation may skip the set-up of a parallel walk.
+    fn walk_small(&self, dir: &Path) -> Vec<WalkEntry> {
+        self.walk(dir)
+    }
     /// The file's bytes, unless it is larger than `limit`.
     fn read(&self, path: &Path, limit: u64) -> ReadResult;
     fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf>;

@@ -59,6 +59,29 @@ impl System for OsSystem {
         rx.into_iter().collect()
     }
 
+    fn walk_small(&self, dir: &Path) -> Vec<WalkEntry> {
+        // One thread: starting the parallel walker's pool costs more than walking a few files.
+        ignore::WalkBuilder::new(dir)
+            .standard_filters(false)
+            .hidden(false)
+            .follow_links(true)
+            .build()
+            .filter_map(|res| match res {
+                Ok(e) if e.file_type().is_some_and(|t| t.is_dir()) => None,
+                Ok(e) => Some(WalkEntry {
+                    is_symlink: e.path_is_symlink(),
+                    path: e.into_path(),
+                    error: None,
+                }),
+                Err(err) => Some(WalkEntry {
+                    path: error_path(&err).unwrap_or_else(|| dir.to_path_buf()),
+                    is_symlink: false,
+                    error: Some(err.to_string()),
+                }),
+            })
+            .collect()
+    }
+
     fn read(&self, path: &Path, limit: u64) -> ReadResult {
         let mut file = match std::fs::File::open(path) {
             Ok(f) => f,

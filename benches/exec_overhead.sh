@@ -21,6 +21,10 @@ import json, sys
 print(json.dumps({"params": json.loads(sys.stdin.read() or "{}")}))
 PY
 export USER_SPACE="$dir/user"
+# The interpreter itself, not a version-manager shim (a pyenv shim is a bash script costing tens of
+# milliseconds): both sides run the same binary; RYE_PYTHON pins it for the runtime.
+py=$(python3 -c 'import sys; print(sys.executable)')
+export RYE_PYTHON="$py"
 "$bin" keys generate >/dev/null
 "$bin" sign 'bench/*' "$dir/project" >/dev/null
 echo '{"n": 1}' >"$dir/params.json"
@@ -30,7 +34,7 @@ tool="$dir/project/.ai/tools/bench/noop.py"
 # Through hyperfine's shell (it subtracts the shell's own start-up), so python3 can read the
 # parameters from the file on stdin as the runtime would give them.
 hyperfine --warmup 20 --runs "$runs" --export-json "$dir/result.json" \
-  -n 'python3 tool.py' "python3 $tool --project-path $dir/project < $dir/params.json" \
+  -n 'python3 tool.py' "$py $tool --project-path $dir/project < $dir/params.json" \
   -n 'ryechain exec' "$bin exec bench/noop $dir/project --params @$dir/params.json"
 python3 - "$dir/result.json" <<'PY'
 import json, sys

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::db::{Db, RootDb, SourceFile};
 use crate::integrity::{
-    ItemKind, Verdict, extension_of, signature_formats, signature_status, trust_store, verify_text,
+    ItemKind, Verdict, extension_of, formats_of, signature_status, trust_store, verify_text,
 };
 use crate::resolve::{chain, resolve_root, tool_id};
 
@@ -96,10 +96,10 @@ pub fn verify_chain(db: &RootDb, item_id: &str, extra: &[ExtraFile]) -> Option<C
         .collect();
     let store = trust_store(db);
     let trusted = |fp: &str| store.lookup(fp).map(|(k, _)| k.pem.clone());
-    let formats = signature_formats(db);
+
     for x in extra {
         let name = x.path.to_string_lossy();
-        let fmt = formats.get(x.kind, extension_of(&name));
+        let fmt = formats_of(db, x.kind).get(x.kind, extension_of(&name));
         let verdict = verify_text(x.kind, &fmt, &x.text, &trusted);
         let error = verdict.error_text(&name);
         files.push(FileVerdict {

@@ -28,9 +28,7 @@ use serde_json::Value as J;
 
 use super::facts::Ask;
 use crate::db::{Db, FileContents, SourceFile};
-use crate::integrity::{
-    ItemKind, extension_of, is_embedded, signature_formats, trust_store, verify_text,
-};
+use crate::integrity::{ItemKind, extension_of, formats_of, is_embedded, trust_store, verify_text};
 use crate::model::Value;
 
 /// The parameter the resolved config is injected as (§7.3).
@@ -204,7 +202,7 @@ fn check_signature(
     if is_embedded(db, file) {
         return Ok(());
     }
-    let fmt = signature_formats(db).get(ItemKind::Tool, extension_of(file.rel(db)));
+    let fmt = formats_of(db, ItemKind::Tool).get(ItemKind::Tool, extension_of(file.rel(db)));
     let store = trust_store(db);
     let trusted = |fp: &str| store.lookup(fp).map(|(k, _)| k.pem.clone());
     let verdict = verify_text(ItemKind::Tool, &fmt, text, &trusted);

@@ -117,10 +117,23 @@ fn yaml_format(v: &serde_yaml::Value) -> Option<SignatureFormat> {
     })
 }
 
-/// `signature_format` / `signature_formats` of every extractor YAML, first found wins
-/// (project > user > system; files by path) per (item kind, extension) (§10.1).
+/// An item kind as a query key: signature formats are read per kind, so verifying a tool never
+/// parses the directive and knowledge extractors.
+#[salsa::interned(unsafe(no_lifetime), revisions = usize::MAX, debug)]
+pub struct KindKey {
+    pub kind: ItemKind,
+}
+
+/// The signature formats in force for one item kind.
+pub fn formats_of(db: &dyn Db, kind: ItemKind) -> &SignatureFormats {
+    signature_formats(db, KindKey::new(db, kind))
+}
+
+/// `signature_format` / `signature_formats` of the extractor YAMLs of one item kind, first found
+/// wins (project > user > system; files by path) per extension (§10.1).
 #[salsa::tracked(returns(ref))]
-pub fn signature_formats(db: &dyn Db) -> SignatureFormats {
+pub fn signature_formats(db: &dyn Db, key: KindKey) -> SignatureFormats {
+    let wanted = *key.kind(db);
     let mut out = SignatureFormats::default();
     for root in db.workspace().roots(db) {
         for &file in root.files(db).iter() {
@@ -131,6 +144,9 @@ pub fn signature_formats(db: &dyn Db) -> SignatureFormats {
             let Some(kind) = extractor_item_type(rel).and_then(ItemKind::from_name) else {
                 continue;
             };
+            if kind != wanted {
+                continue;
+            }
             let Some(doc) = crate::resolve::extractor::extractor_yaml(db, file) else {
                 continue;
             };
@@ -160,7 +176,7 @@ pub fn signature_formats(db: &dyn Db) -> SignatureFormats {
 
 /// The signature format in force for a file (by its item kind and extension).
 pub fn format_for(db: &dyn Db, kind: ItemKind, rel: &str) -> SignatureFormat {
-    signature_formats(db).get(kind, extension_of(rel))
+    formats_of(db, kind).get(kind, extension_of(rel))
 }
 
 /// Whether a file is part of ryechain's embedded bundle (compiled into the binary).

@@ -237,6 +237,25 @@ fn s15_25_null_stdin_even_when_ours_is_an_open_pipe() {
     assert_eq!(json["data"]["return_code"], 0);
 }
 
+/// Single-item loading: `exec` reads the candidates of its chain, never the rest of the tree — a
+/// FIFO elsewhere under `tools/` (which a whole-tree read would block on) is never opened.
+#[test]
+fn exec_reads_only_its_chain() {
+    if !have("python3") || !have("mkfifo") {
+        return;
+    }
+    let t = Tree::new();
+    t.write(".ai/tools/t/echo.py", ECHO_TOOL);
+    let fifo = t.project().join(".ai/tools/zz/blocker.py");
+    std::fs::create_dir_all(fifo.parent().unwrap()).unwrap();
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let out = t.exec("t/echo", &["--no-lockfile"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let out = t.exec("t/echo", &["--dry-run"]);
+    assert_eq!(out.json["status"], "validation_passed");
+}
+
 #[test]
 fn s14_13_tool_without_executor_is_unknown_primitive() {
     let t = Tree::new();
@@ -418,6 +437,20 @@ fn s10_7_lockfile_written_after_success_then_checked() {
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert_eq!(out.json["metadata"]["lockfile_created"], true);
     assert!(lock.exists());
+    // Nothing but the lockfile was written (the user space stays untouched too).
+    let mut written = Vec::new();
+    let mut stack = vec![t.dir.path().to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                written.push(e.path());
+            }
+        }
+    }
+    written.sort();
+    assert_eq!(written, vec![lock.clone(), tool.clone()]);
 
     let out = t.exec("t/echo", &[]);
     assert_eq!(out.json["metadata"]["lockfile_used"], true);

@@ -429,7 +429,7 @@ fn dep(path: &str, real: Option<&str>, text: Result<&str, &str>) -> DepFile {
 
 /// §6.6 / §15.27: an escape is judged by path components: `/a/bc/x` is not under `/a/b`.
 #[test]
-fn s06_6_symlink_escape_by_components() {
+fn s06_6_s15_27_symlink_escape_by_components() {
     let listing = DepListing {
         real_base: Some(PathBuf::from("/a/b")),
         files: vec![

@@ -256,6 +256,28 @@ fn exec_reads_only_its_chain() {
     assert_eq!(out.json["status"], "validation_passed");
 }
 
+/// §14.20: without a PATH the project is the current directory.
+#[test]
+fn s14_20_project_path_defaults_to_the_current_directory() {
+    if !have("python3") {
+        return;
+    }
+    let t = Tree::new();
+    t.write(".ai/tools/t/echo.py", ECHO_TOOL);
+    let out = Command::new(BIN)
+        .args(["exec", "t/echo", "--allow-unsigned", "--no-lockfile"])
+        .current_dir(t.project())
+        .env("USER_SPACE", t.user())
+        .stdin(Stdio::null())
+        .output()
+        .expect("spawn ryechain");
+    let json: Json = serde_json::from_slice(&out.stdout).expect("JSON response");
+    assert_eq!(json["status"], "success", "{json}");
+    let project = t.project().canonicalize().unwrap();
+    let argv_project = PathBuf::from(json["data"]["argv"][2].as_str().unwrap());
+    assert_eq!(argv_project.canonicalize().unwrap(), project);
+}
+
 #[test]
 fn s14_13_tool_without_executor_is_unknown_primitive() {
     let t = Tree::new();
@@ -606,8 +628,11 @@ fn example(item: &str, params: &str) -> Out {
     )
 }
 
+/// §13 and §15.32: every bundled runtime runs its example tool end to end — the bash runtime too,
+/// which the reference could not run (it executed `/bin/bash -c {command}` and `{command}` is the
+/// runtime's own `/bin/bash` under the collision rule).
 #[test]
-fn s13_shipped_runtimes_run_the_example_tools() {
+fn s13_s15_32_shipped_runtimes_run_the_example_tools() {
     let mut cases = vec![];
     if have("python3") {
         cases.push(("demo/greet_script", "python/script"));

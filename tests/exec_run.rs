@@ -609,3 +609,30 @@ fn s6_6_walk_prunes_skips_and_reports_real_paths() {
     assert_eq!(facts.walks[&w].real_base, None);
     assert!(facts.walks[&w].files.is_empty());
 }
+
+/// §14.43: the fields of a finished run survive into the result: what the process wrote, its
+/// return code and duration, and the raw `{stdout, stderr, return_code}` data of a non-JSON answer.
+#[test]
+fn s14_43_result_fields_round_trip() {
+    if !have("sh") {
+        return;
+    }
+    let p = plan("sh", &["-c", "printf out; printf err >&2; exit 3"]);
+    let out = run(&p);
+    assert_eq!(out.exit, ExitKind::Code(3));
+    assert_eq!(
+        (out.stdout.as_slice(), out.stdout_total),
+        (b"out".as_slice(), 3)
+    );
+    assert_eq!(
+        (out.stderr.as_slice(), out.stderr_total),
+        (b"err".as_slice(), 3)
+    );
+    assert!(out.duration >= Duration::ZERO);
+    let r = tool_result(&p, &out);
+    assert!(!r.success);
+    assert_eq!(r.data["stdout"], "out");
+    assert_eq!(r.data["stderr"], "err");
+    assert_eq!(r.data["return_code"], 3);
+    assert_eq!(r.error.as_deref(), Some("err"));
+}

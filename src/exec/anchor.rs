@@ -12,6 +12,8 @@ use serde_json::Value as J;
 use super::facts::{Ask, DepListing, DepWalk};
 use crate::analysis::verify::ExtraFile;
 use crate::db::Db;
+use crate::error::py_truthy;
+use crate::exec::template::fill_names;
 use crate::integrity::ItemKind;
 use crate::model::EMBEDDED_PATH_PREFIX;
 use crate::resolve::{Chain, metadata};
@@ -202,19 +204,6 @@ fn strings(v: Option<&J>) -> Vec<String> {
     }
 }
 
-/// Python truthiness of a metadata value (the reference picks "the first element whose config is
-/// truthy" and reads `anchor.lib` the same way).
-fn truthy(v: &J) -> bool {
-    match v {
-        J::Null => false,
-        J::Bool(b) => *b,
-        J::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        J::String(s) => !s.is_empty(),
-        J::Array(a) => !a.is_empty(),
-        J::Object(o) => !o.is_empty(),
-    }
-}
-
 /// Parse an `anchor` mapping (§6.1).
 pub fn anchor_config(source: usize, v: &J) -> AnchorConfig {
     let mode = match v.get("mode").and_then(J::as_str) {
@@ -292,7 +281,7 @@ pub fn anchor_context(
     let runtime_lib = chain
         .iter()
         .find_map(|e| {
-            let lib = e.anchor.as_ref()?.get("lib").filter(|l| truthy(l))?;
+            let lib = e.anchor.as_ref()?.get("lib").filter(|l| py_truthy(l))?;
             Some((e, lib))
         })
         .and_then(|(e, lib)| {
@@ -358,7 +347,7 @@ pub fn plan_anchor(
     let config = chain.iter().enumerate().find_map(|(i, e)| {
         e.anchor
             .as_ref()
-            .filter(|a| a.is_object() && truthy(a))
+            .filter(|a| a.is_object() && py_truthy(a))
             .map(|a| anchor_config(i, a))
     });
     let active = match &config {
@@ -379,7 +368,7 @@ pub fn plan_anchor(
             .find_map(|(i, e)| {
                 e.verify_deps
                     .as_ref()
-                    .filter(|v| v.is_object() && truthy(v))
+                    .filter(|v| v.is_object() && py_truthy(v))
                     .map(|v| verify_deps_config(i, v))
             })
             .filter(|v| v.enabled)
@@ -397,29 +386,7 @@ pub fn plan_anchor(
 /// `{name}` templating with the anchor context (§6.5): names are word characters; unknown
 /// placeholders are kept verbatim.
 pub fn template(s: &str, ctx: &AnchorContext) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find('{') {
-        out.push_str(&rest[..i]);
-        let tail = &rest[i + 1..];
-        let name_len = tail
-            .char_indices()
-            .find(|(_, c)| !(c.is_alphanumeric() || *c == '_'))
-            .map_or(tail.len(), |(j, _)| j);
-        let name = &tail[..name_len];
-        match (tail[name_len..].starts_with('}'), ctx.get(name)) {
-            (true, Some(v)) if !name.is_empty() => {
-                out.push_str(v);
-                rest = &tail[name_len + 1..];
-            }
-            _ => {
-                out.push('{');
-                rest = tail;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    fill_names(s, &ctx.entries())
 }
 
 /// The path-list separator (`os.pathsep` on the platforms ryechain runs tools on).
@@ -599,9 +566,9 @@ mod tests {
 
     #[test]
     fn truthiness_follows_python() {
-        assert!(!truthy(&json!({})));
-        assert!(!truthy(&json!("")));
-        assert!(truthy(&json!({"enabled": false})));
-        assert!(!truthy(&json!(0)));
+        assert!(!py_truthy(&json!({})));
+        assert!(!py_truthy(&json!("")));
+        assert!(py_truthy(&json!({"enabled": false})));
+        assert!(!py_truthy(&json!(0)));
     }
 }

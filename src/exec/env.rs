@@ -11,15 +11,7 @@ use serde_json::{Map, Value};
 use super::facts::{Ask, PathKind};
 use super::template::{expand_env, fill_names, py_str};
 
-/// The interpreter types ryechain understands (§5.4: the union of [R], [L] and the seeds).
-pub const INTERPRETER_TYPES: &[&str] = &[
-    "local_binary",
-    "system_binary",
-    "command",
-    "venv_python",
-    "node_modules",
-    "version_manager",
-];
+pub use crate::rules::checks::INTERPRETER_TYPES;
 
 /// One chain element as the env merge sees it.
 #[derive(Clone, Copy, Debug)]

@@ -5,6 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::{ExecutionPlan, ExitKind, ProcessOutcome};
+use crate::error::py_truthy;
 
 /// What a tool run produced, as the response reports it.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,25 +66,12 @@ fn seconds(d: std::time::Duration) -> String {
     }
 }
 
-/// Python truthiness of a JSON value (`null`, `false`, `0`, `""`, `[]`, `{}` are falsy), as the
-/// reference's `parsed.get("success", True)` test reads it.
-fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
-    }
-}
-
 /// A JSON field as error text: strings as they are, other non-empty values as JSON.
 fn text_of(v: Option<&Value>) -> Option<String> {
     match v? {
         Value::String(s) if s.trim().is_empty() => None,
         Value::String(s) => Some(s.clone()),
-        other if truthy(other) => Some(other.to_string()),
+        other if py_truthy(other) => Some(other.to_string()),
         _ => None,
     }
 }
@@ -163,7 +151,7 @@ pub fn tool_result(plan: &ExecutionPlan, out: &ProcessOutcome) -> ToolResult {
 
     let (tool_failed, tool_error) = match &parsed {
         Some(Value::Object(obj)) => match obj.get("success") {
-            Some(s) if !truthy(s) => (
+            Some(s) if !py_truthy(s) => (
                 true,
                 text_of(obj.get("error"))
                     .or_else(|| text_of(obj.get("stderr")))

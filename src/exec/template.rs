@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use crate::error::py_str_repr;
+use crate::error::{py_number, py_repr};
 use crate::integrity::canonical::ascii_escape;
 
 /// How many config values a reference may pass through (`{a}` → `a: "{b}"` → `b: "{c}"` →
@@ -428,80 +428,6 @@ fn shlex_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\"'\"'"))
 }
 
-/// `repr()` of a JSON value as Python prints the equivalent object.
-fn py_repr(v: &Value) -> String {
-    match v {
-        Value::Null => "None".into(),
-        Value::Bool(true) => "True".into(),
-        Value::Bool(false) => "False".into(),
-        Value::Number(n) => py_number(n),
-        Value::String(s) => py_str_repr(s),
-        Value::Array(a) => format!("[{}]", a.iter().map(py_repr).collect::<Vec<_>>().join(", ")),
-        Value::Object(m) => format!(
-            "{{{}}}",
-            m.iter()
-                .map(|(k, v)| format!("{}: {}", py_str_repr(k), py_repr(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
-/// A JSON number as Python prints it: integers as they are, floats with Python's `repr`
-/// (`1.0`, `1e+16`, `1e-05`).
-pub fn py_number(n: &serde_json::Number) -> String {
-    if n.is_f64() {
-        n.as_f64().map_or_else(|| n.to_string(), py_float)
-    } else {
-        n.to_string()
-    }
-}
-
-/// Python's `repr(float)`: shortest round-trip digits, positional for decimal exponents
-/// -4..=15, scientific (`e+XX`) otherwise.
-fn py_float(f: f64) -> String {
-    if !f.is_finite() {
-        return if f.is_nan() {
-            "nan".into()
-        } else if f > 0.0 {
-            "inf".into()
-        } else {
-            "-inf".into()
-        };
-    }
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    if (-4..16).contains(&exp) {
-        let point = exp + 1;
-        let body = if point <= 0 {
-            format!("0.{}{}", "0".repeat(point.unsigned_abs() as usize), digits)
-        } else {
-            let point = point as usize;
-            if digits.len() > point {
-                format!("{}.{}", &digits[..point], &digits[point..])
-            } else {
-                format!("{}{}.0", digits, "0".repeat(point - digits.len()))
-            }
-        };
-        format!("{sign}{body}")
-    } else {
-        let (head, tail) = digits.split_at(1);
-        let frac = if tail.is_empty() {
-            String::new()
-        } else {
-            format!(".{tail}")
-        };
-        let esign = if exp < 0 { '-' } else { '+' };
-        format!("{sign}{head}{frac}e{esign}{:02}", exp.unsigned_abs())
-    }
-}
-
 fn write_py_json_str(out: &mut String, s: &str) {
     out.push_str(&ascii_escape(
         &serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into()),
@@ -545,6 +471,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::error::py_float;
 
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

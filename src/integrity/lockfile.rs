@@ -29,6 +29,7 @@ use crate::parse::ParserKind;
 use crate::resolve::{chain, extractor_config, metadata, resolve, resolve_root};
 
 use super::content_hash;
+use crate::error::py_truthy;
 
 /// The directory (relative to a space's `.ai/`) lockfiles live in.
 pub const LOCKFILES_DIR: &str = "lockfiles/";
@@ -483,18 +484,6 @@ enum FailAt {
     EntryIntegrity(usize),
 }
 
-/// Python truthiness of a JSON value (`if not entry_id or not entry_integrity: continue`).
-fn truthy(v: &Json) -> bool {
-    match v {
-        Json::Null => false,
-        Json::Bool(b) => *b,
-        Json::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Json::String(s) => !s.is_empty(),
-        Json::Array(a) => !a.is_empty(),
-        Json::Object(o) => !o.is_empty(),
-    }
-}
-
 /// Python's `str()` of a JSON value in a message.
 fn json_str(v: &Json) -> String {
     match v {
@@ -529,7 +518,7 @@ fn verify(
         let (Some(id), Some(integrity)) = (entry.get("item_id"), entry.get("integrity")) else {
             continue;
         };
-        if !truthy(id) || !truthy(integrity) {
+        if !py_truthy(id) || !py_truthy(integrity) {
             continue;
         }
         let space = entry
@@ -919,9 +908,9 @@ mod tests {
 
     #[test]
     fn truthiness() {
-        assert!(!truthy(&Json::from("")));
-        assert!(!truthy(&Json::Null));
-        assert!(!truthy(&Json::from(0)));
-        assert!(truthy(&Json::from("h")));
+        assert!(!py_truthy(&Json::from("")));
+        assert!(!py_truthy(&Json::Null));
+        assert!(!py_truthy(&Json::from(0)));
+        assert!(py_truthy(&Json::from("h")));
     }
 }

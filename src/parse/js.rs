@@ -41,14 +41,14 @@ pub(crate) const JS_FIELDS: FieldNames = FieldNames {
     child_constraints: &["CHILD_CONSTRAINTS"],
 };
 
-const DUNDERS: &[&str] = &[
+pub(crate) const DUNDERS: &[&str] = &[
     "__version__",
     "__tool_type__",
     "__executor_id__",
     "__category__",
     "__tool_description__",
 ];
-const CONSTANTS: &[&str] = &[
+pub(crate) const CONSTANTS: &[&str] = &[
     "CONFIG_SCHEMA",
     "ENV_CONFIG",
     "CONFIG",

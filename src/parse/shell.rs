@@ -21,28 +21,12 @@
 //! (`$x`, `$(…)`, a backtick) is not a literal and is skipped; constant JSON that does not parse
 //! is reported as a problem. Never panics.
 
+use super::js::{CONSTANTS, DUNDERS};
 use super::{FieldNames, Fields, MAX_NESTING, MAX_TEXT_LEN, clamp_span};
 use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Value};
 
 /// Shell names feeding each metadata field (the JS parser's names).
 pub(crate) const SHELL_FIELDS: FieldNames = super::js::JS_FIELDS;
-
-const DUNDERS: &[&str] = &[
-    "__version__",
-    "__tool_type__",
-    "__executor_id__",
-    "__category__",
-    "__tool_description__",
-];
-const CONSTANTS: &[&str] = &[
-    "CONFIG_SCHEMA",
-    "ENV_CONFIG",
-    "CONFIG",
-    "CONFIG_RESOLVE",
-    "INPUTS",
-    "OUTPUTS",
-    "CHILD_CONSTRAINTS",
-];
 
 /// Why a shell word is not a literal.
 enum WordError {

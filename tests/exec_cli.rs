@@ -175,6 +175,20 @@ fn params_from_a_file_and_bad_params_are_clear_errors() {
 }
 
 #[test]
+fn usage_errors_exit_2() {
+    let t = Tree::new();
+    for bad in [
+        ["--timeout", "0"],
+        ["--timeout", "abc"],
+        ["--max-output", "-5"],
+    ] {
+        let out = t.exec("t/x", &bad);
+        assert_eq!(out.code, 2, "{bad:?}: {}", out.stderr);
+        assert!(out.stderr.contains(bad[0]), "{bad:?}: {}", out.stderr);
+    }
+}
+
+#[test]
 fn unknown_and_hostile_items_are_errors_with_exit_1() {
     let t = Tree::new();
     let out = t.exec("t/missing", &[]);

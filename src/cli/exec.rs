@@ -147,6 +147,11 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
             return print_answer(&answer, format);
         }
     };
+    let timeout = match args.timeout {
+        None => None,
+        Some(t) if t.is_finite() && t > 0.0 && t <= 1e9 => Some(Duration::from_secs_f64(t)),
+        Some(t) => anyhow::bail!("--timeout must be a positive number of seconds, not {t}"),
+    };
     let settings = Settings {
         max_depth: args.max_depth,
         ..Settings::default()
@@ -177,10 +182,7 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
         params,
         dry_run: args.dry_run,
         trace: args.trace,
-        timeout: args
-            .timeout
-            .filter(|t| t.is_finite() && *t > 0.0)
-            .map(Duration::from_secs_f64),
+        timeout,
         output_cap: args.max_output,
         policy: Policy::resolve(host.db(), args.allow_unsigned),
         use_lockfile: !args.no_lockfile,

@@ -180,7 +180,7 @@ fn usage_errors_exit_2() {
     for bad in [
         ["--timeout", "0"],
         ["--timeout", "abc"],
-        ["--max-output", "-5"],
+        ["--max-output", "lots"],
     ] {
         let out = t.exec("t/x", &bad);
         assert_eq!(out.code, 2, "{bad:?}: {}", out.stderr);

@@ -1,14 +1,15 @@
 //! L6 the subcommands: lint, chain, rules, rule, graph — each loads spaces, asks the analysis, prints.
-#![allow(clippy::print_stdout, clippy::print_stderr, reason = "the CLI prints")]
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::{Context, GraphFormat, LintFormat, print_notices, use_color};
+use super::{
+    Context, GraphFormat, LintFormat, print_notices, use_color, write_output_file, write_stdout,
+};
 use crate::analysis::LintOptions;
 use crate::analysis::chain_view::chain_of;
 use crate::db::{Db, Settings};
-use crate::diagnostic::Severity;
+use crate::diagnostic::{Finding, Severity};
 use crate::model::item_id_problem;
 use crate::render::{HumanOptions, RuleMeta, ToolInfo};
 use crate::resolve::graph::executor_graph;
@@ -17,12 +18,28 @@ use crate::rules::rules;
 /// Below this many files a progress bar is only noise.
 const PROGRESS_MIN_FILES: usize = 2_000;
 
+/// What `ryechain lint` was asked to print and how it exits (the flags besides rule selection).
+#[derive(Debug)]
+pub struct LintArgs {
+    pub format: LintFormat,
+    pub no_progress: bool,
+    /// Count findings per rule instead of printing them (`ruff --statistics`).
+    pub statistics: bool,
+    /// Write the report here instead of stdout.
+    pub output_file: Option<PathBuf>,
+    /// Exit 0 with findings; internal errors still exit 2.
+    pub exit_zero: bool,
+    /// Only the findings: no summary line, no notices.
+    pub quiet: bool,
+    /// List the files that would be checked and stop.
+    pub show_files: bool,
+}
+
 pub fn lint(
     ctx: &Context<'_>,
     path: &Path,
-    format: LintFormat,
+    args: &LintArgs,
     settings: Settings,
-    no_progress: bool,
 ) -> anyhow::Result<u8> {
     for tok in settings.select.iter().flatten().chain(&settings.ignore) {
         if tok != "ALL" && rules().get(tok).is_none() && !rules().families().contains(&tok.as_str())
@@ -30,11 +47,34 @@ pub fn lint(
             anyhow::bail!("`{tok}` is not a rule id or family; `ryechain rules` lists them");
         }
     }
+    if args.statistics && args.format == LintFormat::Sarif {
+        anyhow::bail!(
+            "`--statistics` prints a table (or JSON with `--format json`); it cannot be combined with `--format sarif`"
+        );
+    }
     let (host, notices) = ctx.host(path, settings)?;
-    print_notices(&notices);
+    if !args.quiet {
+        print_notices(&notices);
+    }
     let db = host.snapshot();
-    let total = crate::analysis::lint_files(&db).len();
-    let bar = (!no_progress && std::io::stderr().is_terminal() && total >= PROGRESS_MIN_FILES)
+    let cwd = ctx.sys.current_dir().ok();
+    let files = crate::analysis::lint_files(&db);
+    if args.show_files {
+        let mut shown: Vec<String> = files
+            .iter()
+            .map(|f| crate::analysis::display_path(f.path(&db), cwd.as_deref()))
+            .collect();
+        shown.sort_unstable();
+        shown.dedup();
+        let mut out = shown.join("\n");
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        emit(args, &out)?;
+        return Ok(0);
+    }
+    let total = files.len();
+    let bar = (!args.no_progress && std::io::stderr().is_terminal() && total >= PROGRESS_MIN_FILES)
         .then(|| {
             let bar = indicatif::ProgressBar::new(total as u64);
             bar.set_style(
@@ -50,7 +90,6 @@ pub fn lint(
             b.inc(n as u64);
         }
     };
-    let cwd = ctx.sys.current_dir().ok();
     let report = crate::analysis::lint(
         &db,
         &LintOptions {
@@ -61,11 +100,40 @@ pub fn lint(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let out = match format {
+    let out = if args.statistics {
+        statistics(&report.findings, args.format == LintFormat::Json)?
+    } else {
+        render_report(&report, args, cwd)
+    };
+    emit(args, &out)?;
+    if report.internal_errors > 0 {
+        errln!(
+            "error: ryechain hit {} internal error(s); the results are incomplete",
+            report.internal_errors
+        );
+        return Ok(2);
+    }
+    let errors = report
+        .findings
+        .iter()
+        .any(|f| f.severity == Severity::Error);
+    Ok(u8::from(errors && !args.exit_zero))
+}
+
+/// The report in the chosen format.
+fn render_report(
+    report: &crate::analysis::LintReport,
+    args: &LintArgs,
+    cwd: Option<PathBuf>,
+) -> String {
+    match args.format {
         LintFormat::Human => crate::render::human::render(
             &report.findings,
             &report.summary,
-            &HumanOptions { color: use_color() },
+            &HumanOptions {
+                color: args.output_file.is_none() && use_color(),
+                quiet: args.quiet,
+            },
         ),
         LintFormat::Json => crate::render::json::render(&report.findings, &report.summary),
         LintFormat::Sarif => {
@@ -88,21 +156,61 @@ pub fn lint(
             };
             crate::render::sarif::render(&report.findings, &metas, &tool)
         }
-    };
-    print!("{out}");
-    if report.internal_errors > 0 {
-        eprintln!(
-            "error: ryechain hit {} internal error(s); the results are incomplete",
-            report.internal_errors
-        );
-        return Ok(2);
     }
-    Ok(u8::from(
-        report
-            .findings
+}
+
+/// `--statistics`: findings counted per rule, most frequent first (then by rule id), as an
+/// aligned table (`count  rule  severity  summary`) or a JSON array.
+fn statistics(findings: &[Finding], json: bool) -> anyhow::Result<String> {
+    let mut counts: Vec<(&str, Severity, usize)> = Vec::new();
+    for f in findings {
+        match counts
+            .iter_mut()
+            .find(|(r, s, _)| *r == f.rule && *s == f.severity)
+        {
+            Some(entry) => entry.2 += 1,
+            None => counts.push((f.rule.as_str(), f.severity, 1)),
+        }
+    }
+    counts.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(b.0)));
+    let summary = |rule: &str| rules().get(rule).map(|r| r.summary.clone()).unwrap_or_default();
+    if json {
+        let rows: Vec<serde_json::Value> = counts
             .iter()
-            .any(|f| f.severity == Severity::Error),
-    ))
+            .map(|(rule, severity, count)| {
+                serde_json::json!({
+                    "rule": rule,
+                    "severity": severity.as_str(),
+                    "count": count,
+                    "summary": summary(rule),
+                })
+            })
+            .collect();
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&rows)?));
+    }
+    let count_w = counts.iter().map(|c| c.2.to_string().len()).max().unwrap_or(1);
+    let rule_w = counts.iter().map(|c| c.0.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (rule, severity, count) in &counts {
+        out.push_str(
+            format!(
+                "{count:>count_w$}  {rule:<rule_w$}  {:<7}  {}",
+                severity.as_str(),
+                summary(rule)
+            )
+            .trim_end(),
+        );
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// The report goes to `--output-file` when given, else stdout.
+fn emit(args: &LintArgs, text: &str) -> anyhow::Result<()> {
+    match &args.output_file {
+        Some(p) => write_output_file(p, text),
+        None => write_stdout(text),
+    }
 }
 
 pub fn chain(
@@ -121,11 +229,11 @@ pub fn chain(
     let db = host.snapshot();
     let view = chain_of(&db, item);
     if json {
-        println!("{}", serde_json::to_string_pretty(&view.to_json())?);
+        outln!("{}", serde_json::to_string_pretty(&view.to_json())?);
         return Ok(u8::from(!view.passed()));
     }
     if !view.found {
-        println!("Tool not found: {item}");
+        outln!("Tool not found: {item}");
         return Ok(1);
     }
     // §10.5: each element's integrity verdict (the dry run itself does not refuse on it).
@@ -143,33 +251,33 @@ pub fn chain(
             || "(no file: resolved by key)".to_owned(),
             |p| p.display().to_string(),
         );
-        println!(
+        outln!(
             "{arrow}{} ({}{origin}){kind}\n    {path}",
             e.item_id, e.space
         );
         if let Some(v) = verdicts.iter().find(|v| Some(&v.path) == e.path.as_ref()) {
             match (v.verdict.key_fp(), &v.error) {
-                (Some(fp), _) => println!("    integrity: verified (key {fp})"),
-                (None, Some(err)) => println!("    integrity: {err}"),
+                (Some(fp), _) => outln!("    integrity: verified (key {fp})"),
+                (None, Some(err)) => outln!("    integrity: {err}"),
                 (None, None) => {}
             }
         }
         for (p, s) in &e.shadowed {
-            println!("    shadows {} ({s})", p.display());
+            outln!("    shadows {} ({s})", p.display());
         }
     }
     if let Some(err) = &view.error {
-        println!("\nerror: {err}");
+        outln!("\nerror: {err}");
         return Ok(1);
     }
     if let Some(id) = &view.unknown_primitive {
-        println!(
+        outln!(
             "\nwarning: the chain ends at `{id}`, which is not a registered primitive; running it fails with `Unknown primitive: {id}`"
         );
     }
     for p in &view.validation.pairs {
         let ok = |b: bool| if b { "ok" } else { "FAILED" };
-        println!(
+        outln!(
             "pair {} → {}: space {}, io {}, version {}",
             p.child,
             p.parent,
@@ -179,16 +287,16 @@ pub fn chain(
         );
     }
     for w in &view.validation.warnings {
-        println!("warning: {w}");
+        outln!("warning: {w}");
     }
     if view.validation.valid {
-        println!(
+        outln!(
             "\nvalidation passed ({} pairs)",
             view.validation.pairs.len()
         );
         Ok(0)
     } else {
-        println!(
+        outln!(
             "\nerror: Chain validation failed: {}",
             view.validation.issues.join("; ")
         );
@@ -200,7 +308,7 @@ pub fn rules_list() -> anyhow::Result<u8> {
     let set = rules();
     let width = set.rules.iter().map(|r| r.id.len()).max().unwrap_or(0);
     for r in &set.rules {
-        println!(
+        outln!(
             "{:<width$}  {:<7}  {:<10}  {}",
             r.id,
             r.severity.as_str(),
@@ -215,7 +323,7 @@ pub fn rule_doc(id: &str) -> anyhow::Result<u8> {
     let Some(r) = rules().get(id) else {
         anyhow::bail!("no rule `{id}`; `ryechain rules` lists them");
     };
-    println!(
+    outln!(
         "# {} ({})\n\nFamily: {} · Default severity: {} · Scope: {:?}\n\n{}\n\n{}",
         r.id,
         r.summary,
@@ -257,7 +365,7 @@ pub fn graph(ctx: &Context<'_>, path: &Path, format: GraphFormat) -> anyhow::Res
                 .iter()
                 .map(|e| serde_json::json!({"from": key(e.from), "to": e.to.map(key), "executor_id": e.executor_id}))
                 .collect();
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&serde_json::json!({"nodes": nodes, "edges": edges}))?
             );
@@ -299,7 +407,7 @@ pub fn graph(ctx: &Context<'_>, path: &Path, format: GraphFormat) -> anyhow::Res
                 }
             }
             out.push_str("}\n");
-            print!("{out}");
+            write_stdout(&out)?;
         }
     }
     Ok(0)

@@ -210,7 +210,7 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
                         meta.insert("lockfile_created".into(), Json::Bool(created.is_ok()));
                     }
                     if let Err(e) = created {
-                        eprintln!("warning: the lockfile was not written: {e}");
+                        errln!("warning: the lockfile was not written: {e}");
                     }
                 }
                 elapsed(&mut answer);

@@ -7,7 +7,6 @@
     clippy::disallowed_methods,
     reason = "the keys edge writes key files and trust documents"
 )]
-#![allow(clippy::print_stdout, clippy::print_stderr, reason = "the CLI prints")]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -344,16 +343,16 @@ pub fn keys(ctx: &Context<'_>, cmd: KeysCommand) -> anyhow::Result<u8> {
 fn generate(ctx: &Context<'_>, force: bool) -> anyhow::Result<u8> {
     let pair = generate_key(ctx, force)?;
     let doc = write_trust_doc(&user_base(ctx)?, &pair.public_pem, OWNER_LOCAL)?;
-    println!("generated Ed25519 signing key {}", pair.fingerprint);
-    println!(
+    outln!("generated Ed25519 signing key {}", pair.fingerprint);
+    outln!(
         "  private key  {} (mode 0600)",
         pair.dir.join(PRIVATE_KEY_FILE).display()
     );
-    println!(
+    outln!(
         "  public key   {}",
         pair.dir.join(PUBLIC_KEY_FILE).display()
     );
-    println!("  trusted by   {}", doc.display());
+    outln!("  trusted by   {}", doc.display());
     Ok(0)
 }
 
@@ -395,7 +394,7 @@ fn list(ctx: &Context<'_>, path: &Path, json: bool) -> anyhow::Result<u8> {
         })
     });
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "trusted": trusted,
@@ -406,11 +405,11 @@ fn list(ctx: &Context<'_>, path: &Path, json: bool) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if store.keys.is_empty() {
-        println!("no trusted keys");
+        outln!("no trusted keys");
     } else {
-        println!("trusted keys (lookup order):");
+        outln!("trusted keys (lookup order):");
         for (k, f) in &store.keys {
-            println!(
+            outln!(
                 "  {}  owner {:<14} {:<16} {}",
                 k.fingerprint,
                 k.owner.as_deref().filter(|o| !o.is_empty()).unwrap_or("-"),
@@ -420,9 +419,9 @@ fn list(ctx: &Context<'_>, path: &Path, json: bool) -> anyhow::Result<u8> {
         }
     }
     if !store.problems.is_empty() {
-        println!("refused trust documents:");
+        outln!("refused trust documents:");
         for (f, reason) in &store.problems {
-            println!(
+            outln!(
                 "  {} ({}): {reason}",
                 f.path(db).display(),
                 f.space(db).label()
@@ -430,7 +429,7 @@ fn list(ctx: &Context<'_>, path: &Path, json: bool) -> anyhow::Result<u8> {
         }
     }
     match &signing {
-        Some(p) => println!(
+        Some(p) => outln!(
             "signing key: {} in {}{}",
             p.fingerprint,
             p.dir.display(),
@@ -440,7 +439,7 @@ fn list(ctx: &Context<'_>, path: &Path, json: bool) -> anyhow::Result<u8> {
                 " (not trusted by any space: signatures made with it will not verify)"
             }
         ),
-        None => println!(
+        None => outln!(
             "signing key: none (in {}); `ryechain keys generate` makes one",
             signing_dir(ctx)?.display()
         ),
@@ -494,11 +493,11 @@ fn trust(
     }
     let doc = write_trust_doc(&base, &pem, owner.unwrap_or(""))?;
     let fp = trusted_fingerprint(&pem);
-    println!("trusted key {fp} in the {} space", space.name());
-    println!("  {}", doc.display());
+    outln!("trusted key {fp} in the {} space", space.name());
+    outln!("  {}", doc.display());
     let raw = fingerprint(pem.as_bytes());
     if raw != fp {
-        eprintln!(
+        errln!(
             "warning: {} fingerprints as {raw} byte for byte (line endings or surrounding whitespace differ from a canonical PEM); signatures made with this exact file name {raw} and will not find this trust document",
             file.display()
         );
@@ -514,7 +513,7 @@ fn print_fingerprint(ctx: &Context<'_>, file: Option<&Path>) -> anyhow::Result<u
                 signing_dir(ctx)?.display()
             );
         };
-        println!("{}", pair.fingerprint);
+        outln!("{}", pair.fingerprint);
         return Ok(0);
     };
     let file = absolute(ctx.sys, file)?;
@@ -522,13 +521,13 @@ fn print_fingerprint(ctx: &Context<'_>, file: Option<&Path>) -> anyhow::Result<u
     if pem.contains("PRIVATE KEY-----") {
         let key =
             signing_key_from_pem(&pem).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-        println!(
+        outln!(
             "{}",
             fingerprint(public_pem(&key.verifying_key())?.as_bytes())
         );
         return Ok(0);
     }
     public_key_from_pem(&pem).map_err(|e| public_pem_error(&file, &pem, &e))?;
-    println!("{}", fingerprint(pem.as_bytes()));
+    outln!("{}", fingerprint(pem.as_bytes()));
     Ok(0)
 }

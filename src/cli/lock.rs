@@ -6,7 +6,6 @@
     clippy::disallowed_methods,
     reason = "the lock edge writes the lockfile and reads the clock"
 )]
-#![allow(clippy::print_stdout, clippy::print_stderr, reason = "the CLI prints")]
 
 use std::path::{Path, PathBuf};
 
@@ -31,15 +30,15 @@ pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::
     // passing §4 validation (the reference writes a lockfile only after a successful run).
     let view = chain_of(&db, item);
     if !view.found {
-        eprintln!("error: Tool not found: {item}");
+        errln!("error: Tool not found: {item}");
         return Ok(1);
     }
     if let Some(err) = &view.error {
-        eprintln!("error: {err}; no lockfile written");
+        errln!("error: {err}; no lockfile written");
         return Ok(1);
     }
     if !view.validation.valid {
-        eprintln!(
+        errln!(
             "error: Chain validation failed: {}; no lockfile written",
             view.validation.issues.join("; ")
         );
@@ -51,7 +50,7 @@ pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::
     }) {
         Ok(lock) => lock,
         Err(e) => {
-            eprintln!("error: {e}; no lockfile written");
+            errln!("error: {e}; no lockfile written");
             return Ok(1);
         }
     };
@@ -60,7 +59,7 @@ pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::
         .join("lockfiles")
         .join(lockfile_name(&lock.root.tool_id, &lock.root.version));
     if !force && target.exists() {
-        eprintln!(
+        errln!(
             "error: {} already exists; pass --force to overwrite it",
             target.display()
         );
@@ -73,12 +72,12 @@ pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::
         .unwrap_or_default()
     {
         if let Some(text) = f.error {
-            eprintln!("warning: {text} (execution verifies every chain element)");
+            errln!("warning: {text} (execution verifies every chain element)");
         }
     }
     let dir = target.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     super::keys::write_atomically(&target, lock.to_text().as_bytes(), 0o644)?;
-    println!("{}", target.display());
+    outln!("{}", target.display());
     Ok(0)
 }

@@ -2,6 +2,25 @@
 //! running the analysis, printing, progress and exit codes (0 clean, 1 findings, 2 usage/internal).
 
 #![allow(clippy::disallowed_methods, reason = "the CLI edge reads NO_COLOR")]
+// Every print goes through `write_stdout` / `write_stderr` (the `outln!` and `errln!` macros), so
+// a full disk or a closed stream is an error or silence, never a `println!` panic.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
+/// `println!` to stdout through [`write_stdout`]: a write error returns from the enclosing
+/// function with an error (exit 2, one line on stderr); a closed pipe is silence.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(&format!("{}\n", format_args!($($arg)*)))?
+    };
+}
+
+/// `eprintln!` through [`write_stderr`], which never panics (there is nowhere left to report a
+/// failing stderr).
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::cli::write_stderr(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
 
 mod commands;
 mod exec;
@@ -76,6 +95,22 @@ enum Command {
         /// Never show a progress bar.
         #[arg(long)]
         no_progress: bool,
+        /// Print how many findings each rule reported (a table, or JSON with `--format json`)
+        /// instead of the findings.
+        #[arg(long)]
+        statistics: bool,
+        /// Write the report to this file instead of standard output.
+        #[arg(long, short = 'o', value_name = "PATH")]
+        output_file: Option<PathBuf>,
+        /// Exit 0 even when errors are found (internal errors still exit 2).
+        #[arg(long)]
+        exit_zero: bool,
+        /// Print only the findings: no summary line, no warnings about the setup.
+        #[arg(long, short = 'q')]
+        quiet: bool,
+        /// List the files that would be checked, then exit without checking them.
+        #[arg(long)]
+        show_files: bool,
     },
     /// Show the chain of one tool: files, spaces, shadowed candidates, validation.
     Chain {
@@ -136,31 +171,44 @@ enum Command {
         #[arg(long)]
         allow_unsigned: bool,
     },
+    /// Print a shell completion script (for example `ryechain completions bash > /etc/bash_completion.d/ryechain`).
+    Completions {
+        /// The shell to complete in.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page in roff (`ryechain man > ryechain.1; man ./ryechain.1`).
+    Man,
 }
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
+        Err(e) if e.use_stderr() => {
             let _ = e.print();
-            return if e.use_stderr() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
+            return ExitCode::from(2);
+        }
+        // `--help` and `--version` print to stdout, which may be full or closed too.
+        Err(e) => {
+            return match e.print() {
+                Err(io) if io.kind() != std::io::ErrorKind::BrokenPipe => {
+                    errln!("error: {:#}", stdout_error(&io));
+                    ExitCode::from(2)
+                }
+                _ => ExitCode::SUCCESS,
             };
         }
     };
     if let Err(errors) = crate::rules::registry() {
         for e in errors {
-            eprintln!("error: built-in rule refused: {e}");
+            errln!("error: built-in rule refused: {e}");
         }
         return ExitCode::from(2);
     }
     match run(cli, &OsSystem) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            errln!("error: {e:#}");
             ExitCode::from(2)
         }
     }
@@ -180,6 +228,11 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
             ignore,
             max_depth,
             no_progress,
+            statistics,
+            output_file,
+            exit_zero,
+            quiet,
+            show_files,
         } => {
             let settings = Settings {
                 select,
@@ -187,7 +240,16 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
                 max_depth,
                 ..Settings::default()
             };
-            commands::lint(&ctx, &path, format, settings, no_progress)
+            let opts = commands::LintArgs {
+                format,
+                no_progress,
+                statistics,
+                output_file,
+                exit_zero,
+                quiet,
+                show_files,
+            };
+            commands::lint(&ctx, &path, &opts, settings)
         }
         Command::Chain {
             item,
@@ -226,6 +288,19 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
         }
         Command::Lock { item, path, force } => lock::lock(&ctx, &item, &path, force),
         Command::Exec(args) => exec::exec(&ctx, &args),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "ryechain", &mut out);
+            write_stdout(&String::from_utf8_lossy(&out))?;
+            Ok(0)
+        }
+        Command::Man => {
+            let mut out = Vec::new();
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut out)?;
+            write_stdout(&String::from_utf8_lossy(&out))?;
+            Ok(0)
+        }
     }
 }
 
@@ -392,21 +467,54 @@ pub(crate) fn now() -> (i64, u32) {
     )
 }
 
-/// Write to stdout; a reader that went away (a closed pipe) is not an error, as for `grep`.
+/// Set once stdout's reader has gone away (a closed pipe): later writes are skipped.
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Write to stdout. A reader that went away (a closed pipe) is not an error, as for `grep`: the
+/// rest of the output is dropped silently and the command still finishes (a batch `sign` is not
+/// left half done) and exits with its own code. Any other failure (a full disk) is an error the
+/// caller returns, which `main` prints as one line and exits 2.
 pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
     use std::io::Write as _;
+    use std::sync::atomic::Ordering;
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return Ok(());
+    }
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(anyhow::anyhow!("cannot write to standard output: {e}"))
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            STDOUT_CLOSED.store(true, Ordering::Relaxed);
+            Ok(())
         }
-        _ => Ok(()),
+        Err(e) => Err(stdout_error(&e)),
     }
 }
 
+fn stdout_error(e: &std::io::Error) -> anyhow::Error {
+    anyhow::anyhow!("cannot write to standard output: {e}")
+}
+
+/// Write to stderr, ignoring failures: a stderr that cannot be written has no one to tell.
+pub(crate) fn write_stderr(text: &str) {
+    use std::io::Write as _;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+}
+
+/// Write the report to `path` (`--output-file`), replacing the file.
+pub(crate) fn write_output_file(path: &Path, text: &str) -> anyhow::Result<()> {
+    std::fs::write(path, text)
+        .map_err(|e| anyhow::anyhow!("cannot write the report to {}: {e}", path.display()))
+}
+
+/// Print setup warnings to stderr, each distinct text once.
 pub(crate) fn print_notices(notices: &[String]) {
+    let mut seen = rustc_hash::FxHashSet::default();
     for n in notices {
-        eprintln!("warning: {n}");
+        if seen.insert(n.as_str()) {
+            errln!("warning: {n}");
+        }
     }
 }
 

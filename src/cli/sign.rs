@@ -14,7 +14,6 @@
     clippy::disallowed_methods,
     reason = "the sign edge reads the clock and rewrites item files"
 )]
-#![allow(clippy::print_stdout, clippy::print_stderr, reason = "the CLI prints")]
 
 use std::path::PathBuf;
 
@@ -68,7 +67,7 @@ pub struct SignArgs {
     /// The space whose file is signed (system bundles are immutable).
     #[arg(long, value_enum, default_value = "project")]
     pub space: WritableSpace,
-    /// Print the result as JSON (the `rye_sign` response shape, §12.9).
+    /// Print the result as JSON (the `rye_sign` response shape).
     #[arg(long)]
     pub json: bool,
 }
@@ -811,7 +810,7 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
             |r| r.root(db).join(kind_dir(kind)).display().to_string(),
         );
         if args.json {
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&json!({
                     "status": "error",
@@ -822,7 +821,7 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
                 }))?
             );
         } else {
-            println!("error: {error}\n  searched in {searched}");
+            outln!("error: {error}\n  searched in {searched}");
         }
         return Ok(1);
     }
@@ -897,7 +896,7 @@ fn print_single(o: &Outcome, kind: ItemKind, location: &str, as_json: bool) -> a
             warnings,
         } => {
             if as_json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(&json!({
                         "status": "signed",
@@ -910,14 +909,14 @@ fn print_single(o: &Outcome, kind: ItemKind, location: &str, as_json: bool) -> a
                     }))?
                 );
             } else {
-                println!("signed {} {id} ({location})", kind.name());
-                println!("  {}", path.display());
-                println!(
+                outln!("signed {} {id} ({location})", kind.name());
+                outln!("  {}", path.display());
+                outln!(
                     "  key {}  hash {}  at {}",
                     signature.key_fp, signature.content_hash, signature.timestamp
                 );
                 for w in warnings {
-                    println!("  warning: {w}");
+                    outln!("  warning: {w}");
                 }
             }
         }
@@ -935,14 +934,14 @@ fn print_single(o: &Outcome, kind: ItemKind, location: &str, as_json: bool) -> a
                 if !issues.is_empty() {
                     v["issues"] = json!(issues);
                 }
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                outln!("{}", serde_json::to_string_pretty(&v)?);
             } else {
-                println!("error: {error}: {} {id}", kind.name());
+                outln!("error: {error}: {} {id}", kind.name());
                 if let Some(p) = path {
-                    println!("  {}", p.display());
+                    outln!("  {}", p.display());
                 }
                 for i in issues {
-                    println!("  - {i}");
+                    outln!("  - {i}");
                 }
             }
         }
@@ -973,7 +972,7 @@ fn print_batch(outcomes: &[Outcome], failed: usize, as_json: bool) -> anyhow::Re
                 Outcome::Signed { .. } => None,
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "status": "completed",
@@ -985,6 +984,8 @@ fn print_batch(outcomes: &[Outcome], failed: usize, as_json: bool) -> anyhow::Re
         );
         return Ok(());
     }
+    // Each distinct warning once, after the list, with the items it applies to.
+    let mut grouped: Vec<(&String, Vec<&String>)> = Vec::new();
     for o in outcomes {
         match o {
             Outcome::Signed {
@@ -993,27 +994,49 @@ fn print_batch(outcomes: &[Outcome], failed: usize, as_json: bool) -> anyhow::Re
                 signature,
                 warnings,
             } => {
-                println!(
+                outln!(
                     "signed  {id}  {}  (key {})",
                     path.display(),
                     signature.key_fp
                 );
                 for w in warnings {
-                    println!("    warning: {w}");
+                    match grouped.iter_mut().find(|(text, _)| *text == w) {
+                        Some((_, ids)) => ids.push(id),
+                        None => grouped.push((w, vec![id])),
+                    }
                 }
             }
             Outcome::Failed {
                 id, error, issues, ..
             } => {
-                println!("FAILED  {id}: {error}");
+                outln!("FAILED  {id}: {error}");
                 for i in issues {
-                    println!("    - {i}");
+                    outln!("    - {i}");
                 }
             }
         }
     }
-    println!("{summary}");
+    for (w, ids) in &grouped {
+        outln!("warning: {w} ({})", item_list(ids));
+    }
+    outln!("{summary}");
     Ok(())
+}
+
+/// `1 item: a`, `3 items: a, b, c`, or the first few and `and N more`.
+fn item_list(ids: &[&String]) -> String {
+    const SHOWN: usize = 5;
+    let n = ids.len();
+    let mut list = ids
+        .iter()
+        .take(SHOWN)
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if n > SHOWN {
+        list.push_str(&format!(" and {} more", n - SHOWN));
+    }
+    format!("{n} {}: {list}", if n == 1 { "item" } else { "items" })
 }
 
 #[cfg(test)]

@@ -68,20 +68,20 @@ pub fn verify(
             "items": list,
             "summary": {"total": files.len(), "failed": failed, "allow_unsigned": policy.allow_unsigned},
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         for f in &files {
             let p = shown(f);
             match (f.verdict.key_fp(), f.verdict.error_text(&p)) {
-                (Some(fp), _) => println!("ok      {p} (key {fp})"),
+                (Some(fp), _) => outln!("ok      {p} (key {fp})"),
                 (None, Some(err)) if policy.accepts(&f.verdict) => {
-                    println!("allowed {err}");
+                    outln!("allowed {err}");
                 }
-                (None, Some(err)) => println!("FAILED  {err}"),
-                (None, None) => println!("ok      {p}"),
+                (None, Some(err)) => outln!("FAILED  {err}"),
+                (None, None) => outln!("ok      {p}"),
             }
         }
-        println!(
+        outln!(
             "\n{} item(s) checked, {failed} failed{}",
             files.len(),
             if policy.allow_unsigned {

@@ -14,6 +14,8 @@ const MAX_NOTES: usize = 10;
 pub struct HumanOptions {
     /// Emit ANSI colour escapes (the caller decides from the terminal and `--color`).
     pub color: bool,
+    /// Leave out the summary line (`lint --quiet`): only the findings.
+    pub quiet: bool,
 }
 
 /// Render every finding followed by a summary line; the result ends with a newline.
@@ -28,8 +30,10 @@ pub fn render(findings: &[Finding], summary: &Summary, opts: &HumanOptions) -> S
         out.push_str(&render_finding(&renderer, &finding));
         out.push_str("\n\n");
     }
-    out.push_str(&summary_line(findings, summary));
-    out.push('\n');
+    if !opts.quiet {
+        out.push_str(&summary_line(findings, summary));
+        out.push('\n');
+    }
     out
 }
 
@@ -161,7 +165,7 @@ mod tests {
     use crate::render::fixtures;
 
     fn plain(findings: &[Finding], summary: &Summary) -> String {
-        render(findings, summary, &HumanOptions { color: false })
+        render(findings, summary, &HumanOptions { color: false, quiet: false })
     }
 
     #[test]
@@ -263,7 +267,10 @@ mod tests {
         let out = render(
             &fixtures::sample(),
             &fixtures::sample_summary(),
-            &HumanOptions { color: true },
+            &HumanOptions {
+                color: true,
+                quiet: false,
+            },
         );
         assert!(out.contains('\u{1b}'));
     }

@@ -41,19 +41,20 @@ impl FileContents {
         }
     }
 
-    /// Why the file has no text, in words (`None` for text).
+    /// Why the file has no text, in words that follow "cannot be read: " (`None` for text):
+    /// `it is not valid UTF-8 (…)`, or the operating system's own reason.
     pub fn problem(&self) -> Option<String> {
         Some(match self {
             FileContents::Text(_) => return None,
             FileContents::NotUtf8 { valid_up_to } => {
-                format!("the file is not valid UTF-8 (first bad byte at offset {valid_up_to})")
+                format!("it is not valid UTF-8 (first bad byte at offset {valid_up_to})")
             }
             FileContents::TooLarge { size, limit } => {
-                format!("the file is {size} bytes, over the {limit}-byte limit for tool files")
+                format!("it is {size} bytes, over the {limit}-byte limit for tool files")
             }
-            FileContents::Unreadable(msg) => format!("the file cannot be read: {msg}"),
+            FileContents::Unreadable(msg) => msg.clone(),
             FileContents::SymlinkEscape { target } => {
-                format!("the file is a symlink out of every space (to {target})")
+                format!("it is a symlink out of every space (to {target})")
             }
         })
     }

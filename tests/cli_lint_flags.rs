@@ -1,0 +1,243 @@
+//! The `lint` flags users of ruff and clippy reach for (`--statistics`, `--output-file`,
+//! `--exit-zero`, `--quiet`, `--show-files`), shell completions, the man page and the
+//! pre-commit hook, run by the built binary on the bundled example tree (10 findings: 7 errors,
+//! 3 warnings; exit 1).
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the test runs the binary and reads the files it writes"
+)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(extra: &[&str]) -> Output {
+    run_with_user("examples/user", extra)
+}
+
+fn run_with_user(user_space: &str, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ryechain"))
+        .args([
+            "lint",
+            "examples/project",
+            "--user-space",
+            user_space,
+            "--no-progress",
+        ])
+        .args(extra)
+        .current_dir(repo())
+        .env("NO_COLOR", "1")
+        .env_remove("RYE_SYSTEM_SPACE")
+        .output()
+        .unwrap()
+}
+
+fn bin(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ryechain"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .unwrap()
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const SUMMARY: &str = "Found 7 errors and 3 warnings in 8 files (42 tools checked).";
+
+#[test]
+fn the_example_tree_as_a_baseline() {
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(out(&o).lines().last(), Some(SUMMARY));
+}
+
+#[test]
+fn statistics_count_findings_per_rule() {
+    let o = run(&["--statistics"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let text = out(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[..2],
+        [
+            "2  missing-executor       error    An executor id that resolves to no file the element may see",
+            "2  unsigned-item          warning  A tool, directive or knowledge item without a signature line",
+        ]
+    );
+    assert_eq!(lines.len(), 8, "{text}");
+    let total: usize = lines
+        .iter()
+        .map(|l| {
+            l.split_whitespace()
+                .next()
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(total, 10);
+    assert!(!text.contains("-->"), "no findings printed: {text}");
+    // Ties are sorted by rule id.
+    assert!(lines[2].contains("content-hash-mismatch"), "{text}");
+}
+
+#[test]
+fn statistics_as_json_and_not_with_sarif() {
+    let o = run(&["--statistics", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 8);
+    assert_eq!(rows[0]["rule"], "missing-executor");
+    assert_eq!(rows[0]["count"], 2);
+    assert_eq!(rows[0]["severity"], "error");
+    let total: u64 = rows.iter().map(|r| r["count"].as_u64().unwrap()).sum();
+    assert_eq!(total, 10);
+
+    let o = run(&["--statistics", "--format", "sarif"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("cannot be combined with `--format sarif`"));
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn output_file_takes_the_report_instead_of_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let human = dir.path().join("report.txt");
+    let o = run(&["--output-file", human.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    let text = std::fs::read_to_string(&human).unwrap();
+    assert_eq!(text.lines().last(), Some(SUMMARY));
+    assert!(!text.contains('\u{1b}'), "no colour in a file");
+
+    let sarif = dir.path().join("ryechain.sarif");
+    let o = run(&["--format", "sarif", "-o", sarif.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    assert_eq!(v["runs"][0]["results"].as_array().unwrap().len(), 10);
+
+    let o = run(&["--output-file", "/nonexistent-dir/report.txt"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err(&o).starts_with("error: cannot write the report to /nonexistent-dir/report.txt: "),
+        "{}",
+        err(&o)
+    );
+}
+
+#[test]
+fn exit_zero_keeps_the_report_and_exits_0() {
+    let o = run(&["--exit-zero"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(out(&o).lines().last(), Some(SUMMARY));
+    // Usage errors still exit 2.
+    let o = run(&["--exit-zero", "--select", "no-such-rule"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn quiet_prints_only_the_findings() {
+    // The user space given as the project itself: a setup notice on stderr without --quiet.
+    let loud = run_with_user("examples/project", &[]);
+    assert!(err(&loud).starts_with("warning: the user space is the project directory"));
+    assert!(out(&loud).contains("Found "));
+
+    let o = run_with_user("examples/project", &["--quiet"]);
+    assert_eq!(o.status.code(), loud.status.code());
+    assert_eq!(err(&o), "");
+    let text = out(&o);
+    assert!(!text.contains("Found "), "{text}");
+    assert!(text.contains("error[executor-cycle]"), "{text}");
+    // The findings are the same as without --quiet, less the summary.
+    let loud_text = out(&loud);
+    assert!(loud_text.starts_with(text.trim_end()), "{text}");
+
+    // A clean run prints nothing at all.
+    let o = run(&["--quiet", "--select", "ambiguous-item"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(out(&o), "");
+    let o = run(&["--select", "ambiguous-item"]);
+    assert_eq!(out(&o), "All checks passed (42 tools checked).\n");
+}
+
+#[test]
+fn show_files_lists_what_would_be_checked() {
+    let o = run(&["--show-files"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let text = out(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.contains(&"examples/project/.ai/tools/acme/data/csv_profile.py"));
+    assert!(lines.contains(&"examples/user/.ai/tools/personal/notes/sync_notes.py"));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("<embedded:ryechain>/.ai/tools/rye/core/")),
+        "{text}"
+    );
+    let mut sorted = lines.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(lines, sorted, "sorted, each once");
+    assert!(!text.contains("error["), "nothing is checked");
+}
+
+#[test]
+fn completions_for_every_shell() {
+    for (shell, marker) in [
+        ("bash", "_ryechain()"),
+        ("zsh", "#compdef ryechain"),
+        ("fish", "complete -c ryechain"),
+        ("elvish", "edit:completion:arg-completer[ryechain]"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let o = bin(&["completions", shell]);
+        assert_eq!(o.status.code(), Some(0), "{shell}");
+        let text = out(&o);
+        assert!(text.contains(marker), "{shell}: {marker}");
+        assert!(text.contains("show-files"), "{shell} completes lint flags");
+    }
+    let o = bin(&["completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn man_page_in_roff() {
+    let o = bin(&["man"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = out(&o);
+    assert!(text.contains(".TH ryechain 1"), "{text}");
+    assert!(text.contains(".SH SUBCOMMANDS"), "{text}");
+    assert!(text.contains("ryechain\\-lint"), "{text}");
+}
+
+#[test]
+fn pre_commit_hook_runs_lint_on_ai_trees() {
+    let text = std::fs::read_to_string(repo().join(".pre-commit-hooks.yaml")).unwrap();
+    let hooks: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let hook = &hooks[0];
+    assert_eq!(hook["id"].as_str(), Some("ryechain"));
+    assert_eq!(hook["language"].as_str(), Some("rust"));
+    assert_eq!(hook["entry"].as_str(), Some("ryechain lint"));
+    assert_eq!(hook["pass_filenames"].as_bool(), Some(false));
+    assert!(hook["files"].as_str().unwrap().contains(r"\.ai/"), "{text}");
+}
+
+#[test]
+fn readme_shows_the_ci_setup() {
+    let text = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    assert!(text.contains("ryechain lint --format sarif --output-file ryechain.sarif"));
+    assert!(text.contains("github/codeql-action/upload-sarif"));
+    assert!(text.contains("sarif_file: ryechain.sarif"));
+}

@@ -47,7 +47,12 @@ fn printing_commands() -> Vec<Vec<&'static str>> {
         vec!["rules"],
         vec!["rule", "missing-executor"],
         vec!["chain", "acme/data/csv_profile", "examples/project"],
-        vec!["chain", "acme/data/csv_profile", "examples/project", "--json"],
+        vec![
+            "chain",
+            "acme/data/csv_profile",
+            "examples/project",
+            "--json",
+        ],
         vec!["graph", "examples/project"],
         vec!["graph", "examples/project", "--format", "json"],
         vec!["verify", "--path", "examples/project"],
@@ -176,7 +181,12 @@ fn a_closed_stdout_descriptor_does_not_panic() {
         }
         let o = c.stderr(Stdio::piped()).output().unwrap();
         assert_no_panic(&args, &o);
-        assert_eq!(o.status.code(), normal_code(&args), "{args:?}: {}", stderr(&o));
+        assert_eq!(
+            o.status.code(),
+            normal_code(&args),
+            "{args:?}: {}",
+            stderr(&o)
+        );
     }
 }
 

@@ -73,7 +73,11 @@ fn rule_files_cite_no_spec_sections() {
             }
         }
     }
-    assert!(found.is_empty(), "spec sections in rule texts:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "spec sections in rule texts:\n{}",
+        found.join("\n")
+    );
 }
 
 fn help_of(args: &[&str]) -> String {
@@ -217,10 +221,7 @@ fn source_string_literals_cite_no_spec_sections() {
 fn unreadable_file_reasons_do_not_repeat_the_sentence() {
     let cases = [
         FileContents::NotUtf8 { valid_up_to: 3 },
-        FileContents::TooLarge {
-            size: 10,
-            limit: 5,
-        },
+        FileContents::TooLarge { size: 10, limit: 5 },
         FileContents::Unreadable("Permission denied (os error 13)".to_owned()),
         FileContents::SymlinkEscape {
             target: "/elsewhere".to_owned(),

@@ -173,7 +173,12 @@ fn statistics(findings: &[Finding], json: bool) -> anyhow::Result<String> {
         }
     }
     counts.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(b.0)));
-    let summary = |rule: &str| rules().get(rule).map(|r| r.summary.clone()).unwrap_or_default();
+    let summary = |rule: &str| {
+        rules()
+            .get(rule)
+            .map(|r| r.summary.clone())
+            .unwrap_or_default()
+    };
     if json {
         let rows: Vec<serde_json::Value> = counts
             .iter()
@@ -188,7 +193,11 @@ fn statistics(findings: &[Finding], json: bool) -> anyhow::Result<String> {
             .collect();
         return Ok(format!("{}\n", serde_json::to_string_pretty(&rows)?));
     }
-    let count_w = counts.iter().map(|c| c.2.to_string().len()).max().unwrap_or(1);
+    let count_w = counts
+        .iter()
+        .map(|c| c.2.to_string().len())
+        .max()
+        .unwrap_or(1);
     let rule_w = counts.iter().map(|c| c.0.len()).max().unwrap_or(0);
     let mut out = String::new();
     for (rule, severity, count) in &counts {
@@ -253,7 +262,8 @@ pub fn chain(
         );
         outln!(
             "{arrow}{} ({}{origin}){kind}\n    {path}",
-            e.item_id, e.space
+            e.item_id,
+            e.space
         );
         if let Some(v) = verdicts.iter().find(|v| Some(&v.path) == e.path.as_ref()) {
             match (v.verdict.key_fp(), &v.error) {

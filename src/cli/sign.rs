@@ -913,7 +913,9 @@ fn print_single(o: &Outcome, kind: ItemKind, location: &str, as_json: bool) -> a
                 outln!("  {}", path.display());
                 outln!(
                     "  key {}  hash {}  at {}",
-                    signature.key_fp, signature.content_hash, signature.timestamp
+                    signature.key_fp,
+                    signature.content_hash,
+                    signature.timestamp
                 );
                 for w in warnings {
                     outln!("  warning: {w}");

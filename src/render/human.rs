@@ -165,7 +165,14 @@ mod tests {
     use crate::render::fixtures;
 
     fn plain(findings: &[Finding], summary: &Summary) -> String {
-        render(findings, summary, &HumanOptions { color: false, quiet: false })
+        render(
+            findings,
+            summary,
+            &HumanOptions {
+                color: false,
+                quiet: false,
+            },
+        )
     }
 
     #[test]

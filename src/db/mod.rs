@@ -31,6 +31,9 @@ pub enum FileContents {
     SymlinkEscape {
         target: String,
     },
+    /// Not a regular file (a FIFO, a socket, a device, a dangling symlink): never opened, and
+    /// never a resolution candidate (§1.7 "first regular file wins"). The text says what it is.
+    NotRegular(String),
 }
 
 impl FileContents {
@@ -54,6 +57,9 @@ impl FileContents {
             FileContents::Unreadable(msg) => format!("the file cannot be read: {msg}"),
             FileContents::SymlinkEscape { target } => {
                 format!("the file is a symlink out of every space (to {target})")
+            }
+            FileContents::NotRegular(what) => {
+                format!("not a regular file ({what}); it is not read and no item resolves to it")
             }
         })
     }

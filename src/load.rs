@@ -218,6 +218,7 @@ fn load_dir(
                 path: p,
                 is_symlink: false,
                 error: None,
+                not_regular: None,
             });
         }
     }
@@ -259,6 +260,17 @@ fn load_dir(
                 entry.path.display()
             ));
         };
+        if let Some(what) = &entry.not_regular {
+            // Never opened (a FIFO would block the walk); `unreadable-file` reports it and
+            // resolution skips it, as the single-item loader never loads it (§1.7).
+            return Ok(FileSpec {
+                space: space.clone(),
+                path: entry.path.clone(),
+                rel,
+                contents: FileContents::NotRegular(what.clone()),
+                link_origin: None,
+            });
+        }
         let real = if entry.is_symlink {
             sys.canonicalize(&entry.path).ok()
         } else {

@@ -35,6 +35,10 @@ const FIXED_NAME_NEAR_MISSES: &[(&str, &str)] = &[
         "invalid-trusted-key",
         "project/.ai/config/keys/trusted/1cae49885ebad676.toml",
     ),
+    (
+        "unknown-primitive",
+        "project/.ai/tools/acme/ok_pkg/__init__.py",
+    ),
 ];
 
 fn fixtures_root() -> PathBuf {
@@ -259,6 +263,7 @@ rule_fixture_tests! {
     symlink_escape => "symlink-escape",
     system_delegates_to_mutable => "system-delegates-to-mutable",
     unknown_primitive => "unknown-primitive",
+    unrunnable_item => "unrunnable-item",
     unparseable_metadata => "unparseable-metadata",
     unreadable_file => "unreadable-file",
     unsatisfied_inputs => "unsatisfied-inputs",

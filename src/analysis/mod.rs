@@ -62,6 +62,7 @@ pub struct LintReport {
 
 /// Which rules run and at what severity: CLI `--select` replaces the config's `select`,
 /// `--ignore` adds to its `ignore`; config severities override rule defaults (`off` disables).
+/// An opt-in rule (`enabled: false`) needs its id in the selection or a config severity.
 pub fn effective_severity(db: &dyn Db, rule: &Rule) -> Option<Severity> {
     let settings = db.workspace().settings(db);
     let cfg = lint_config(db);
@@ -80,6 +81,10 @@ pub fn effective_severity(db: &dyn Db, rule: &Rule) -> Option<Severity> {
         .find(|(id, _)| id.as_str() == rule.id.as_ref())
     {
         Some((_, sev)) => *sev,
+        // An opt-in rule runs only when a selection names it by its id.
+        None if !rule.enabled => select
+            .is_some_and(|s| s.iter().any(|t| t.as_str() == rule.id.as_ref()))
+            .then_some(rule.severity),
         None => Some(rule.severity),
     }
 }

@@ -31,6 +31,9 @@ pub enum FileContents {
     SymlinkEscape {
         target: String,
     },
+    /// Not a regular file (a FIFO, a socket, a device, a dangling symlink): never opened, and
+    /// never a resolution candidate (§1.7 "first regular file wins"). The text says what it is.
+    NotRegular(String),
 }
 
 impl FileContents {
@@ -55,6 +58,11 @@ impl FileContents {
             FileContents::Unreadable(msg) => msg.clone(),
             FileContents::SymlinkEscape { target } => {
                 format!("it is a symlink out of every space (to {target})")
+            }
+            FileContents::NotRegular(what) => {
+                format!(
+                    "it is not a regular file ({what}); it is not read and no item resolves to it"
+                )
             }
         })
     }

@@ -19,7 +19,7 @@
 //! A scalar initializer that is not a literal (`= require(…)`, `= \`v${x}\``) is skipped
 //! silently, as a non-literal Python value is.
 
-use super::{FieldNames, Fields, MAX_NESTING, MAX_TEXT_LEN, clamp_span};
+use super::{EntryPoint, FieldNames, Fields, MAX_NESTING, MAX_TEXT_LEN, clamp_span};
 use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Value};
 
 /// JS names feeding each metadata field (§2.5; DESIGN.md "Metadata" adds the upper-case I/O,
@@ -114,6 +114,71 @@ pub fn parse_js(text: &str) -> ParsedFile {
         metadata: fields.metadata(&JS_FIELDS),
         problems,
     }
+}
+
+/// Whether the script's code says it is meant to be run (a fact for `unknown-primitive`, never
+/// part of the metadata): `require.main === module` (or `==`), `import.meta.main`, or a
+/// top-level `execute` — `(export )?(async )?function execute`, `export const|let|var execute`,
+/// `exports.execute =` / `module.exports.execute =`. Never panics.
+pub fn entry_point(text: &str) -> Option<EntryPoint> {
+    if text.len() > MAX_TEXT_LEN {
+        return None;
+    }
+    let tokens = lex(text);
+    let is = |i: usize, s: &str| {
+        tokens
+            .get(i)
+            .is_some_and(|t| t.is_ident(text, s) || t.is_punct(text, s))
+    };
+    let mut depth = 0usize;
+    for (i, tok) in tokens.iter().enumerate() {
+        if tok.kind == Kind::Punct {
+            match tok.text(text) {
+                "{" | "(" | "[" => depth += 1,
+                "}" | ")" | "]" => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            continue;
+        }
+        let after_dot = i > 0 && tokens[i - 1].is_punct(text, ".");
+        if after_dot {
+            continue;
+        }
+        let node_main = (is(i, "require")
+            && is(i + 1, ".")
+            && is(i + 2, "main")
+            && (is(i + 3, "===") || is(i + 3, "=="))
+            && is(i + 4, "module"))
+            || (is(i, "import")
+                && is(i + 1, ".")
+                && is(i + 2, "meta")
+                && is(i + 3, ".")
+                && is(i + 4, "main"));
+        if node_main {
+            return Some(EntryPoint::NodeMain);
+        }
+        if depth != 0 {
+            continue;
+        }
+        let top_level_execute = (is(i, "function") && is(i + 1, "execute"))
+            || (is(i, "export")
+                && matches!(
+                    tokens.get(i + 1).and_then(|t| t.ident(text)),
+                    Some("const" | "let" | "var")
+                )
+                && is(i + 2, "execute"))
+            || (is(i, "exports") && is(i + 1, ".") && is(i + 2, "execute") && is(i + 3, "="))
+            || (is(i, "module")
+                && is(i + 1, ".")
+                && is(i + 2, "exports")
+                && is(i + 3, ".")
+                && is(i + 4, "execute")
+                && is(i + 5, "="));
+        if top_level_execute {
+            return Some(EntryPoint::ExecuteFunction);
+        }
+    }
+    None
 }
 
 fn read_problem(name: &str, err: LitError) -> ParseProblem {
@@ -1127,5 +1192,52 @@ mod tests {
         }
         let p = parse_js("const CONFIG =");
         assert!(p.problems.is_empty());
+    }
+
+    #[test]
+    fn entry_points_of_scripts() {
+        for (text, want) in [
+            (
+                "if (require.main === module) { main(); }\n",
+                Some(EntryPoint::NodeMain),
+            ),
+            (
+                "if (import.meta.main) main();\n",
+                Some(EntryPoint::NodeMain),
+            ),
+            (
+                "export async function execute(params) {}\n",
+                Some(EntryPoint::ExecuteFunction),
+            ),
+            (
+                "function execute(p) { return p; }\n",
+                Some(EntryPoint::ExecuteFunction),
+            ),
+            (
+                "export const execute = async (p) => p;\n",
+                Some(EntryPoint::ExecuteFunction),
+            ),
+            (
+                "exports.execute = run;\n",
+                Some(EntryPoint::ExecuteFunction),
+            ),
+            (
+                "module.exports.execute = run;\n",
+                Some(EntryPoint::ExecuteFunction),
+            ),
+            // Near-misses: a library, a nested function, a method, a string, a comment.
+            (
+                "export function helper() {}\nmodule.exports = { helper };\n",
+                None,
+            ),
+            ("function outer() { function execute() {} }\n", None),
+            ("obj.function; x.execute = 1;\n", None),
+            (
+                "const s = 'require.main === module';\n// import.meta.main\n",
+                None,
+            ),
+        ] {
+            assert_eq!(entry_point(text), want, "{text}");
+        }
     }
 }

@@ -75,6 +75,35 @@ pub fn parse(kind: ParserKind, text: &str) -> ParsedFile {
     }
 }
 
+/// A sign in a file's code that it is meant to be run, not imported (DESIGN.md: files under
+/// `tools/` with no executor and no such sign are library or data items). Not metadata: it is
+/// read from the body, so only the `unknown-primitive` checks ask for it, through its own query.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EntryPoint {
+    /// A `#!` interpreter line at the very start of the file.
+    Shebang,
+    /// Python's top-level `if __name__ == "__main__":`.
+    MainBlock,
+    /// A top-level `execute` function (Python `def`/`async def`, a JS function or export).
+    ExecuteFunction,
+    /// Node's `require.main === module` or `import.meta.main`.
+    NodeMain,
+}
+
+/// How a file's code says it is meant to be run: a shebang for any file, then what the parser of
+/// `kind` can see (Python and JavaScript; YAML and shell have no code-level entry point beyond the
+/// shebang). `None` for a file that looks like a library or data. Never panics.
+pub fn entry_point(kind: Option<ParserKind>, text: &str) -> Option<EntryPoint> {
+    if text.trim_start_matches('\u{feff}').starts_with("#!") {
+        return Some(EntryPoint::Shebang);
+    }
+    match kind? {
+        ParserKind::PythonAst => python::entry_point(text),
+        ParserKind::JavaScript => js::entry_point(text),
+        ParserKind::Yaml | ParserKind::Shell => None,
+    }
+}
+
 /// Largest text the parsers accept: spans are `u32` offsets (and ruff's `TextSize` is `u32`).
 pub(crate) const MAX_TEXT_LEN: usize = u32::MAX as usize;
 
@@ -185,6 +214,30 @@ mod tests {
         assert_eq!(clamp_span(text, 10, 20), Span::new(6, 6));
         assert_eq!(clamp_span(text, 3, 1), Span::new(3, 3));
         assert_eq!(clamp_span("", 5, 9), Span::new(0, 0));
+    }
+
+    #[test]
+    fn entry_point_dispatch() {
+        assert_eq!(
+            entry_point(None, "#!/bin/sh\necho hi\n"),
+            Some(EntryPoint::Shebang)
+        );
+        assert_eq!(entry_point(None, "echo hi\n"), None);
+        assert_eq!(
+            entry_point(Some(ParserKind::Shell), "__version__=1\n"),
+            None
+        );
+        assert_eq!(
+            entry_point(Some(ParserKind::Yaml), "config:\n  command: x\n"),
+            None
+        );
+        let py = "if __name__ == '__main__':\n    pass\n";
+        assert_eq!(
+            entry_point(Some(ParserKind::PythonAst), py),
+            Some(EntryPoint::MainBlock)
+        );
+        // The Python parser is not asked about a JS file and vice versa.
+        assert_eq!(entry_point(Some(ParserKind::JavaScript), py), None);
     }
 
     #[test]

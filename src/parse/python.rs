@@ -25,7 +25,7 @@ use ruff_python_ast::{self as ast, AtomicNodeIndex, Expr, Number, PySourceType, 
 use ruff_python_parser::parse_unchecked_source;
 use ruff_text_size::{Ranged, TextRange};
 
-use super::{FieldNames, Fields, MAX_NESTING, MAX_TEXT_LEN, clamp_span};
+use super::{EntryPoint, FieldNames, Fields, MAX_NESTING, MAX_TEXT_LEN, clamp_span};
 use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Value};
 
 /// Python variable names feeding each metadata field: dunder before bare name, upper-case
@@ -105,6 +105,39 @@ pub fn top_level_literals(text: &str) -> (Vec<(String, Spanned<Value>)>, Vec<Par
     }
     dismantle(parsed.into_syntax().body);
     (values, problems)
+}
+
+/// Whether the module's code is meant to be run, and how (a fact for `unknown-primitive`, never
+/// part of the metadata): a top-level `if __name__ == "__main__":` block (either operand order,
+/// `==` only), or a top-level `def execute` / `async def execute` (the `python/function`
+/// runtime's entry point). Nested definitions and blocks do not count. Never panics.
+pub fn entry_point(text: &str) -> Option<EntryPoint> {
+    if text.len() > MAX_TEXT_LEN {
+        return None;
+    }
+    let parsed = parse_unchecked_source(text, PySourceType::Python);
+    let found = parsed.syntax().body.iter().find_map(|stmt| match stmt {
+        Stmt::If(s) if is_main_test(&s.test) => Some(EntryPoint::MainBlock),
+        Stmt::FunctionDef(f) if f.name.id.as_str() == "execute" => {
+            Some(EntryPoint::ExecuteFunction)
+        }
+        _ => None,
+    });
+    dismantle(parsed.into_syntax().body);
+    found
+}
+
+/// `__name__ == "__main__"` or `"__main__" == __name__`.
+fn is_main_test(test: &Expr) -> bool {
+    let Expr::Compare(cmp) = test else {
+        return false;
+    };
+    let ([ast::CmpOp::Eq], [right]) = (&*cmp.ops, &*cmp.comparators) else {
+        return false;
+    };
+    let is_name = |e: &Expr| matches!(e, Expr::Name(n) if n.id.as_str() == "__name__");
+    let is_main = |e: &Expr| matches!(e, Expr::StringLiteral(s) if s.value.to_str() == "__main__");
+    (is_name(&cmp.left) && is_main(right)) || (is_main(&cmp.left) && is_name(right))
 }
 
 /// Drop a syntax tree without recursion. The derived `Drop` of ruff's AST recurses once per
@@ -899,5 +932,32 @@ mod tests {
         );
         assert_eq!(big_int_decimal("0x"), None);
         assert_eq!(big_int_decimal("12a"), None);
+    }
+
+    #[test]
+    fn entry_points_are_top_level_main_blocks_and_execute_functions() {
+        let main = "__version__ = '1'\n\nif __name__ == \"__main__\":\n    run()\n";
+        assert_eq!(entry_point(main), Some(EntryPoint::MainBlock));
+        let flipped = "if '__main__' == __name__:\n    run()\n";
+        assert_eq!(entry_point(flipped), Some(EntryPoint::MainBlock));
+        let exec = "def execute(params, project_path):\n    return {}\n";
+        assert_eq!(entry_point(exec), Some(EntryPoint::ExecuteFunction));
+        let aexec = "async def execute(params, project_path):\n    return {}\n";
+        assert_eq!(entry_point(aexec), Some(EntryPoint::ExecuteFunction));
+        // Near-misses: a library module, a nested definition, another comparison, a `main`.
+        for text in [
+            "__tool_type__ = 'python'\nclass Error(Exception):\n    pass\n",
+            "class Tool:\n    def execute(self):\n        pass\n",
+            "def run():\n    if __name__ == '__main__':\n        pass\n",
+            "if __name__ != '__main__':\n    pass\n",
+            "if __name__ == 'main':\n    pass\n",
+            "def main(params):\n    return {}\n",
+            "def execute_all():\n    pass\n",
+        ] {
+            assert_eq!(entry_point(text), None, "{text}");
+        }
+        // A syntax error elsewhere does not hide the block.
+        let broken = "CONFIG = {\n\nif __name__ == '__main__':\n    run()\n";
+        let _ = entry_point(broken);
     }
 }

@@ -74,6 +74,72 @@ pub fn metadata(db: &dyn Db, file: SourceFile) -> Arc<Metadata> {
     parse_file(db, file).metadata.clone()
 }
 
+/// Whether a file may be a resolution candidate: anything but `FileContents::NotRegular`. Its own
+/// query so resolution depends on one bool per candidate, which backdates on body edits.
+#[salsa::tracked(returns(copy))]
+pub fn is_regular(db: &dyn Db, file: SourceFile) -> bool {
+    !matches!(file.contents(db), FileContents::NotRegular(_))
+}
+
+/// What shows that a file without an executor is meant to run (DESIGN.md: otherwise it is a
+/// library or data item, not a tool that forgot its executor).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RunSign {
+    /// The code has an entry point (`__main__` block, `execute`, a shebang...).
+    EntryPoint(crate::parse::EntryPoint),
+    /// The header carries run configuration (`config` / `env_config`).
+    RunConfig,
+    /// A non-Python file declares a `tool_type`. Python modules of a package carry the same
+    /// dunders as tools, so there only code counts.
+    DeclaredToolType,
+}
+
+/// Run facts of one file, for the `unknown-primitive` and `unrunnable-item` checks only (never
+/// read by `metadata`, resolution or chains). Body edits that keep these facts backdate here, so
+/// the chain diagnostics of a terminal element re-run only when the verdict could change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RunFacts {
+    /// The file is text and its header parsed without problems.
+    pub readable: bool,
+    /// The first sign found, `None` for a library or data item.
+    pub sign: Option<RunSign>,
+}
+
+#[salsa::tracked(returns(copy))]
+pub fn run_facts(db: &dyn Db, file: SourceFile) -> RunFacts {
+    let FileContents::Text(text) = file.contents(db) else {
+        return RunFacts {
+            readable: false,
+            sign: None,
+        };
+    };
+    let parsed = parse_file(db, file);
+    let rel = file.rel(db);
+    let ext = rel.rfind('.').map_or("", |i| &rel[i..]);
+    let kind = extractor_config(db).parser_for(ext);
+    let meta = &parsed.metadata;
+    let package_marker = rel.rsplit('/').next() == Some("__init__.py");
+    let present = |v: &Option<crate::model::Spanned<crate::model::Value>>| {
+        v.as_ref()
+            .is_some_and(|v| !matches!(v.value, crate::model::Value::Null))
+    };
+    let sign = if package_marker {
+        None
+    } else if let Some(e) = crate::parse::entry_point(kind, text) {
+        Some(RunSign::EntryPoint(e))
+    } else if present(&meta.config) || present(&meta.env_config) {
+        Some(RunSign::RunConfig)
+    } else if kind != Some(crate::parse::ParserKind::PythonAst) && present(&meta.tool_type) {
+        Some(RunSign::DeclaredToolType)
+    } else {
+        None
+    };
+    RunFacts {
+        readable: parsed.problems.is_empty(),
+        sign,
+    }
+}
+
 /// Tool files of one space by item id; each id lists its files with their extensions.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SpaceIndex {
@@ -87,6 +153,17 @@ impl SpaceIndex {
     /// The file that wins for `id` in this space under the extension order.
     pub fn first(&self, id: &str, cfg: &ExtractorConfig) -> Option<SourceFile> {
         self.ranked(id, cfg).next()
+    }
+    /// The regular file that wins for `id` in this space (§1.7 "first regular file wins"): what
+    /// resolution uses, so a FIFO or a dangling symlink found by the walk is skipped as the lazy
+    /// loader, which never loads them, skips it.
+    pub fn first_regular(
+        &self,
+        db: &dyn Db,
+        id: &str,
+        cfg: &ExtractorConfig,
+    ) -> Option<SourceFile> {
+        self.ranked(id, cfg).find(|&f| is_regular(db, f))
     }
     /// Files of `id` with a tool extension, in extension order.
     pub fn ranked<'a>(
@@ -144,7 +221,7 @@ pub fn resolve_item(db: &dyn Db, key: ResolveKey) -> Resolution {
     let mut res = Resolution::default();
     for &root in db.workspace().roots(db) {
         let space = root.space(db);
-        let Some(file) = space_index(db, root).first(id, cfg) else {
+        let Some(file) = space_index(db, root).first_regular(db, id, cfg) else {
             continue;
         };
         let cand = Candidate {

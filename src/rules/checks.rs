@@ -10,7 +10,8 @@ use crate::diagnostic::{Diagnostic, Note};
 use crate::model::{ExecutorRef, Span, Spanned, Value};
 use crate::resolve::graph::executor_graph;
 use crate::resolve::{
-    ChainEnd, Element, chain, extractor_config, metadata, parse_file, resolve, space_index, tool_id,
+    ChainEnd, Element, chain, extractor_config, metadata, parse_file, resolve, run_facts,
+    space_index, tool_id,
 };
 use crate::rules::validate::{Link, VersionVerdict, check_pair, py_list};
 
@@ -487,7 +488,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     {
         let cfg = extractor_config(db);
         let index = space_index(db, root);
-        if let Some(winner) = index.first(item_id, cfg)
+        if let Some(winner) = index.first_regular(db, item_id, cfg)
             && winner != file
         {
             let vars = [
@@ -529,35 +530,47 @@ pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     if ch.elements.len() == 1 {
         match &ch.end {
             ChainEnd::Terminal => {
-                if let Some(rule) = rule_for(|c| matches!(c, Check::TerminalNotPrimitive { .. })) {
-                    let Check::TerminalNotPrimitive {
+                // DESIGN.md: a file with no executor and no sign of being meant to run is a
+                // library or data item (`unrunnable-item`, opt-in), not a tool that forgot its
+                // executor (`unknown-primitive`). Files whose `tool_type` marks them as data and
+                // files that could not be read or parsed are neither. The run facts come from
+                // their own query (`run_facts`), so a body edit re-runs this only when they change.
+                let tool_type = meta.tool_type_str().unwrap_or_default();
+                let facts = run_facts(db, file);
+                let rule = if facts.sign.is_some() {
+                    rule_for(|c| matches!(c, Check::TerminalNotPrimitive { .. }))
+                } else {
+                    rule_for(|c| matches!(c, Check::UnrunnableItem { .. }))
+                };
+                let data_types = rule.map(|r| match &r.check {
+                    Check::TerminalNotPrimitive {
                         non_executable_tool_types,
-                    } = &rule.check
-                    else {
-                        unreachable!()
-                    };
-                    let tool_type = meta.tool_type_str().unwrap_or_default();
-                    let readable = file.contents(db).text().is_some()
-                        && parse_file(db, file).problems.is_empty();
-                    // Extractors, parsers, libraries... are data, not runnable tools.
-                    if readable && !non_executable_tool_types.iter().any(|t| t == tool_type) {
-                        let span = meta
-                            .executor_id
-                            .as_ref()
-                            .map(|e| e.span)
-                            .or(meta.tool_type.as_ref().map(|t| t.span));
-                        let shown = if tool_type.is_empty() {
-                            "(none)".to_owned()
-                        } else {
-                            tool_type.to_owned()
-                        };
-                        out.push(rule.emit(
-                            site(span),
-                            &[("item_id", item_id.clone()), ("tool_type", shown)],
-                            None,
-                            Vec::new(),
-                        ));
                     }
+                    | Check::UnrunnableItem {
+                        non_executable_tool_types,
+                    } => non_executable_tool_types.as_slice(),
+                    _ => &[],
+                });
+                if let (Some(rule), Some(data_types)) = (rule, data_types)
+                    && facts.readable
+                    && !data_types.iter().any(|t| t == tool_type)
+                {
+                    let span = meta
+                        .executor_id
+                        .as_ref()
+                        .map(|e| e.span)
+                        .or(meta.tool_type.as_ref().map(|t| t.span));
+                    let shown = if tool_type.is_empty() {
+                        "(none)".to_owned()
+                    } else {
+                        tool_type.to_owned()
+                    };
+                    out.push(rule.emit(
+                        site(span),
+                        &[("item_id", item_id.clone()), ("tool_type", shown)],
+                        None,
+                        Vec::new(),
+                    ));
                 }
             }
             ChainEnd::Missing { executor_id, span } => {

@@ -58,6 +58,9 @@ pub enum Check {
     TerminalNotPrimitive {
         non_executable_tool_types: Vec<String>,
     },
+    UnrunnableItem {
+        non_executable_tool_types: Vec<String>,
+    },
     SpacePrecedence {
         precedence: BTreeMap<String, u8>,
     },
@@ -115,6 +118,7 @@ impl Check {
                 &["hidden"],
             ),
             Check::TerminalNotPrimitive { .. } => (ChainEdge, &["item_id", "tool_type"], &[]),
+            Check::UnrunnableItem { .. } => (ChainEdge, &["item_id", "tool_type"], &[]),
             Check::SpacePrecedence { .. } => (
                 ChainEdge,
                 &[
@@ -174,6 +178,14 @@ struct RuleWire {
     #[serde(default)]
     variants: BTreeMap<String, String>,
     docs: String,
+    /// `false` for an opt-in rule: it runs only when selected by its id or given a severity in
+    /// the config (a family, `ALL` or no selection leave it off).
+    #[serde(default = "enabled_by_default")]
+    enabled: bool,
+}
+
+fn enabled_by_default() -> bool {
+    true
 }
 
 /// A validated rule.
@@ -189,6 +201,8 @@ pub struct Rule {
     pub help: Option<String>,
     pub variants: BTreeMap<String, String>,
     pub docs: String,
+    /// Whether the rule runs without being asked for by its id (`enabled: false` in its file).
+    pub enabled: bool,
 }
 
 /// Why a rule file is refused.
@@ -438,6 +452,7 @@ fn compile_wire(file: &str, wire: RuleWire) -> Result<Rule, RuleError> {
         help: wire.help,
         variants: wire.variants,
         docs: wire.docs,
+        enabled: wire.enabled,
     })
 }
 

@@ -13,6 +13,9 @@ pub struct WalkEntry {
     pub is_symlink: bool,
     /// The walk could not go on here (permission denied, a symlink loop...).
     pub error: Option<String>,
+    /// Not a regular file, in words (`a FIFO`, `a socket`, `a dangling symlink`...): the loader
+    /// records it without opening it.
+    pub not_regular: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,7 +33,8 @@ pub trait System: Send + Sync {
     fn walk_small(&self, dir: &Path) -> Vec<WalkEntry> {
         self.walk(dir)
     }
-    /// The file's bytes, unless it is larger than `limit`.
+    /// The file's bytes, unless it is larger than `limit`. A file that is not a regular file (a
+    /// FIFO, a device...) is an `Error` saying so; reading never blocks on it.
     fn read(&self, path: &Path, limit: u64) -> ReadResult;
     fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf>;
     fn is_dir(&self, path: &Path) -> bool;

@@ -25,6 +25,87 @@ fn error_path(err: &ignore::Error) -> Option<PathBuf> {
     }
 }
 
+/// What a file that is neither a regular file nor a directory is, in words.
+fn special_kind(ft: std::fs::FileType) -> Option<&'static str> {
+    if ft.is_file() || ft.is_dir() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return Some("a FIFO");
+        }
+        if ft.is_socket() {
+            return Some("a socket");
+        }
+        if ft.is_char_device() {
+            return Some("a character device");
+        }
+        if ft.is_block_device() {
+            return Some("a block device");
+        }
+    }
+    if ft.is_symlink() {
+        return Some("a symlink that cannot be followed");
+    }
+    Some("neither a file nor a directory")
+}
+
+/// A walk error at a symlink whose target cannot be reached is no walk error: the entry is a file
+/// that is not a regular file (§1.7), as the single-item loader sees it.
+fn broken_symlink(err: &ignore::Error) -> Option<WalkEntry> {
+    let path = error_path(err)?;
+    let link = std::fs::symlink_metadata(&path).ok()?;
+    if !link.file_type().is_symlink() {
+        return None;
+    }
+    let what = match std::fs::metadata(&path) {
+        Ok(_) => return None,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            "a dangling symlink: its target does not exist".to_owned()
+        }
+        Err(e) => format!("a symlink that cannot be followed: {e}"),
+    };
+    Some(WalkEntry {
+        path,
+        is_symlink: true,
+        error: None,
+        not_regular: Some(what),
+    })
+}
+
+fn walk_entry(dir: &Path, res: Result<ignore::DirEntry, ignore::Error>) -> Option<WalkEntry> {
+    Some(match res {
+        Ok(e) if e.file_type().is_some_and(|t| t.is_dir()) => return None,
+        Ok(e) => WalkEntry {
+            is_symlink: e.path_is_symlink(),
+            not_regular: e.file_type().and_then(special_kind).map(str::to_owned),
+            path: e.into_path(),
+            error: None,
+        },
+        Err(err) => broken_symlink(&err).unwrap_or_else(|| WalkEntry {
+            path: error_path(&err).unwrap_or_else(|| dir.to_path_buf()),
+            is_symlink: false,
+            error: Some(err.to_string()),
+            not_regular: None,
+        }),
+    })
+}
+
+/// Open for reading without blocking: a FIFO swapped in after the `stat` would otherwise wait
+/// for a writer forever. `O_NONBLOCK` changes nothing for reads of a regular file.
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK);
+    }
+    opts.open(path)
+}
+
 impl System for OsSystem {
     fn walk(&self, dir: &Path) -> Vec<WalkEntry> {
         let (tx, rx) = mpsc::channel();
@@ -36,22 +117,9 @@ impl System for OsSystem {
             .run(|| {
                 let tx = tx.clone();
                 Box::new(move |res| {
-                    let entry = match res {
-                        Ok(e) if e.file_type().is_some_and(|t| t.is_dir()) => {
-                            return ignore::WalkState::Continue;
-                        }
-                        Ok(e) => WalkEntry {
-                            is_symlink: e.path_is_symlink(),
-                            path: e.into_path(),
-                            error: None,
-                        },
-                        Err(err) => WalkEntry {
-                            path: error_path(&err).unwrap_or_else(|| dir.to_path_buf()),
-                            is_symlink: false,
-                            error: Some(err.to_string()),
-                        },
-                    };
-                    let _ = tx.send(entry);
+                    if let Some(entry) = walk_entry(dir, res) {
+                        let _ = tx.send(entry);
+                    }
                     ignore::WalkState::Continue
                 })
             });
@@ -66,29 +134,31 @@ impl System for OsSystem {
             .hidden(false)
             .follow_links(true)
             .build()
-            .filter_map(|res| match res {
-                Ok(e) if e.file_type().is_some_and(|t| t.is_dir()) => None,
-                Ok(e) => Some(WalkEntry {
-                    is_symlink: e.path_is_symlink(),
-                    path: e.into_path(),
-                    error: None,
-                }),
-                Err(err) => Some(WalkEntry {
-                    path: error_path(&err).unwrap_or_else(|| dir.to_path_buf()),
-                    is_symlink: false,
-                    error: Some(err.to_string()),
-                }),
-            })
+            .filter_map(|res| walk_entry(dir, res))
             .collect()
     }
 
     fn read(&self, path: &Path, limit: u64) -> ReadResult {
-        let mut file = match std::fs::File::open(path) {
+        // `stat` first: opening a FIFO or a device may block or act on the device.
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => return ReadResult::Error("it is a directory".to_owned()),
+            Ok(m) => {
+                if let Some(what) = special_kind(m.file_type()) {
+                    return ReadResult::Error(format!("not a regular file ({what})"));
+                }
+            }
+            Err(e) => return ReadResult::Error(e.to_string()),
+        }
+        let mut file = match open_nonblocking(path) {
             Ok(f) => f,
             Err(e) => return ReadResult::Error(e.to_string()),
         };
         match file.metadata() {
             Ok(m) if m.is_dir() => return ReadResult::Error("it is a directory".to_owned()),
+            Ok(m) if !m.is_file() => {
+                let what = special_kind(m.file_type()).unwrap_or("of an unknown kind");
+                return ReadResult::Error(format!("not a regular file ({what})"));
+            }
             Ok(m) if m.len() > limit => return ReadResult::TooLarge(m.len()),
             Ok(_) => {}
             Err(e) => return ReadResult::Error(e.to_string()),

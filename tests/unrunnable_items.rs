@@ -1,0 +1,137 @@
+//! Library and data items under `tools/` (DESIGN.md): `unknown-primitive` fires only on files
+//! meant to run; `unrunnable-item` is opt-in; the run facts behind both live in their own query,
+//! so a body edit that keeps them re-runs no chain query, and one that adds an entry point does.
+
+use ryechain::analysis::{Host, LintOptions, lint};
+use ryechain::db::{Change, FileChange, Settings};
+use ryechain::model::Space;
+use ryechain::testing::{FixtureFile, file_spec, host, host_with};
+
+const LIB: &str = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__category__ = \"acme/lib\"\n\nclass OpsError(Exception):\n    pass\n";
+
+fn tree(lib: &str) -> String {
+    format!(
+        "//- /project/.ai/tools/acme/lib/errors.py\n{lib}\
+//- /project/.ai/tools/acme/lib/__init__.py\nfrom .errors import OpsError\n\
+//- /project/.ai/tools/acme/config/events.yaml\nevents:\n  rotated: {{severity: info}}\n\
+//- /project/.ai/tools/acme/run.yaml\nconfig:\n  command: node\n"
+    )
+}
+
+/// (rule, item id) of every finding except the integrity family's (the tree is unsigned).
+fn findings(host: &Host) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = lint(&host.snapshot(), &LintOptions::default(), &|_| {})
+        .findings
+        .into_iter()
+        .filter(|f| f.rule != "unsigned-item")
+        .map(|f| (f.rule, f.item_id.unwrap_or_default()))
+        .collect();
+    out.sort();
+    out
+}
+
+fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    items
+        .iter()
+        .map(|(r, i)| ((*r).to_owned(), (*i).to_owned()))
+        .collect()
+}
+
+#[test]
+fn library_and_data_files_are_silent_by_default_and_a_run_config_is_not() {
+    let h = host(&tree(LIB));
+    assert_eq!(
+        findings(&h),
+        pairs(&[("unknown-primitive", "acme/run")]),
+        "only the YAML with `config.command` is a tool that forgot its executor"
+    );
+    // `ALL` and the family do not turn an opt-in rule on; its id does, or a config severity.
+    for select in [vec!["ALL"], vec!["chain"]] {
+        let settings = Settings {
+            select: Some(select.iter().map(|s| (*s).to_owned()).collect()),
+            ..Settings::default()
+        };
+        let h = host_with(&tree(LIB), settings);
+        assert!(
+            !findings(&h).iter().any(|(r, _)| r == "unrunnable-item"),
+            "{select:?}"
+        );
+    }
+    let settings = Settings {
+        select: Some(vec!["unrunnable-item".to_owned()]),
+        ..Settings::default()
+    };
+    let h = host_with(&tree(LIB), settings);
+    assert_eq!(
+        findings(&h),
+        pairs(&[
+            ("unrunnable-item", "acme/config/events"),
+            ("unrunnable-item", "acme/lib/__init__"),
+            ("unrunnable-item", "acme/lib/errors"),
+        ])
+    );
+    let config =
+        "//- /project/.ai/config/ryechain.yaml\nlint:\n  severity:\n    unrunnable-item: warning\n";
+    let h = host(&format!("{}{config}", tree(LIB)));
+    let got = findings(&h);
+    assert_eq!(
+        got.iter().filter(|(r, _)| r == "unrunnable-item").count(),
+        3,
+        "{got:?}"
+    );
+}
+
+fn edit(host: &mut Host, rel: &str, text: &str) {
+    let f = FixtureFile {
+        space: Space::Project,
+        rel: rel.to_owned(),
+        text: text.to_owned(),
+    };
+    host.apply(Change {
+        files: vec![FileChange::Write(file_spec(&f))],
+        ..Change::default()
+    });
+}
+
+/// DESIGN.md invariant, for the element without an executor: a body edit that leaves it a library
+/// re-runs no chain query; adding a `__main__` block makes it a tool that forgot its executor.
+#[test]
+fn body_edits_of_a_library_rerun_chain_diagnostics_only_when_it_becomes_runnable() {
+    let mut h = host(&tree(LIB));
+    h.db().enable_event_log();
+    let before = findings(&h);
+    let _ = h.db().take_executed();
+
+    let body_edit = format!("{LIB}\n\nclass RotationFailed(OpsError):\n    pass\n");
+    edit(&mut h, "tools/acme/lib/errors.py", &body_edit);
+    assert_eq!(findings(&h), before);
+    let log = h.db().take_executed();
+    assert!(log.iter().any(|e| e.starts_with("run_facts(")), "{log:?}");
+    for q in [
+        "chain(",
+        "resolve_item(",
+        "chain_diagnostics(",
+        "space_index(",
+    ] {
+        assert!(
+            !log.iter().any(|e| e.starts_with(q)),
+            "{q} re-ran after a body-only edit: {log:?}"
+        );
+    }
+
+    let script = format!("{body_edit}\n\nif __name__ == \"__main__\":\n    raise SystemExit(0)\n");
+    edit(&mut h, "tools/acme/lib/errors.py", &script);
+    assert_eq!(
+        findings(&h),
+        pairs(&[
+            ("unknown-primitive", "acme/lib/errors"),
+            ("unknown-primitive", "acme/run"),
+        ])
+    );
+    let log = h.db().take_executed();
+    assert!(
+        log.iter().any(|e| e.starts_with("chain_diagnostics(")),
+        "{log:?}"
+    );
+    assert!(!log.iter().any(|e| e.starts_with("chain(")), "{log:?}");
+}

@@ -556,6 +556,7 @@ impl Rule {
             message: render_template(&self.message, vars),
             help,
             notes,
+            suggestions: None,
         }
     }
 }

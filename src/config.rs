@@ -97,12 +97,16 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
             continue;
         };
         let mut problem = |span: Option<Span>, msg: String| cfg.problems.push((file, span, msg));
-        let doc: serde_yaml::Value = match serde_yaml::from_str(text) {
+        let doc: serde_yaml::Value = match crate::parse::guard::yaml_from_str(text) {
             Ok(serde_yaml::Value::Null) => continue,
             Ok(v) => v,
             Err(e) => {
-                let span = e.location().map(|l| Span::empty(l.index()));
-                problem(span, format!("YAML syntax error: {e}"));
+                let span = e.offset().map(Span::empty);
+                let what = match e {
+                    crate::parse::guard::YamlError::TooDeep(_) => "",
+                    crate::parse::guard::YamlError::Syntax(_) => "YAML syntax error: ",
+                };
+                problem(span, format!("{what}{e}"));
                 continue;
             }
         };

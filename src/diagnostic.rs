@@ -42,6 +42,15 @@ pub struct Note {
     pub span: Option<Span>,
 }
 
+/// Replacements offered for the text `original` inside a diagnostic's primary span ("did you
+/// mean"), best first. `certain` when the first may be applied as a fix without asking.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Suggestions {
+    pub original: String,
+    pub replacements: Vec<String>,
+    pub certain: bool,
+}
+
 /// A finding as core queries return it: byte spans, no line numbers (so that queries do not depend
 /// on whole-file text and body edits can backdate).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -55,6 +64,7 @@ pub struct Diagnostic {
     pub message: String,
     pub help: Option<String>,
     pub notes: Vec<Note>,
+    pub suggestions: Option<Suggestions>,
 }
 
 /// Byte offset → 1-based line and column (columns count characters).
@@ -120,6 +130,20 @@ pub struct Finding {
     pub notes: Vec<FindingNote>,
     /// The source lines the primary span covers (plus the span inside them), when readable text.
     pub excerpt: Option<Excerpt>,
+    /// Text offered instead of what was written ("did you mean"), best first.
+    pub suggestions: Vec<String>,
+    /// An edit safe to apply without asking (a certain suggestion located in the text).
+    pub fix: Option<Fix>,
+}
+
+/// Replace the text between two 1-based positions (end exclusive) with `replacement`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    pub replacement: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -146,6 +146,16 @@ fn render(run: &FixtureRun) -> String {
         if let Some(help) = &f.help {
             let _ = writeln!(out, "  help: {help}");
         }
+        if !f.suggestions.is_empty() {
+            let _ = writeln!(out, "  suggestions: {}", f.suggestions.join(", "));
+        }
+        if let Some(fix) = &f.fix {
+            let _ = writeln!(
+                out,
+                "  fix: {}:{}-{}:{} -> {}",
+                fix.line, fix.column, fix.end_line, fix.end_column, fix.replacement
+            );
+        }
         for n in &f.notes {
             match (&n.path, n.line) {
                 (Some(p), Some(l)) => {

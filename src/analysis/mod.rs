@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::config::lint_config;
 use crate::db::{Change, Db, RootDb, SourceFile};
 use crate::diagnostic::{
-    Diagnostic, Excerpt, Finding, FindingNote, LineIndex, Severity, Summary, sort_findings,
+    Diagnostic, Excerpt, Finding, FindingNote, Fix, LineIndex, Severity, Summary, sort_findings,
 };
 use crate::resolve::tool_files;
 use crate::rules::checks::{chain_diagnostics, file_diagnostics, graph_diagnostics};
@@ -147,6 +147,7 @@ fn check_file(db: &RootDb, file: SourceFile, integrity: bool) -> (Vec<Diagnostic
                 message: format!("ryechain failed while checking this file: {msg}"),
                 help: Some("this is a bug in ryechain; please report it with the file".to_owned()),
                 notes: Vec::new(),
+                suggestions: None,
             };
             (vec![diag], true)
         }
@@ -285,6 +286,7 @@ pub fn locate(db: &RootDb, d: &Diagnostic, opts: &LintOptions) -> Finding {
             }),
         })
         .collect();
+    let fix = text.as_deref().and_then(|t| fix_of(t, d));
     Finding {
         rule: d.rule.to_string(),
         severity: d.severity,
@@ -299,5 +301,32 @@ pub fn locate(db: &RootDb, d: &Diagnostic, opts: &LintOptions) -> Finding {
         help: d.help.clone(),
         notes,
         excerpt,
+        suggestions: d
+            .suggestions
+            .as_ref()
+            .map(|s| s.replacements.clone())
+            .unwrap_or_default(),
+        fix,
     }
+}
+
+/// The fix of a certain suggestion: where `original` stands inside the primary span (inside the
+/// quotes of a string literal, say). None when it is not written there verbatim (escapes).
+fn fix_of(text: &str, d: &Diagnostic) -> Option<Fix> {
+    let s = d.suggestions.as_ref().filter(|s| s.certain)?;
+    let replacement = s.replacements.first()?;
+    let span = d.span?;
+    let within = text.get(span.start as usize..span.end as usize)?;
+    let at = span.start as usize + within.find(s.original.as_str())?;
+    let idx = LineIndex::new(text);
+    let (line, column) = idx.line_col(text, u32::try_from(at).ok()?);
+    let end = u32::try_from(at + s.original.len()).ok()?;
+    let (end_line, end_column) = idx.line_col(text, end);
+    Some(Fix {
+        line,
+        column,
+        end_line,
+        end_column,
+        replacement: replacement.clone(),
+    })
 }

@@ -268,7 +268,7 @@ fn validation_schema(db: &dyn Db, kind: ItemKind) -> Option<serde_yaml::Mapping>
             let Some(text) = file.contents(db).text() else {
                 continue;
             };
-            let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(text) else {
+            let Ok(doc) = crate::parse::guard::yaml_from_str::<serde_yaml::Value>(text) else {
                 continue;
             };
             if let Some(fields) = doc
@@ -587,7 +587,7 @@ fn knowledge_fields(text: &str) -> Result<Fields, Refusal> {
             rest[..close].to_owned()
         }
     };
-    let doc: serde_yaml::Value = serde_yaml::from_str(&yaml)
+    let doc: serde_yaml::Value = crate::parse::guard::yaml_from_str(&yaml)
         .map_err(|e| invalid(format!("the metadata is not valid YAML: {e}")))?;
     let Some(map) = doc.as_mapping() else {
         return Err(invalid("the metadata is not a YAML mapping".to_owned()));

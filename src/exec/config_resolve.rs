@@ -237,7 +237,7 @@ fn load(
     };
     check_signature(db, file, text, warnings)?;
     let doc: serde_yaml::Value = match format {
-        Format::Yaml => serde_yaml::from_str(text)
+        Format::Yaml => crate::parse::guard::yaml_from_str(text)
             .map_err(|e| format!("Config file {path} is not valid YAML: {e}"))?,
         Format::Json => {
             let j: J = serde_json::from_str(text)

@@ -6,6 +6,7 @@
 //! None of them panics or fails: what could be read is returned together with
 //! [`ParseProblem`]s that carry byte spans into the text.
 
+pub mod guard;
 mod js;
 mod python;
 mod shell;

@@ -55,6 +55,18 @@ pub fn parse_yaml(text: &str) -> ParsedFile {
         return super::too_large("YAML");
     }
     let mut problems = Vec::new();
+    // Deep nesting is refused before libyaml, which scans it in quadratic time (`guard`).
+    if let Err(deep) = super::guard::check_yaml_nesting(text) {
+        let at = super::floor_boundary(text, deep.offset);
+        problems.push(ParseProblem {
+            span: clamp_span(text, at, at + 1),
+            message: deep.to_string(),
+        });
+        return ParsedFile {
+            metadata: Default::default(),
+            problems,
+        };
+    }
     // libyaml mis-reads every line after the first when the text starts with a BOM, so the
     // BOM is cut off here and error offsets are shifted back by its length.
     let bom = if text.starts_with('\u{feff}') {

@@ -59,6 +59,9 @@ fn render_finding(renderer: &Renderer, finding: &Finding) -> String {
     if let Some(help) = &finding.help {
         primary = primary.element(Level::HELP.message(help.as_str()));
     }
+    if let Some(question) = did_you_mean(&finding.suggestions) {
+        primary = primary.element(Level::HELP.message(question));
+    }
 
     // Notes without a location stay in the primary group (`= note: ...`); located notes become
     // their own groups (`note: ...` and `--> path:line`) after it.
@@ -76,6 +79,17 @@ fn render_finding(renderer: &Renderer, finding: &Finding) -> String {
         );
     }
     renderer.render(&groups)
+}
+
+/// "did you mean `a`?", "did you mean `a`, `b` or `c`?"; `None` without suggestions.
+pub(crate) fn did_you_mean(suggestions: &[String]) -> Option<String> {
+    let quoted: Vec<String> = suggestions.iter().map(|s| format!("`{s}`")).collect();
+    let (last, init) = quoted.split_last()?;
+    Some(if init.is_empty() {
+        format!("did you mean {last}?")
+    } else {
+        format!("did you mean {} or {last}?", init.join(", "))
+    })
 }
 
 /// A note that points at another file, as its own `note:` group.
@@ -202,6 +216,23 @@ mod tests {
             warnings: 0,
         };
         insta::assert_snapshot!(plain(&[fixtures::error_with_excerpt()], &summary));
+    }
+
+    #[test]
+    fn suggestions_read_as_one_question() {
+        assert_eq!(did_you_mean(&[]), None);
+        let one = ["a/b".to_owned()];
+        assert_eq!(did_you_mean(&one).as_deref(), Some("did you mean `a/b`?"));
+        let three = ["a".to_owned(), "b".to_owned(), "c".to_owned()];
+        assert_eq!(
+            did_you_mean(&three).as_deref(),
+            Some("did you mean `a`, `b` or `c`?")
+        );
+        let out = plain(&[fixtures::error_with_excerpt()], &Summary::default());
+        assert!(
+            out.contains("= help: did you mean `rye/runtimes/python`?"),
+            "{out}"
+        );
     }
 
     #[test]

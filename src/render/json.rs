@@ -6,7 +6,8 @@ use crate::diagnostic::{Finding, Summary};
 
 /// Render `{"diagnostics": [...], "summary": {...}}`, pretty-printed with a trailing newline.
 ///
-/// Keys keep the documented order; absent `item_id`, `space` and `help` are `null`.
+/// Keys keep the documented order; absent `item_id`, `space` and `help` are `null`;
+/// `suggestions` (ids offered instead of the one written, best first) is always an array.
 pub fn render(findings: &[Finding], summary: &Summary) -> String {
     let diagnostics: Vec<Value> = super::sorted(findings).iter().map(diagnostic).collect();
     let value = json!({
@@ -33,6 +34,7 @@ fn diagnostic(finding: &Finding) -> Value {
         "space": finding.space,
         "message": finding.message,
         "help": finding.help,
+        "suggestions": finding.suggestions,
     })
 }
 
@@ -75,11 +77,24 @@ mod tests {
         assert_eq!(
             keys,
             [
-                "rule", "severity", "path", "line", "column", "item_id", "space", "message", "help"
+                "rule",
+                "severity",
+                "path",
+                "line",
+                "column",
+                "item_id",
+                "space",
+                "message",
+                "help",
+                "suggestions"
             ]
         );
         assert!(value["diagnostics"][0]["help"].is_null());
         assert!(value["diagnostics"][0]["item_id"].is_null());
+        assert_eq!(
+            value["diagnostics"][0]["suggestions"],
+            serde_json::json!([])
+        );
         let keys: Vec<&str> = value["summary"]
             .as_object()
             .map(|o| o.keys().map(String::as_str).collect())

@@ -47,7 +47,7 @@ fn sorted(findings: &[Finding]) -> Vec<Finding> {
 /// Hand-made findings shared by the renderer tests.
 #[cfg(test)]
 pub(crate) mod fixtures {
-    use crate::diagnostic::{Excerpt, Finding, FindingNote, Severity, Summary};
+    use crate::diagnostic::{Excerpt, Finding, FindingNote, Fix, Severity, Summary};
 
     fn finding(rule: &str, severity: Severity, path: &str, line: u32, column: u32) -> Finding {
         Finding {
@@ -64,6 +64,8 @@ pub(crate) mod fixtures {
             help: None,
             notes: Vec::new(),
             excerpt: None,
+            suggestions: Vec::new(),
+            fix: None,
         }
     }
 
@@ -76,7 +78,7 @@ pub(crate) mod fixtures {
             item_id: Some("tools/fetch".to_owned()),
             space: Some("project".to_owned()),
             message: "executor `rye/runtimes/pyhton` does not resolve in any space".to_owned(),
-            help: Some("did you mean `rye/runtimes/python`?".to_owned()),
+            help: Some("check the id for a typo".to_owned()),
             notes: vec![
                 FindingNote {
                     message: "searched project, user and system:core".to_owned(),
@@ -93,6 +95,14 @@ pub(crate) mod fixtures {
                 line_start: 4,
                 text: text.to_owned(),
                 highlight: start..text.len() - 1,
+            }),
+            suggestions: vec!["rye/runtimes/python".to_owned()],
+            fix: Some(Fix {
+                line: 4,
+                column: 14,
+                end_line: 4,
+                end_column: 33,
+                replacement: "rye/runtimes/python".to_owned(),
             }),
             ..finding(
                 "unresolved-executor",

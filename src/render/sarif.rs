@@ -95,10 +95,14 @@ fn result(finding: &Finding, rule_index: Option<usize>, fingerprints: &mut Finge
         result.insert("ruleIndex".to_owned(), json!(index));
     }
     result.insert("level".to_owned(), json!(level(finding.severity)));
-    let text = match &finding.help {
+    let mut text = match &finding.help {
         Some(help) => format!("{}\nhelp: {help}", finding.message),
         None => finding.message.clone(),
     };
+    if let Some(question) = super::human::did_you_mean(&finding.suggestions) {
+        text.push_str("\nhelp: ");
+        text.push_str(&question);
+    }
     result.insert("message".to_owned(), json!({ "text": text }));
 
     let start_line = finding.line.max(1);
@@ -123,6 +127,30 @@ fn result(finding: &Finding, rule_index: Option<usize>, fingerprints: &mut Finge
             }
         }]),
     );
+
+    // A certain suggestion becomes a fix: replace the written text with the suggested one.
+    if let Some(fix) = &finding.fix {
+        result.insert(
+            "fixes".to_owned(),
+            json!([{
+                "description": {
+                    "text": format!("Replace with `{}`", fix.replacement),
+                },
+                "artifactChanges": [{
+                    "artifactLocation": artifact_location(&finding.path),
+                    "replacements": [{
+                        "deletedRegion": {
+                            "startLine": fix.line.max(1),
+                            "startColumn": fix.column.max(1),
+                            "endLine": fix.end_line.max(1),
+                            "endColumn": fix.end_column.max(1),
+                        },
+                        "insertedContent": { "text": fix.replacement },
+                    }],
+                }],
+            }]),
+        );
+    }
 
     let related: Vec<Value> = finding
         .notes
@@ -156,6 +184,9 @@ fn result(finding: &Finding, rule_index: Option<usize>, fingerprints: &mut Finge
     }
     if let Some(space) = &finding.space {
         properties.insert("space".to_owned(), json!(space));
+    }
+    if !finding.suggestions.is_empty() {
+        properties.insert("suggestions".to_owned(), json!(finding.suggestions));
     }
     if !properties.is_empty() {
         result.insert("properties".to_owned(), Value::Object(properties));
@@ -378,7 +409,22 @@ mod tests {
         assert_eq!(error["level"], "error");
         assert_eq!(
             error["message"]["text"],
-            "executor `rye/runtimes/pyhton` does not resolve in any space\nhelp: did you mean `rye/runtimes/python`?"
+            "executor `rye/runtimes/pyhton` does not resolve in any space\nhelp: check the id for a typo\nhelp: did you mean `rye/runtimes/python`?"
+        );
+        assert_eq!(
+            error["fixes"][0]["artifactChanges"][0]["replacements"][0],
+            json!({
+                "deletedRegion": { "startLine": 4, "startColumn": 14, "endLine": 4, "endColumn": 33 },
+                "insertedContent": { "text": "rye/runtimes/python" }
+            })
+        );
+        assert_eq!(
+            error["fixes"][0]["artifactChanges"][0]["artifactLocation"],
+            json!({ "uri": ".ai/tools/fetch.py", "uriBaseId": "%SRCROOT%" })
+        );
+        assert_eq!(
+            error["properties"]["suggestions"],
+            json!(["rye/runtimes/python"])
         );
         let location = &error["locations"][0]["physicalLocation"];
         assert_eq!(
@@ -396,6 +442,10 @@ mod tests {
         );
 
         let warning = by_rule("missing-version");
+        assert!(
+            warning.get("fixes").is_none(),
+            "no certain suggestion, no fix"
+        );
         assert_eq!(warning["level"], "warning");
         assert_eq!(warning["ruleIndex"], 1);
         assert_eq!(warning["message"]["text"], "tool declares no version");

@@ -124,7 +124,7 @@ fn push_parser(cfg: &mut ExtractorConfig, file: SourceFile, ext: &str, name: &st
 #[salsa::tracked(returns(ref))]
 pub fn extractor_yaml(db: &dyn Db, file: SourceFile) -> Option<serde_yaml::Value> {
     let text = file.contents(db).text()?;
-    serde_yaml::from_str(text).ok()
+    crate::parse::guard::yaml_from_str(text).ok()
 }
 
 fn read_yaml_extractor(file: SourceFile, doc: &serde_yaml::Value, cfg: &mut ExtractorConfig) {

@@ -244,6 +244,155 @@ pub fn resolve<'db>(db: &'db dyn Db, id: &str, from: SpaceKind) -> &'db Resoluti
     resolve_item(db, ResolveKey::new(db, id.to_owned(), from))
 }
 
+/// A kind of space as a query key (the interned argument of [`visible_ids_of`]).
+#[salsa::interned(unsafe(no_lifetime), revisions = usize::MAX, debug)]
+pub struct SpaceKindKey {
+    pub kind: SpaceKind,
+}
+
+/// Every id an element of one kind of space can name: the tool ids of the spaces it may see
+/// (§1.7) and the primitive ids. This is the list "did you mean" searches and an editor completes
+/// from. Sorted by length in characters, then id, so a search can skip ids whose length alone
+/// puts them too far away.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VisibleIds {
+    by_len: Vec<(u32, Box<str>)>,
+}
+
+impl VisibleIds {
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.by_len.iter().map(|(_, id)| id.as_ref())
+    }
+    pub fn len(&self) -> usize {
+        self.by_len.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.by_len.is_empty()
+    }
+    /// Ids whose length in characters lies in `lens`.
+    fn with_len(&self, lens: std::ops::RangeInclusive<u32>) -> &[(u32, Box<str>)] {
+        let lo = self.by_len.partition_point(|(l, _)| *l < *lens.start());
+        let hi = self.by_len.partition_point(|(l, _)| *l <= *lens.end());
+        &self.by_len[lo..hi.max(lo)]
+    }
+}
+
+/// Computed once per kind of space (not per finding); re-run only when files are added or
+/// removed, or the extensions or primitives change — never on an edit.
+#[salsa::tracked(returns(ref))]
+pub fn visible_ids_of(db: &dyn Db, key: SpaceKindKey) -> VisibleIds {
+    let cfg = extractor_config(db);
+    let visible = key.kind(db).visible_kinds();
+    let mut ids: Vec<(u32, Box<str>)> = Vec::new();
+    for &root in db.workspace().roots(db) {
+        if !visible.contains(&root.space(db).kind()) {
+            continue;
+        }
+        let index = space_index(db, root);
+        ids.extend(
+            index
+                .by_id
+                .iter()
+                .filter(|(_, files)| files.iter().any(|(ext, _)| cfg.has_extension(ext)))
+                .map(|(id, _)| (char_len(id), id.clone())),
+        );
+    }
+    let primitives = &db.workspace().settings(db).primitives;
+    ids.extend(
+        primitives
+            .iter()
+            .map(|p| (char_len(p), Box::from(p.as_str()))),
+    );
+    ids.sort_unstable();
+    ids.dedup();
+    VisibleIds { by_len: ids }
+}
+
+/// The ids visible from a kind of space.
+pub fn visible_ids(db: &dyn Db, kind: SpaceKind) -> &VisibleIds {
+    visible_ids_of(db, SpaceKindKey::new(db, kind))
+}
+
+fn char_len(s: &str) -> u32 {
+    u32::try_from(s.chars().count()).unwrap_or(u32::MAX)
+}
+
+/// At most this many ids are suggested for an id that resolves nowhere.
+pub const MAX_SUGGESTIONS: usize = 3;
+/// A lone suggestion at most this far away is certain enough to offer as a fix.
+const CERTAIN_DISTANCE: usize = 2;
+
+/// Ids close to one that does not resolve, best first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Suggested {
+    pub ids: Vec<String>,
+    /// Exactly one visible id lies within [`CERTAIN_DISTANCE`] edits: safe to apply as a fix.
+    pub certain: bool,
+}
+
+/// The visible ids closest to `target` by edit distance (optimal string alignment, so a swap of
+/// two neighbouring characters is one edit). Allowed distance grows with the length (a fifth,
+/// between 1 and 4); ids whose length differs by more are never compared, and for ASCII ids a
+/// letter-count bound skips most of the rest before the quadratic distance is computed.
+pub fn closest_ids(ids: &VisibleIds, target: &str) -> Suggested {
+    let len = char_len(target);
+    let max = (len / 5).clamp(1, 4);
+    let ascii = target.is_ascii();
+    let mut want = [0i32; 128];
+    if ascii {
+        for b in target.bytes() {
+            want[usize::from(b)] += 1;
+        }
+    }
+    let mut found: Vec<(usize, &str)> = Vec::new();
+    for (_, id) in ids.with_len(len.saturating_sub(max)..=len.saturating_add(max)) {
+        let id = id.as_ref();
+        if id == target {
+            continue;
+        }
+        // Each edit changes the letter counts by at most two.
+        if ascii && id.is_ascii() {
+            let mut diff = want;
+            for b in id.bytes() {
+                diff[usize::from(b)] -= 1;
+            }
+            let apart: u32 = diff.iter().map(|d| d.unsigned_abs()).sum();
+            if apart.div_ceil(2) > max {
+                continue;
+            }
+        }
+        let d = strsim::osa_distance(target, id);
+        if d <= max as usize {
+            found.push((d, id));
+        }
+    }
+    found.sort_unstable();
+    let certain = found
+        .iter()
+        .take_while(|(d, _)| *d <= CERTAIN_DISTANCE)
+        .count()
+        == 1;
+    Suggested {
+        ids: found
+            .into_iter()
+            .take(MAX_SUGGESTIONS)
+            .map(|(_, id)| id.to_owned())
+            .collect(),
+        certain,
+    }
+}
+
+/// Suggestions for an id that does not resolve from a kind of space, computed once per (id, kind).
+#[salsa::tracked(returns(ref))]
+pub fn suggest_ids(db: &dyn Db, key: ResolveKey) -> Suggested {
+    closest_ids(visible_ids(db, *key.from_kind(db)), key.id(db))
+}
+
+/// Convenience wrapper: intern the key and suggest.
+pub fn suggestions<'db>(db: &'db dyn Db, id: &str, from: SpaceKind) -> &'db Suggested {
+    suggest_ids(db, ResolveKey::new(db, id.to_owned(), from))
+}
+
 /// The first system-bundle file carrying a primitive id, if any (DESIGN.md: loaded when present).
 fn primitive_file(db: &dyn Db, id: &str) -> Option<Candidate> {
     resolve(db, id, SpaceKind::System).found.clone()
@@ -498,5 +647,37 @@ mod tests {
         assert_eq!(split_tool_rel("tools/x/noext"), None);
         assert_eq!(split_tool_rel("config/ryechain.yaml"), None);
         assert_eq!(split_tool_rel("tools/v1.2/run"), None);
+    }
+
+    fn ids(list: &[&str]) -> VisibleIds {
+        let mut by_len: Vec<(u32, Box<str>)> =
+            list.iter().map(|s| (char_len(s), Box::from(*s))).collect();
+        by_len.sort_unstable();
+        VisibleIds { by_len }
+    }
+
+    #[test]
+    fn closest_ids_rank_by_distance_and_bound_the_list() {
+        let visible = ids(&[
+            "rye/core/runtimes/python/script",
+            "rye/core/runtimes/python/function",
+            "rye/core/runtimes/node/script",
+            "rye/core/primitives/subprocess",
+            "acme/x",
+        ]);
+        let s = closest_ids(&visible, "rye/core/runtimes/python/scirpt");
+        assert_eq!(s.ids, ["rye/core/runtimes/python/script"]);
+        assert!(s.certain);
+        // Nothing close: no suggestion (not the least bad id).
+        let s = closest_ids(&visible, "completely/different/thing");
+        assert!(s.ids.is_empty() && !s.certain);
+        // The id itself is never suggested; at most three, nearest first.
+        let visible = ids(&["a/bcd1", "a/bcd2", "a/bcd3", "a/bcd4", "a/bcd", "a/bc"]);
+        let s = closest_ids(&visible, "a/bcd");
+        assert_eq!(s.ids, ["a/bc", "a/bcd1", "a/bcd2"]);
+        assert!(!s.certain, "several ids within two edits: not certain");
+        // Non-ASCII ids skip the letter-count bound but are still compared.
+        let s = closest_ids(&ids(&["tools/café"]), "tools/cafe");
+        assert_eq!(s.ids, ["tools/café"]);
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{Check, Rule, Site, rules};
 use crate::db::{Db, FileContents, SourceFile};
-use crate::diagnostic::{Diagnostic, Note};
+use crate::diagnostic::{Diagnostic, Note, Suggestions};
 use crate::model::{ExecutorRef, Span, Spanned, Value};
 use crate::resolve::graph::executor_graph;
 use crate::resolve::{
@@ -58,7 +58,7 @@ pub fn parse_version_lenient(s: &str) -> Option<semver::Version> {
 
 /// Rule ids and families named in a config file's `lint` section that no rule answers to.
 fn unknown_rule_names(text: &str) -> Vec<(Option<Span>, String)> {
-    let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(text) else {
+    let Ok(doc) = crate::parse::guard::yaml_from_str::<serde_yaml::Value>(text) else {
         return Vec::new();
     };
     let Some(lint) = doc.get("lint") else {
@@ -610,7 +610,18 @@ pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
                         ));
                         "hidden"
                     });
-                    out.push(rule.emit(site(Some(*span)), &vars, variant, notes));
+                    let mut d = rule.emit(site(Some(*span)), &vars, variant, notes);
+                    // Close ids this element may name, from the list computed once per space
+                    // kind; not when the id itself exists in a hidden space (the help says so).
+                    let near = crate::resolve::suggestions(db, executor_id, space.kind());
+                    if variant.is_none() && !near.ids.is_empty() {
+                        d.suggestions = Some(Suggestions {
+                            original: executor_id.clone(),
+                            replacements: near.ids.clone(),
+                            certain: near.certain,
+                        });
+                    }
+                    out.push(d);
                 }
             }
             ChainEnd::InvalidId {

@@ -571,6 +571,7 @@ impl Rule {
             message: render_template(&self.message, vars),
             help,
             notes,
+            suggestions: None,
         }
     }
 }

@@ -149,7 +149,10 @@ fn every_renderer_shows_the_suggestions() {
     let human = render::human::render(
         std::slice::from_ref(&a),
         &summary,
-        &HumanOptions { color: false },
+        &HumanOptions {
+            color: false,
+            quiet: false,
+        },
     );
     assert!(
         human.contains("= help: did you mean `rye/core/runtimes/python/script`?"),

@@ -14,7 +14,12 @@ pub mod parse;
 pub mod render;
 pub mod resolve;
 pub mod rules;
+/// The synthetic tree generator (tests, benchmarks, `examples/gen_tree`); not part of the
+/// product: only with the `testing` feature.
+#[cfg(feature = "testing")]
 pub mod synth;
 pub mod system;
+/// Test support (string fixtures, tree writers); only with the `testing` feature.
+#[cfg(feature = "testing")]
 #[doc(hidden)]
 pub mod testing;

@@ -133,3 +133,31 @@ fn layers_only_import_downwards_and_core_does_no_io() {
     }
     assert!(violations.is_empty(), "{violations:#?}");
 }
+
+/// The generator and test support are not part of the product library: both modules are compiled
+/// only with the `testing` feature, which only the crate's own dev-dependency turns on.
+#[test]
+fn generator_and_test_support_are_behind_the_testing_feature() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    for module in ["synth", "testing"] {
+        let at = lib
+            .find(&format!("pub mod {module};"))
+            .unwrap_or_else(|| panic!("src/lib.rs declares {module}"));
+        let before = &lib[..at];
+        let gate = before.rfind("#[cfg(feature = \"testing\")]");
+        let previous_item = before.rfind(';');
+        assert!(
+            gate.is_some_and(|g| previous_item.is_none_or(|p| g > p)),
+            "`pub mod {module}` must be gated by the `testing` feature"
+        );
+    }
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let default = manifest
+        .lines()
+        .find(|l| l.replace(" ", "").starts_with("default="));
+    assert!(
+        default.is_none_or(|l| !l.contains("testing")),
+        "the testing feature must stay off by default"
+    );
+}

@@ -532,3 +532,79 @@ mod tests {
         assert_eq!(v["a"][0], serde_yaml::Value::from(1));
     }
 }
+
+/// The Python counterpart of [`check_yaml_nesting`]: the deepest bracket nesting (`(`, `[`, `{`)
+/// outside strings and comments, refused past `limit` before ruff's parser sees the text (its
+/// recursive descent with error recovery took seconds on 1 MB of `[[[[…`). Linear; string
+/// prefixes, triple quotes and backslash escapes are followed, f-string contents count as string
+/// text. Returns the offset of the first bracket too deep.
+pub fn python_too_deep(text: &str, limit: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    let mut depth = 0usize;
+    while i < b.len() {
+        match b[i] {
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            q @ (b'\'' | b'"') => {
+                // A raw prefix (`r`, `rb`, `Rb`…) right before the quote disables escapes.
+                let raw = b[..i]
+                    .iter()
+                    .rev()
+                    .take_while(|c| c.is_ascii_alphabetic())
+                    .any(|c| matches!(c, b'r' | b'R'));
+                let triple = b.get(i..i + 3) == Some(&[q, q, q][..]);
+                i += if triple { 3 } else { 1 };
+                while i < b.len() {
+                    if b[i] == b'\\' && !raw {
+                        i += 2;
+                        continue;
+                    }
+                    if triple {
+                        if b.get(i..i + 3) == Some(&[q, q, q][..]) {
+                            i += 2;
+                            break;
+                        }
+                    } else if b[i] == q || b[i] == b'\n' {
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(i);
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod python_tests {
+    use super::python_too_deep;
+
+    #[test]
+    fn brackets_in_strings_and_comments_do_not_count() {
+        let deep = "[".repeat(200);
+        assert_eq!(python_too_deep(&format!("x = {deep}"), 128), Some(4 + 128));
+        for hidden in [
+            format!("x = '{deep}'"),
+            format!("x = \"\"\"\n{deep}\n\"\"\""),
+            format!("# {deep}\nx = 1"),
+            format!("x = r'\\' + '{deep}'"),
+            format!("x = f'{{{deep}'"),
+        ] {
+            assert_eq!(python_too_deep(&hidden, 128), None, "{hidden:?}");
+        }
+        assert_eq!(python_too_deep("x = [[1], [2], ([3],)]", 2), Some(16));
+    }
+}

@@ -47,6 +47,11 @@ pub(crate) const PYTHON_FIELDS: FieldNames = FieldNames {
     child_constraints: &["CHILD_CONSTRAINTS", "child_constraints"],
 };
 
+/// Bracket depth past which a file is not handed to ruff's parser at all (its cost grows with the
+/// depth; literal values deeper than `MAX_NESTING` are still refused one by one, keeping the rest
+/// of the header).
+const MAX_BRACKET_DEPTH: usize = 10_000;
+
 /// Read the metadata header of a Python file (§2.3). Never panics.
 pub fn parse_python(text: &str) -> ParsedFile {
     let (values, problems) = top_level_literals(text);
@@ -67,6 +72,15 @@ pub fn parse_python(text: &str) -> ParsedFile {
 pub fn top_level_literals(text: &str) -> (Vec<(String, Spanned<Value>)>, Vec<ParseProblem>) {
     if text.len() > MAX_TEXT_LEN {
         return (Vec::new(), super::too_large("Python").problems);
+    }
+    if let Some(at) = super::guard::python_too_deep(text, MAX_BRACKET_DEPTH) {
+        let problem = ParseProblem {
+            span: super::clamp_span(text, at, at + 1),
+            message: format!(
+                "brackets nested deeper than {MAX_BRACKET_DEPTH} levels; the header is not read"
+            ),
+        };
+        return (Vec::new(), vec![problem]);
     }
     let parsed = parse_unchecked_source(text, PySourceType::Python);
     let mut problems: Vec<ParseProblem> = parsed
@@ -112,7 +126,8 @@ pub fn top_level_literals(text: &str) -> (Vec<(String, Spanned<Value>)>, Vec<Par
 /// `==` only), or a top-level `def execute` / `async def execute` (the `python/function`
 /// runtime's entry point). Nested definitions and blocks do not count. Never panics.
 pub fn entry_point(text: &str) -> Option<EntryPoint> {
-    if text.len() > MAX_TEXT_LEN {
+    if text.len() > MAX_TEXT_LEN || super::guard::python_too_deep(text, MAX_BRACKET_DEPTH).is_some()
+    {
         return None;
     }
     let parsed = parse_unchecked_source(text, PySourceType::Python);

@@ -191,6 +191,23 @@ pub fn write_tree(
     Ok(())
 }
 
+/// The bundled example tree as loader specs: `examples/project`, `examples/user` (canonical
+/// paths) and ryechain's embedded bundle.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "test support resolves the repository's example directory"
+)]
+pub fn example_spaces() -> Vec<crate::load::SpaceSpec> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let root = std::fs::canonicalize(&root).unwrap_or(root);
+    three_spaces(
+        root.join("project"),
+        root.join("user"),
+        crate::load::SpaceSource::Embedded,
+        "ryechain",
+    )
+}
+
 /// Project, user and one system bundle as loader specs (project and user from directories).
 pub fn three_spaces(
     project: PathBuf,

@@ -189,16 +189,7 @@ fn lazy_equals_full(specs: &[SpaceSpec], settings: &Settings) -> Stats {
 
 #[test]
 fn example_tree_lazy_chains_equal_full_chains() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples")
-        .canonicalize()
-        .unwrap();
-    let specs = three_spaces(
-        root.join("project"),
-        root.join("user"),
-        SpaceSource::Embedded,
-        "ryechain",
-    );
+    let specs = ryechain::testing::example_spaces();
     let stats = lazy_equals_full(&specs, &Settings::default());
     assert!(stats.items > 20, "{} items", stats.items);
 }

@@ -6,16 +6,14 @@
     reason = "one test loads the example tree from disk"
 )]
 
-use std::path::Path;
-
 use ryechain::analysis::{Host, LintOptions, lint};
 use ryechain::db::{Change, FileChange, Settings};
 use ryechain::diagnostic::Finding;
-use ryechain::load::{SpaceSource, load};
+use ryechain::load::load;
 use ryechain::model::Space;
 use ryechain::render::{self, HumanOptions, RuleMeta, ToolInfo};
 use ryechain::system::os::OsSystem;
-use ryechain::testing::{FixtureFile, file_spec, host, three_spaces};
+use ryechain::testing::{FixtureFile, file_spec, host};
 
 const TREE: &str = "\
 //- /project/.ai/tools/acme/a.py
@@ -200,16 +198,7 @@ fn every_renderer_shows_the_suggestions() {
 
 #[test]
 fn the_example_tree_typo_suggests_the_script_runtime() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples")
-        .canonicalize()
-        .unwrap();
-    let specs = three_spaces(
-        root.join("project"),
-        root.join("user"),
-        SpaceSource::Embedded,
-        "ryechain",
-    );
+    let specs = ryechain::testing::example_spaces();
     let mut change = load(&OsSystem, &specs).change;
     change.settings = Some(Settings::default());
     let mut host = Host::new();

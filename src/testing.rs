@@ -244,3 +244,21 @@ pub fn generated_spaces(dir: &std::path::Path) -> Vec<crate::load::SpaceSpec> {
         "gen",
     )
 }
+
+/// A throwaway Ed25519 key derived from a seed byte, for tests that sign (never stored).
+pub struct TestKey {
+    pub sk: ed25519_dalek::SigningKey,
+    pub public_pem: String,
+    pub fp: String,
+}
+
+/// The test key of `seed` (the same seed gives the same key and fingerprint).
+pub fn test_key(seed: u8) -> TestKey {
+    use crate::integrity::keys::{fingerprint, key_pair_from_seed, signing_key_from_pem};
+    let pair = key_pair_from_seed(&[seed; 32]).expect("a seed makes a key pair");
+    TestKey {
+        sk: signing_key_from_pem(&pair.private_pem).expect("its own PEM parses"),
+        fp: fingerprint(pair.public_pem.as_bytes()),
+        public_pem: pair.public_pem,
+    }
+}

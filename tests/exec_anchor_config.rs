@@ -17,7 +17,6 @@ use ryechain::exec::anchor::{
 };
 use ryechain::exec::config_resolve::{ConfigMode, ResolvedConfig, inject, resolve_config};
 use ryechain::exec::facts::{Ask, DepFile, DepListing, DepWalk, Facts, Need, PathFact, PathKind};
-use ryechain::integrity::keys::{fingerprint, key_pair_from_seed, signing_key_from_pem};
 use ryechain::integrity::{ItemKind, SignatureFormat, sign_text, trust};
 use ryechain::model::{EMBEDDED_PATH_PREFIX, Space, Value};
 use ryechain::resolve::{chain, resolve_root};
@@ -589,20 +588,7 @@ fn ask_facts_without_walk(facts: &Facts, walk: &DepWalk) -> Facts {
 
 // ---------------------------------------------------------------- signing helpers
 
-struct TestKey {
-    sk: ed25519_dalek::SigningKey,
-    public_pem: String,
-    fp: String,
-}
-
-fn test_key(seed: u8) -> TestKey {
-    let pair = key_pair_from_seed(&[seed; 32]).unwrap();
-    TestKey {
-        sk: signing_key_from_pem(&pair.private_pem).unwrap(),
-        fp: fingerprint(pair.public_pem.as_bytes()),
-        public_pem: pair.public_pem,
-    }
-}
+use ryechain::testing::{TestKey, test_key};
 
 /// `text` signed as a tool with `#` comments (what Python and YAML files carry).
 fn signed_text(text: &str, key: &TestKey) -> String {

@@ -7,27 +7,12 @@ use std::path::PathBuf;
 
 use ryechain::analysis::verify::{ExtraFile, Policy, verify_all, verify_chain};
 use ryechain::analysis::{LintOptions, lint};
-use ryechain::integrity::keys::{fingerprint, key_pair_from_seed, signing_key_from_pem};
 use ryechain::integrity::{
     EMBEDDED_KEY_FP, ItemKind, Verdict, default_format, extension_of, sign_text, trust,
 };
 use ryechain::testing::host;
 
-/// A throwaway key made in the test (never stored).
-struct TestKey {
-    sk: ed25519_dalek::SigningKey,
-    public_pem: String,
-    fp: String,
-}
-
-fn test_key(seed: u8) -> TestKey {
-    let pair = key_pair_from_seed(&[seed; 32]).unwrap();
-    TestKey {
-        sk: signing_key_from_pem(&pair.private_pem).unwrap(),
-        fp: fingerprint(pair.public_pem.as_bytes()),
-        public_pem: pair.public_pem,
-    }
-}
+use ryechain::testing::{TestKey, test_key};
 
 fn signed(rel: &str, text: &str, key: &TestKey) -> String {
     let kind = ItemKind::of_rel(rel).unwrap();

@@ -40,18 +40,11 @@ pub const RESERVED_CALLER_KEYS: &[&str] = &[
     "retry",
 ];
 
-/// Caller parameters left out of `params_json` (§8.2.6, [L] list), besides `__*` keys.
-pub const PARAMS_JSON_EXCLUDED: &[&str] = &[
-    "env",
-    "tool_path",
-    "tool_dir",
-    "tool_parent",
-    "anchor_path",
-    "runtime_lib",
-    "project_path",
-    "user_space",
-    "system_space",
-];
+/// Caller parameters left out of `params_json` (§8.2.6, [L] list), besides `__*` keys: `env` and
+/// the execution context (the anchor context's names).
+fn excluded_from_params_json(key: &str) -> bool {
+    key == "env" || super::anchor::CONTEXT_KEYS.contains(&key)
+}
 
 /// Characters that make an embedded `${VAR}` value shell-quoted (§8.3 pass 1).
 const SHELL_SPECIAL: &[char] = &[
@@ -113,12 +106,12 @@ pub fn py_str(v: &Value) -> String {
 }
 
 /// `json.dumps(params)` with Python's defaults (`", "`, `": "`, `ensure_ascii`, insertion order)
-/// over the caller parameters minus `PARAMS_JSON_EXCLUDED` and `__*` keys (§8.2.6).
+/// over the caller parameters minus `env`, the context names and `__*` keys (§8.2.6).
 pub fn params_json(params: &Map<String, Value>) -> String {
     let mut out = String::from("{");
     let mut first = true;
     for (k, v) in params {
-        if k.starts_with("__") || PARAMS_JSON_EXCLUDED.contains(&k.as_str()) {
+        if k.starts_with("__") || excluded_from_params_json(k) {
             continue;
         }
         if !first {

@@ -1,11 +1,15 @@
 //! Benchmark: every header parser on 1 MB inputs of hostile shapes (deep nesting of each bracket
-//! kind, one long line, many keys, YAML alias chains). The target is < 50 ms for any of them; each
+//! kind, one long line, many keys, YAML alias chains, one 1 MB metadata value). The target is < 50 ms for any of them; each
 //! run asserts the parser returned (problems or metadata), so a broken parser cannot post a time.
 
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ryechain::parse::{ParserKind, parse};
+
+/// The allocator the `ryechain` binary runs with (src/main.rs), so the figures are the product's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const MB: usize = 1 << 20;
 
@@ -73,6 +77,39 @@ fn shapes() -> Vec<(&'static str, ParserKind, String)> {
         }
         s
     }));
+    // One metadata value of 1 MB: every entry is read, converted and located.
+    for (name, kind, head, line, tail) in [
+        (
+            "yaml/big_config",
+            Yaml,
+            "config:\n",
+            "  key{i}: [{i}, x]\n",
+            "",
+        ),
+        (
+            "python/big_config",
+            PythonAst,
+            "CONFIG = {\n",
+            "    'k{i}': [{i}, 'x'],\n",
+            "}\n",
+        ),
+        (
+            "js/big_config",
+            JavaScript,
+            "export const CONFIG = {\n",
+            "  k{i}: [{i}, 'x'],\n",
+            "};\n",
+        ),
+    ] {
+        let mut s = String::from(head);
+        let mut i = 0;
+        while s.len() < MB {
+            s.push_str(&line.replace("{i}", &i.to_string()));
+            i += 1;
+        }
+        s.push_str(tail);
+        cases.push((name.into(), kind, s));
+    }
     cases
         .into_iter()
         .map(|(n, k, t)| (Box::leak(n.into_boxed_str()) as &'static str, k, t))
@@ -90,6 +127,10 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 let parsed = parse(kind, &text);
                 assert!(parsed.problems.len() < text.len());
+                if name.ends_with("big_config") {
+                    assert!(parsed.problems.is_empty(), "{name}: {:?}", parsed.problems);
+                    assert!(parsed.metadata.config.is_some(), "{name}: CONFIG not read");
+                }
                 parsed
             })
         });

@@ -135,3 +135,51 @@ fn body_edits_of_a_library_rerun_chain_diagnostics_only_when_it_becomes_runnable
     );
     assert!(!log.iter().any(|e| e.starts_with("chain(")), "{log:?}");
 }
+
+/// `ryechain rules` says which rules are off by default and how to add one, and that hint works.
+#[test]
+fn rules_list_marks_opt_in_rules_and_the_hint_turns_one_on() {
+    let exe = env!("CARGO_BIN_EXE_ryechain");
+    let out = std::process::Command::new(exe)
+        .arg("rules")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let listing = String::from_utf8(out.stdout).unwrap();
+    let line = |id: &str| {
+        listing
+            .lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("{id} not listed:\n{listing}"))
+            .to_owned()
+    };
+    assert!(
+        line("unrunnable-item")
+            .contains("(off by default; `--select ALL,unrunnable-item` adds it)"),
+        "{listing}"
+    );
+    assert!(!line("unknown-primitive").contains("off by default"));
+    let doc = std::process::Command::new(exe)
+        .args(["rule", "unrunnable-item"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&doc.stdout).contains("off by default"));
+
+    // The hint, run as printed, reports the library module.
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join(".ai/tools/acme/lib/errors.py");
+    std::fs::create_dir_all(lib.parent().unwrap()).unwrap();
+    std::fs::write(&lib, LIB).unwrap();
+    let lint = |extra: &[&str]| {
+        let out = std::process::Command::new(exe)
+            .args(["lint", "--no-progress", "--format", "json", "--user-space"])
+            .arg(dir.path().join("no-user"))
+            .arg(dir.path())
+            .args(extra)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert!(!lint(&[]).contains("unrunnable-item"));
+    assert!(lint(&["--select", "ALL,unrunnable-item"]).contains("\"unrunnable-item\""));
+}

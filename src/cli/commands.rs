@@ -318,8 +318,13 @@ pub fn rules_list() -> anyhow::Result<u8> {
     let set = rules();
     let width = set.rules.iter().map(|r| r.id.len()).max().unwrap_or(0);
     for r in &set.rules {
+        let off = if r.enabled {
+            String::new()
+        } else {
+            format!(" (off by default; `--select ALL,{}` adds it)", r.id)
+        };
         outln!(
-            "{:<width$}  {:<7}  {:<10}  {}",
+            "{:<width$}  {:<7}  {:<10}  {}{off}",
             r.id,
             r.severity.as_str(),
             r.family,
@@ -333,8 +338,13 @@ pub fn rule_doc(id: &str) -> anyhow::Result<u8> {
     let Some(r) = rules().get(id) else {
         anyhow::bail!("no rule `{id}`; `ryechain rules` lists them");
     };
+    let on = if r.enabled {
+        "on by default"
+    } else {
+        "off by default (name it in `--select`, or give it a level under `lint.severity` in `.ai/config/ryechain.yaml`)"
+    };
     outln!(
-        "# {} ({})\n\nFamily: {} · Default severity: {} · Scope: {:?}\n\n{}\n\n{}",
+        "# {} ({})\n\nFamily: {} · Default severity: {} · {on} · Scope: {:?}\n\n{}\n\n{}",
         r.id,
         r.summary,
         r.family,

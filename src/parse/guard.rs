@@ -318,6 +318,21 @@ impl Scanner<'_> {
     fn quoted(&mut self, quote: u8) {
         self.bump();
         while let Some(c) = self.at(self.i) {
+            // Fast path: printable ASCII other than quotes and backslashes, past column 0 (where
+            // a document marker could start), is content.
+            if self.col > 0 {
+                let run = self.b[self.i..]
+                    .iter()
+                    .take_while(|&&c| {
+                        (c == b' ' || c.is_ascii_graphic()) && !matches!(c, b'\\' | b'\'' | b'"')
+                    })
+                    .count();
+                if run > 0 {
+                    self.i += run;
+                    self.col += run;
+                    continue;
+                }
+            }
             if self.is_doc_marker() {
                 return; // libyaml refuses a document marker inside a quoted scalar
             }
@@ -351,6 +366,20 @@ impl Scanner<'_> {
                 break;
             }
             while !self.is_blankz(self.i) {
+                // Fast path: a run of printable ASCII that is neither blank nor an indicator
+                // cannot end the scalar; step over it at once (one column per byte).
+                let run = self.b[self.i..]
+                    .iter()
+                    .take_while(|&&c| {
+                        c.is_ascii_graphic()
+                            && !matches!(c, b':' | b',' | b'[' | b']' | b'{' | b'}')
+                    })
+                    .count();
+                if run > 0 {
+                    self.i += run;
+                    self.col += run;
+                    continue;
+                }
                 let c = self.b[self.i];
                 let next = self.at(self.i + 1);
                 if c == b':'

@@ -237,7 +237,7 @@ struct LiteralReader<'a, 't> {
 impl LiteralReader<'_, '_> {
     fn err<T>(&self, at: usize, message: impl Into<String>) -> Result<T, LitError> {
         let span = match self.tokens.get(at) {
-            Some(t) => clamp_span(self.text, t.start, t.end),
+            Some(t) => clamp_span(self.text, t.start as usize, t.end as usize),
             None => Span::empty(self.text.len()),
         };
         Err(LitError {
@@ -262,8 +262,11 @@ impl LiteralReader<'_, '_> {
     }
 
     fn span(&self, from: usize, to: usize) -> Span {
-        let start = self.tokens.get(from).map_or(self.text.len(), |t| t.start);
-        let end = self.tokens.get(to).map_or(start, |t| t.end);
+        let start = self
+            .tokens
+            .get(from)
+            .map_or(self.text.len(), |t| t.start as usize);
+        let end = self.tokens.get(to).map_or(start, |t| t.end as usize);
         clamp_span(self.text, start, end)
     }
 
@@ -281,13 +284,17 @@ impl LiteralReader<'_, '_> {
         let text = tok.text(self.text);
         let scalar = |v: Value| Ok((Spanned::new(v, self.span(at, at)), at + 1));
         match &tok.kind {
-            Kind::Str(Ok(s)) => scalar(Value::Str(s.clone())),
-            Kind::Str(Err(e)) => self.err(at, e.clone()),
-            Kind::Template(Some(s)) => scalar(Value::Str(s.clone())),
-            Kind::Template(None) => self.err(
-                at,
-                "a template literal with `${…}` substitutions is not a constant",
-            ),
+            Kind::Str => match tok.string(self.text) {
+                Ok(s) => scalar(Value::Str(s)),
+                Err(e) => self.err(at, e),
+            },
+            Kind::Template => match tok.template(self.text) {
+                Some(s) => scalar(Value::Str(s)),
+                None => self.err(
+                    at,
+                    "a template literal with `${…}` substitutions is not a constant",
+                ),
+            },
             Kind::Num => match number(text) {
                 Some(v) => scalar(v),
                 None => self.err(at, format!("`{text}` is not a number")),
@@ -351,9 +358,14 @@ impl LiteralReader<'_, '_> {
                 return Ok((Spanned::new(Value::Map(entries), self.span(open, i)), i + 1));
             }
             let key_text = tok.text(self.text);
-            let key = match &tok.kind {
+            let literal_key = match tok.kind {
+                Kind::Str => tok.string(self.text).ok(),
+                Kind::Template => tok.template(self.text),
+                _ => None,
+            };
+            let key = match tok.kind {
+                _ if literal_key.is_some() => literal_key.unwrap_or_default(),
                 Kind::Ident => key_text.to_owned(),
-                Kind::Str(Ok(s)) | Kind::Template(Some(s)) => s.clone(),
                 Kind::Num => match number(key_text) {
                     Some(Value::Int(n)) => n.to_string(),
                     Some(Value::Float(f)) => js_number_string(f.0),
@@ -460,7 +472,7 @@ impl LiteralReader<'_, '_> {
                 text,
                 "{" | "}" | ")" | "]" | "!" | "~" | "++" | "--" | "@" | "#"
             ),
-            Kind::Template(_) => true,
+            Kind::Template => true,
             _ => false,
         };
         if tok.newline_before && !continues {
@@ -524,30 +536,46 @@ fn js_number_string(f: f64) -> String {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
     Ident,
-    /// A quoted string, decoded; `Err` when it is unterminated.
-    Str(Result<String, String>),
-    /// A template literal, cooked; `None` when it has substitutions or is unterminated.
-    Template(Option<String>),
+    /// A quoted string; decoded on demand ([`Token::string`]), as few are ever read.
+    Str,
+    /// A template literal; cooked on demand ([`Token::template`]).
+    Template,
     Num,
     Regex,
     Punct,
 }
 
+/// One token: 12 bytes (offsets are `u32`, as texts over `MAX_TEXT_LEN` are refused), so a
+/// 1 MB file of one-character tokens costs 12 MB, not the 56 MB decoded strings once took.
 #[derive(Clone, Debug)]
 struct Token {
     kind: Kind,
-    start: usize,
-    end: usize,
+    start: u32,
+    end: u32,
     /// A line break lies between the previous token and this one.
     newline_before: bool,
 }
 
 impl Token {
     fn text<'t>(&self, text: &'t str) -> &'t str {
-        text.get(self.start..self.end).unwrap_or("")
+        text.get(self.start as usize..self.end as usize)
+            .unwrap_or("")
+    }
+    /// The decoded value of a [`Kind::Str`] token; `Err` when it is unterminated.
+    fn string(&self, text: &str) -> Result<String, String> {
+        let start = self.start as usize;
+        match text[start..].chars().next() {
+            Some(quote @ ('"' | '\'')) => lex_string(text, start, quote).1,
+            _ => Err("not a string".to_owned()),
+        }
+    }
+    /// The cooked value of a [`Kind::Template`] token; `None` when it has substitutions or is
+    /// unterminated.
+    fn template(&self, text: &str) -> Option<String> {
+        lex_template(text, self.start as usize).1
     }
     fn ident<'t>(&self, text: &'t str) -> Option<&'t str> {
         (self.kind == Kind::Ident).then(|| self.text(text))
@@ -595,6 +623,7 @@ fn is_ident_char(c: char) -> bool {
 /// unrecognised becomes a one-character punctuation token.
 fn lex(text: &str) -> Vec<Token> {
     let mut tokens: Vec<Token> = Vec::new();
+    let mut scratch = String::new();
     let mut i = 0;
     let mut newline = false;
     if text.starts_with("#!") {
@@ -625,13 +654,11 @@ fn lex(text: &str) -> Vec<Token> {
             continue;
         }
         let kind = if c == '"' || c == '\'' {
-            let (end, value) = lex_string(text, i, c);
-            i = end;
-            Kind::Str(value)
+            i = scan_string(text, i, c, &mut scratch).0;
+            Kind::Str
         } else if c == '`' {
-            let (end, value) = lex_template(text, i);
-            i = end;
-            Kind::Template(value)
+            i = lex_template(text, i).0;
+            Kind::Template
         } else if c.is_ascii_digit() || (c == '.' && next.is_some_and(|n| n.is_ascii_digit())) {
             i = lex_number(text, i);
             Kind::Num
@@ -667,8 +694,9 @@ fn lex(text: &str) -> Vec<Token> {
         };
         tokens.push(Token {
             kind,
-            start,
-            end: i,
+            // Cannot truncate: `parse_js` and `entry_point` refuse texts over `MAX_TEXT_LEN`.
+            start: start as u32,
+            end: i as u32,
             newline_before: newline,
         });
         newline = false;
@@ -732,20 +760,31 @@ fn lex_number(text: &str, start: usize) -> usize {
 /// Scan a quoted string at `start`; returns the end offset and the decoded value.
 fn lex_string(text: &str, start: usize, quote: char) -> (usize, Result<String, String>) {
     let mut out = String::new();
+    match scan_string(text, start, quote, &mut out) {
+        (end, true) => (end, Ok(out)),
+        (end, false) => (end, Err("unterminated string".to_owned())),
+    }
+}
+
+/// Scan a quoted string at `start`, decoding it into `out` (cleared first); returns the end
+/// offset and whether the string is terminated. The lexer passes one reused buffer, so
+/// skipping a string allocates nothing.
+fn scan_string(text: &str, start: usize, quote: char, out: &mut String) -> (usize, bool) {
+    out.clear();
     let mut chars = text[start + 1..].char_indices().peekable();
     let base = start + 1;
     while let Some((off, c)) = chars.next() {
         match c {
-            c if c == quote => return (base + off + 1, Ok(out)),
-            '\n' | '\r' => return (base + off, Err("unterminated string".to_owned())),
+            c if c == quote => return (base + off + 1, true),
+            '\n' | '\r' => return (base + off, false),
             '\\' => {
                 let Some((_, e)) = chars.next() else { break };
-                decode_escape(e, &mut chars, &mut out);
+                decode_escape(e, &mut chars, out);
             }
             c => out.push(c),
         }
     }
-    (text.len(), Err("unterminated string".to_owned()))
+    (text.len(), false)
 }
 
 /// Decode the escape whose letter `e` was just read (the backslash before it already consumed).

@@ -167,6 +167,30 @@ pub(crate) struct FieldNames {
     pub child_constraints: &'static [&'static str],
 }
 
+impl FieldNames {
+    /// Whether `name` feeds any field (the parsers read only those values).
+    pub fn contains(&self, name: &str) -> bool {
+        [
+            self.version,
+            self.tool_type,
+            self.executor_id,
+            self.category,
+            self.tool_description,
+            self.config_schema,
+            self.env_config,
+            self.config,
+            self.anchor,
+            self.verify_deps,
+            self.config_resolve,
+            self.inputs,
+            self.outputs,
+            self.child_constraints,
+        ]
+        .iter()
+        .any(|names| names.contains(&name))
+    }
+}
+
 /// Named values read from a file's top level; inserting a name again replaces it (later wins).
 #[derive(Default)]
 pub(crate) struct Fields {
@@ -178,12 +202,14 @@ impl Fields {
         self.values.insert(name.to_owned(), value);
     }
 
-    fn pick(&self, names: &[&str]) -> Option<Spanned<Value>> {
-        names.iter().find_map(|n| self.values.get(*n).cloned())
+    /// Moved out, not cloned: a 1 MB `config` is not copied. Each source name feeds one field
+    /// only (`field_names_are_disjoint`), so nothing another field needs is taken.
+    fn pick(&mut self, names: &[&str]) -> Option<Spanned<Value>> {
+        names.iter().find_map(|n| self.values.remove(*n))
     }
 
     /// The normalised record: for each field, the first of its source names that was read.
-    pub fn metadata(&self, names: &FieldNames) -> Metadata {
+    pub fn metadata(mut self, names: &FieldNames) -> Metadata {
         Metadata {
             version: self.pick(names.version),
             tool_type: self.pick(names.tool_type),
@@ -206,6 +232,38 @@ impl Fields {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn field_names_are_disjoint() {
+        for table in [
+            &python::PYTHON_FIELDS,
+            &yaml::YAML_FIELDS,
+            &js::JS_FIELDS,
+            &shell::SHELL_FIELDS,
+        ] {
+            let all = [
+                table.version,
+                table.tool_type,
+                table.executor_id,
+                table.category,
+                table.tool_description,
+                table.config_schema,
+                table.env_config,
+                table.config,
+                table.anchor,
+                table.verify_deps,
+                table.config_resolve,
+                table.inputs,
+                table.outputs,
+                table.child_constraints,
+            ]
+            .concat();
+            let unique: std::collections::HashSet<_> = all.iter().collect();
+            assert_eq!(unique.len(), all.len(), "a name feeds two fields: {all:?}");
+            assert!(all.iter().all(|n| table.contains(n)));
+            assert!(!table.contains("not_a_field"));
+        }
+    }
 
     #[test]
     fn clamp_span_lands_on_char_boundaries() {

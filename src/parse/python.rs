@@ -54,7 +54,7 @@ const MAX_BRACKET_DEPTH: usize = 10_000;
 
 /// Read the metadata header of a Python file (§2.3). Never panics.
 pub fn parse_python(text: &str) -> ParsedFile {
-    let (values, problems) = top_level_literals(text);
+    let (values, problems) = top_level_literals(text, |name| PYTHON_FIELDS.contains(name));
     let mut fields = Fields::default();
     for (name, value) in values {
         fields.insert(&name, value);
@@ -65,11 +65,15 @@ pub fn parse_python(text: &str) -> ParsedFile {
     }
 }
 
-/// Every top-level `NAME = <literal>` of a Python file, in file order (a later assignment to a
-/// name comes later in the list), with the problems met (syntax errors, too-deep values). This
-/// is what the header parser and the Python extractor reader (`EXTENSIONS`, `PARSERS`, §1.5)
-/// both read. Never panics.
-pub fn top_level_literals(text: &str) -> (Vec<(String, Spanned<Value>)>, Vec<ParseProblem>) {
+/// Every top-level `NAME = <literal>` of a Python file whose name is `wanted`, in file order (a
+/// later assignment to a name comes later in the list), with the problems met (syntax errors,
+/// too-deep wanted values). This is what the header parser (metadata names) and the Python
+/// extractor reader (`EXTENSIONS`, `PARSERS`, §1.5) both read; other names' values are never
+/// built, so a module of many constants costs only its parse. Never panics.
+pub fn top_level_literals(
+    text: &str,
+    wanted: impl Fn(&str) -> bool,
+) -> (Vec<(String, Spanned<Value>)>, Vec<ParseProblem>) {
     if text.len() > MAX_TEXT_LEN {
         return (Vec::new(), super::too_large("Python").problems);
     }
@@ -98,7 +102,10 @@ pub fn top_level_literals(text: &str) -> (Vec<(String, Spanned<Value>)>, Vec<Par
         let [Expr::Name(target)] = assign.targets.as_slice() else {
             continue;
         };
-        if target.is_invalid() || errors.on_lines_of(text, assign.range) {
+        if !wanted(target.id.as_str())
+            || target.is_invalid()
+            || errors.on_lines_of(text, assign.range)
+        {
             continue;
         }
         let reader = LiteralReader {
@@ -160,6 +167,10 @@ fn is_main_test(test: &Expr) -> bool {
 /// that ruff parses fine on its grown stack would overflow ours when the tree is dropped. Here
 /// every statement, expression, pattern and f-string element is detached from its parent (a
 /// leaf is left in its place) and pushed onto a work list, so each node is dropped shallow.
+///
+/// A node spanning fewer than [`SHALLOW_BYTES`] of source is dropped whole: every nesting level
+/// takes at least one character of source (`-x`, `[x]`, `a.b`), so its recursion is bounded
+/// by its length, and the common file pays for dismantling only its few large statements.
 fn dismantle(body: impl IntoIterator<Item = Stmt>) {
     let dismantler = Dismantler::default();
     dismantler
@@ -170,6 +181,10 @@ fn dismantle(body: impl IntoIterator<Item = Stmt>) {
         let Some(node) = dismantler.work.borrow_mut().pop() else {
             break;
         };
+        if node.source_len() < SHALLOW_BYTES {
+            drop(node);
+            continue;
+        }
         match node {
             Node::Stmt(mut stmt) => transformer::walk_stmt(&dismantler, &mut stmt),
             Node::Expr(mut expr) => transformer::walk_expr(&dismantler, &mut expr),
@@ -181,11 +196,27 @@ fn dismantle(body: impl IntoIterator<Item = Stmt>) {
     }
 }
 
+/// Below this many source bytes a node is dropped by its own (recursive) `Drop`: at most that
+/// many levels deep, a few hundred kilobytes of stack at worst.
+const SHALLOW_BYTES: u32 = 1024;
+
 enum Node {
     Stmt(Stmt),
     Expr(Expr),
     Pattern(ast::Pattern),
     Element(ast::InterpolatedStringElement),
+}
+
+impl Node {
+    fn source_len(&self) -> u32 {
+        let range = match self {
+            Node::Stmt(n) => n.range(),
+            Node::Expr(n) => n.range(),
+            Node::Pattern(n) => n.range(),
+            Node::Element(n) => n.range(),
+        };
+        range.len().to_u32()
+    }
 }
 
 #[derive(Default)]

@@ -75,7 +75,10 @@ pub fn parse_yaml(text: &str) -> ParsedFile {
         0
     };
     let mut documents = serde_yaml::Deserializer::from_str(&text[bom..]);
-    let first = match documents.next().map(YNode::deserialize) {
+    let first = match documents
+        .next()
+        .map(|d| TopNode::deserialize(d).map(|t| t.0))
+    {
         None => return ParsedFile::default(),
         Some(Err(e)) => {
             problems.push(syntax_problem(text, bom, &e));
@@ -140,6 +143,8 @@ pub fn parse_yaml(text: &str) -> ParsedFile {
         col: 0,
     };
     let mut fields = Fields::default();
+    // Only the entries that feed a field are located and converted: a data file of many keys
+    // costs its load, not a span search per key.
     for (key, value) in locator.map_entries(&entries, Some(top), doc_span, 0) {
         fields.insert(&key.value, value);
     }
@@ -179,6 +184,8 @@ enum YNode {
     Str(String),
     Seq(Vec<YNode>),
     Map(Vec<(YNode, YNode)>),
+    /// The value of a top-level key that feeds no field, skipped unread ([`TopNode`]).
+    Skipped,
 }
 
 impl YNode {
@@ -191,17 +198,33 @@ impl YNode {
             YNode::Str(_) => "string",
             YNode::Seq(_) => "sequence",
             YNode::Map(_) => "mapping",
+            YNode::Skipped => "skipped value",
         }
     }
 }
 
 impl<'de> Deserialize<'de> for YNode {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(YNodeVisitor)
+        deserializer.deserialize_any(YNodeVisitor { top: false })
     }
 }
 
-struct YNodeVisitor;
+/// A document's root: as [`YNode`], except that the values of top-level keys that feed no
+/// field (and are not `<<` merges) are skipped without being built ([`YNode::Skipped`]), so a data
+/// file of many keys costs only libyaml's scan.
+struct TopNode(YNode);
+
+impl<'de> Deserialize<'de> for TopNode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_any(YNodeVisitor { top: true })
+            .map(TopNode)
+    }
+}
+
+struct YNodeVisitor {
+    top: bool,
+}
 
 impl<'de> Visitor<'de> for YNodeVisitor {
     type Value = YNode;
@@ -257,8 +280,16 @@ impl<'de> Visitor<'de> for YNodeVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<YNode, A::Error> {
         let mut entries = Vec::new();
-        while let Some(entry) = map.next_entry::<YNode, YNode>()? {
-            entries.push(entry);
+        while let Some(key) = map.next_key::<YNode>()? {
+            let skip = self.top
+                && matches!(&key, YNode::Str(name) if name != "<<" && !YAML_FIELDS.contains(name));
+            let value = if skip {
+                map.next_value::<de::IgnoredAny>()?;
+                YNode::Skipped
+            } else {
+                map.next_value::<YNode>()?
+            };
+            entries.push((key, value));
         }
         Ok(YNode::Map(entries))
     }
@@ -399,7 +430,7 @@ impl Locator<'_, '_> {
         depth: usize,
     ) -> Spanned<Value> {
         let value = match node {
-            YNode::Null => Value::Null,
+            YNode::Null | YNode::Skipped => Value::Null,
             YNode::Bool(b) => Value::Bool(*b),
             YNode::Int(i) => Value::Int(*i),
             YNode::Float(f) => Value::Float(F64(*f)),
@@ -430,6 +461,13 @@ impl Locator<'_, '_> {
         let mut out = Vec::new();
         let mut cursor = loc.map_or(0, |l| l.line);
         for (key, value) in entries {
+            if let (YNode::Skipped, YNode::Str(name)) = (value, key) {
+                // Located all the same, so the search for the next key starts past this one.
+                if let Some(site) = loc.and_then(|l| self.find_key(l, cursor, name)) {
+                    cursor = site.line + 1;
+                }
+                continue;
+            }
             let Some(name) = key_string(key) else {
                 self.problems.push(ParseProblem {
                     span: fallback,
@@ -440,6 +478,7 @@ impl Locator<'_, '_> {
                 });
                 continue;
             };
+            let is_merge = name == "<<" && matches!(key, YNode::Str(_));
             let site = loc.and_then(|l| self.find_key(l, cursor, &name));
             let (key_span, value_span, value_loc) = match site {
                 Some(site) => {
@@ -450,7 +489,7 @@ impl Locator<'_, '_> {
                 }
                 None => (fallback, fallback, None),
             };
-            if name == "<<" && matches!(key, YNode::Str(_)) {
+            if is_merge {
                 // Merge key (YAML 1.1, honoured by `safe_load`): merged entries come first so
                 // explicit keys, read later, win; of several merged maps the first wins.
                 let maps: Vec<&YNode> = match value {
@@ -708,7 +747,7 @@ fn key_string(key: &YNode) -> Option<String> {
         YNode::Bool(b) => Some(b.to_string()),
         YNode::Int(i) => Some(i.to_string()),
         YNode::Float(f) => Some(py_float_repr(*f)),
-        YNode::Seq(_) | YNode::Map(_) => None,
+        YNode::Seq(_) | YNode::Map(_) | YNode::Skipped => None,
     }
 }
 

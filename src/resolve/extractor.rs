@@ -146,7 +146,9 @@ fn read_yaml_extractor(file: SourceFile, doc: &serde_yaml::Value, cfg: &mut Extr
 /// (§1.5), read as top-level literals by the `python/ast` parser; the last assignment of a name
 /// wins, as in Python. Syntax problems are the file's own diagnostics (`file_diagnostics`).
 fn read_python_extractor(file: SourceFile, text: &str, cfg: &mut ExtractorConfig) {
-    let (mut values, _problems) = crate::parse::python_top_level_literals(text);
+    let (mut values, _problems) = crate::parse::python_top_level_literals(text, |name| {
+        matches!(name, "EXTENSIONS" | "PARSERS")
+    });
     // Later assignments replace earlier ones: keep only the last of each name.
     let mut seen = std::collections::HashSet::new();
     values.reverse();

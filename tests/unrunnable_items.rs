@@ -138,6 +138,10 @@ fn body_edits_of_a_library_rerun_chain_diagnostics_only_when_it_becomes_runnable
 
 /// `ryechain rules` says which rules are off by default and how to add one, and that hint works.
 #[test]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the test runs the binary on a tree it writes"
+)]
 fn rules_list_marks_opt_in_rules_and_the_hint_turns_one_on() {
     let exe = env!("CARGO_BIN_EXE_ryechain");
     let out = std::process::Command::new(exe)

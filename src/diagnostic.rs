@@ -164,7 +164,10 @@ pub struct Excerpt {
 /// Totals reported with every lint run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
+    /// Files loaded from every space (a directory given as two spaces counts twice). The human
+    /// summary line counts something else: the distinct paths that have findings.
     pub files: usize,
+    /// Tool files checked, per space.
     pub tools: usize,
     pub errors: usize,
     pub warnings: usize,

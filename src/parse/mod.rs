@@ -11,6 +11,7 @@ mod js;
 mod python;
 mod shell;
 mod yaml;
+mod yaml_fast;
 
 #[cfg(test)]
 mod proptests;
@@ -74,6 +75,29 @@ pub fn parse(kind: ParserKind, text: &str) -> ParsedFile {
         ParserKind::JavaScript => parse_js(text),
         ParserKind::Shell => parse_shell(text),
     }
+}
+
+/// Whether the fast YAML loader and the `serde_yaml` path agree on `text` (test support: the
+/// differential tests and the fuzz target call it). `None` when the fast loader declines it.
+#[cfg(any(test, feature = "testing"))]
+pub fn yaml_loaders_agree(text: &str) -> Option<Result<(), String>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let ours = match yaml_fast::load(text) {
+        yaml_fast::Fast::Unsupported => return None,
+        yaml_fast::Fast::FirstError { message, index } => Err(yaml::LoadError {
+            message,
+            index: Some(index),
+        }),
+        yaml_fast::Fast::Loaded { first, rest, .. } => Ok((first, rest)),
+    };
+    let theirs = yaml::load_with_serde(text);
+    // Through `Debug`, so a NaN equals a NaN.
+    let (ours, theirs) = (format!("{ours:?}"), format!("{theirs:?}"));
+    Some(if ours == theirs {
+        Ok(())
+    } else {
+        Err(format!("fast loader: {ours}\nserde_yaml: {theirs}"))
+    })
 }
 
 /// A sign in a file's code that it is meant to be run, not imported (DESIGN.md: files under

@@ -23,6 +23,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
 
 use super::python::py_float_repr;
+use super::yaml_fast::Fast;
 use super::{FieldNames, Fields, MAX_NESTING, MAX_TEXT_LEN, ceil_boundary, clamp_span};
 use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Value};
 
@@ -55,8 +56,23 @@ pub fn parse_yaml(text: &str) -> ParsedFile {
         return super::too_large("YAML");
     }
     let mut problems = Vec::new();
-    // Deep nesting is refused before libyaml, which scans it in quadratic time (`guard`).
-    if let Err(deep) = super::guard::check_yaml_nesting(text) {
+    // libyaml mis-reads every line after the first when the text starts with a BOM, so the
+    // BOM is cut off here and error offsets are shifted back by its length.
+    let bom = if text.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
+    };
+    // Deep nesting is refused before libyaml's full scan, which is quadratic in it (`guard`).
+    // The fast loader stops by itself past `MAX_NESTING` (its look-ahead is bounded), so the
+    // guard runs only when the fast loader declines, fails, or came near the limit: then its
+    // verdict is the one the file always got.
+    let fast = super::yaml_fast::load(&text[bom..]);
+    let guard_needed = match &fast {
+        Fast::Loaded { max_depth, .. } => *max_depth > MAX_NESTING / 2,
+        Fast::Unsupported | Fast::FirstError { .. } => true,
+    };
+    if guard_needed && let Err(deep) = super::guard::check_yaml_nesting(text) {
         let at = super::floor_boundary(text, deep.offset);
         problems.push(ParseProblem {
             span: clamp_span(text, at, at + 1),
@@ -67,45 +83,26 @@ pub fn parse_yaml(text: &str) -> ParsedFile {
             problems,
         };
     }
-    // libyaml mis-reads every line after the first when the text starts with a BOM, so the
-    // BOM is cut off here and error offsets are shifted back by its length.
-    let bom = if text.starts_with('\u{feff}') {
-        '\u{feff}'.len_utf8()
-    } else {
-        0
-    };
-    let mut documents = serde_yaml::Deserializer::from_str(&text[bom..]);
-    let first = match documents
-        .next()
-        .map(|d| TopNode::deserialize(d).map(|t| t.0))
-    {
-        None => return ParsedFile::default(),
-        Some(Err(e)) => {
+    let (first, rest) = match load(&text[bom..], fast) {
+        Err(e) => {
             problems.push(syntax_problem(text, bom, &e));
             return ParsedFile {
                 metadata: Default::default(),
                 problems,
             };
         }
-        Some(Ok(node)) => node,
+        Ok(loaded) => loaded,
     };
     let lines = Lines::new(text);
     let (doc_start, doc_end) = lines.first_document();
-
-    // Later documents: the serde_yaml iterator repeats an error forever, so stop at the first.
-    for next in documents {
-        match YNode::deserialize(next) {
-            Ok(YNode::Null) => continue,
-            Ok(_) => {
-                problems.push(ParseProblem {
-                    span: lines.line_span(doc_end),
-                    message: "the YAML file holds more than one document; only the first is read"
-                        .to_owned(),
-                });
-            }
-            Err(e) => problems.push(syntax_problem(text, bom, &e)),
-        }
-        break;
+    match rest {
+        Rest::Nothing => {}
+        Rest::MoreContent => problems.push(ParseProblem {
+            span: lines.line_span(doc_end),
+            message: "the YAML file holds more than one document; only the first is read"
+                .to_owned(),
+        }),
+        Rest::Error(e) => problems.push(syntax_problem(text, bom, &e)),
     }
 
     let doc_span = lines.line_span(doc_start);
@@ -145,7 +142,7 @@ pub fn parse_yaml(text: &str) -> ParsedFile {
     let mut fields = Fields::default();
     // Only the entries that feed a field are located and converted: a data file of many keys
     // costs its load, not a span search per key.
-    for (key, value) in locator.map_entries(&entries, Some(top), doc_span, 0) {
+    for (key, value) in locator.map_entries(entries, Some(top), doc_span, 0) {
         fields.insert(&key.value, value);
     }
     ParsedFile {
@@ -154,11 +151,74 @@ pub fn parse_yaml(text: &str) -> ParsedFile {
     }
 }
 
-/// A problem for a `serde_yaml` error; its location is a byte index into `text[base..]`.
-fn syntax_problem(text: &str, base: usize, e: &serde_yaml::Error) -> ParseProblem {
-    let span = match e.location() {
-        Some(loc) => {
-            let at = super::floor_boundary(text, base.saturating_add(loc.index()));
+/// A load failure: serde_yaml's message and the byte index into the loaded text it points at.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct LoadError {
+    pub message: String,
+    pub index: Option<usize>,
+}
+
+impl From<serde_yaml::Error> for LoadError {
+    fn from(e: serde_yaml::Error) -> Self {
+        LoadError {
+            message: e.to_string(),
+            index: e.location().map(|l| l.index()),
+        }
+    }
+}
+
+/// What follows the first document (only the first is read).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Rest {
+    /// Nothing, or only empty documents.
+    Nothing,
+    /// Another document with content.
+    MoreContent,
+    /// A later document failed to load.
+    Error(LoadError),
+}
+
+/// The first document's root (`Null` for an empty text) and what follows it, from the fast
+/// loader's answer for `text`: documents without anchors, aliases or tags are read straight from
+/// libyaml's events (`yaml_fast`); the rest go through `serde_yaml`, with the same result.
+fn load(text: &str, fast: Fast) -> Result<(YNode, Rest), LoadError> {
+    match fast {
+        Fast::Unsupported => load_with_serde(text),
+        Fast::FirstError { message, index } => Err(LoadError {
+            message,
+            index: Some(index),
+        }),
+        Fast::Loaded { first, rest, .. } => Ok((first, rest)),
+    }
+}
+
+/// [`load`] through `serde_yaml` (every YAML feature; the reference for `yaml_fast`).
+pub(super) fn load_with_serde(text: &str) -> Result<(YNode, Rest), LoadError> {
+    let mut documents = serde_yaml::Deserializer::from_str(text);
+    let first = match documents
+        .next()
+        .map(|d| TopNode::deserialize(d).map(|t| t.0))
+    {
+        None => YNode::Null,
+        Some(Err(e)) => return Err(e.into()),
+        Some(Ok(node)) => node,
+    };
+    // Later documents: the serde_yaml iterator repeats an error forever, so stop at the first.
+    for next in documents {
+        return Ok(match YNode::deserialize(next) {
+            Ok(YNode::Null) => continue,
+            Ok(_) => (first, Rest::MoreContent),
+            Err(e) => (first, Rest::Error(e.into())),
+        });
+    }
+    Ok((first, Rest::Nothing))
+}
+
+/// A problem for a load error; its location is a byte index into `text[base..]`.
+fn syntax_problem(text: &str, base: usize, e: &LoadError) -> ParseProblem {
+    let span = match e.index {
+        Some(index) => {
+            let at = super::floor_boundary(text, base.saturating_add(index));
             let next = ceil_boundary(text, at + 1);
             // Point at the offending character unless it is a line break (or the end).
             match text.get(at..next) {
@@ -170,13 +230,13 @@ fn syntax_problem(text: &str, base: usize, e: &serde_yaml::Error) -> ParseProble
     };
     ParseProblem {
         span,
-        message: format!("YAML syntax error: {e}"),
+        message: format!("YAML syntax error: {}", e.message),
     }
 }
 
 /// A YAML node as loaded, before spans are attached. Mapping entries keep duplicates.
 #[derive(Debug, Clone, PartialEq)]
-enum YNode {
+pub(super) enum YNode {
     Null,
     Bool(bool),
     Int(i64),
@@ -424,17 +484,17 @@ struct Locator<'a, 't> {
 impl Locator<'_, '_> {
     fn convert(
         &mut self,
-        node: &YNode,
+        node: YNode,
         loc: Option<Loc>,
         span: Span,
         depth: usize,
     ) -> Spanned<Value> {
         let value = match node {
             YNode::Null | YNode::Skipped => Value::Null,
-            YNode::Bool(b) => Value::Bool(*b),
-            YNode::Int(i) => Value::Int(*i),
-            YNode::Float(f) => Value::Float(F64(*f)),
-            YNode::Str(s) => Value::Str(s.clone()),
+            YNode::Bool(b) => Value::Bool(b),
+            YNode::Int(i) => Value::Int(i),
+            YNode::Float(f) => Value::Float(F64(f)),
+            YNode::Str(s) => Value::Str(s),
             _ if depth > MAX_NESTING => {
                 self.problems.push(ParseProblem {
                     span,
@@ -452,7 +512,7 @@ impl Locator<'_, '_> {
 
     fn map_entries(
         &mut self,
-        entries: &[(YNode, YNode)],
+        entries: Vec<(YNode, YNode)>,
         loc: Option<Loc>,
         fallback: Span,
         depth: usize,
@@ -461,14 +521,15 @@ impl Locator<'_, '_> {
         let mut out = Vec::new();
         let mut cursor = loc.map_or(0, |l| l.line);
         for (key, value) in entries {
-            if let (YNode::Skipped, YNode::Str(name)) = (value, key) {
+            if let (YNode::Skipped, YNode::Str(name)) = (&value, &key) {
                 // Located all the same, so the search for the next key starts past this one.
                 if let Some(site) = loc.and_then(|l| self.find_key(l, cursor, name)) {
                     cursor = site.line + 1;
                 }
                 continue;
             }
-            let Some(name) = key_string(key) else {
+            let is_str = matches!(key, YNode::Str(_));
+            let Some(name) = key_string(&key) else {
                 self.problems.push(ParseProblem {
                     span: fallback,
                     message: format!(
@@ -478,7 +539,7 @@ impl Locator<'_, '_> {
                 });
                 continue;
             };
-            let is_merge = name == "<<" && matches!(key, YNode::Str(_));
+            let is_merge = name == "<<" && is_str;
             let site = loc.and_then(|l| self.find_key(l, cursor, &name));
             let (key_span, value_span, value_loc) = match site {
                 Some(site) => {
@@ -492,14 +553,16 @@ impl Locator<'_, '_> {
             if is_merge {
                 // Merge key (YAML 1.1, honoured by `safe_load`): merged entries come first so
                 // explicit keys, read later, win; of several merged maps the first wins.
-                let maps: Vec<&YNode> = match value {
-                    YNode::Map(_) => vec![value],
-                    YNode::Seq(items) if items.iter().all(|i| matches!(i, YNode::Map(_))) => {
-                        items.iter().rev().collect()
-                    }
-                    _ => Vec::new(),
+                let mergeable = match &value {
+                    YNode::Map(_) => true,
+                    YNode::Seq(items) => items.iter().all(|i| matches!(i, YNode::Map(_))),
+                    _ => false,
                 };
-                if !maps.is_empty() {
+                if mergeable {
+                    let maps = match value {
+                        YNode::Seq(items) => items.into_iter().rev().collect(),
+                        map => vec![map],
+                    };
                     for m in maps {
                         if let YNode::Map(inner) = m {
                             let entries = self.map_entries(inner, None, value_span, depth + 1);
@@ -518,7 +581,7 @@ impl Locator<'_, '_> {
 
     fn seq_items(
         &mut self,
-        items: &[YNode],
+        items: Vec<YNode>,
         loc: Option<Loc>,
         fallback: Span,
         depth: usize,
@@ -535,7 +598,7 @@ impl Locator<'_, '_> {
                 continue;
             };
             cursor = line + 1;
-            let (span, child) = self.item_site(line, dash, item);
+            let (span, child) = self.item_site(line, dash, &item);
             out.push(self.convert(item, child, span, depth));
         }
         out

@@ -15,6 +15,7 @@
     reason = "the sign edge reads the clock and rewrites item files"
 )]
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use anyhow::bail;
@@ -827,11 +828,12 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
     }
     let mut outcomes = Vec::with_capacity(targets.len());
     // Two ids may name one file (a symlink beside its target): sign it once, report both.
-    let mut by_real: Vec<(PathBuf, usize)> = Vec::new();
+    // A map, not a list: a search per item made a batch of n items cost O(n²).
+    let mut by_real: HashMap<PathBuf, usize> = HashMap::with_capacity(targets.len());
     for (id, file) in &targets {
         let path = file.path(db).as_ref();
         let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
-        if let Some(&(_, first)) = by_real.iter().find(|(r, _)| *r == real) {
+        if let Some(&first) = by_real.get(&real) {
             let again = match &outcomes[first] {
                 Outcome::Signed {
                     signature,
@@ -853,7 +855,7 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
             outcomes.push(again);
             continue;
         }
-        by_real.push((real, outcomes.len()));
+        by_real.insert(real, outcomes.len());
         outcomes.push(sign_one(&mut signer, db, kind, id, *file)?);
     }
     print_notices(&signer.notices);

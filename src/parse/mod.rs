@@ -82,14 +82,7 @@ pub fn parse(kind: ParserKind, text: &str) -> ParsedFile {
 #[cfg(any(test, feature = "testing"))]
 pub fn yaml_loaders_agree(text: &str) -> Option<Result<(), String>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let ours = match yaml_fast::load(text) {
-        yaml_fast::Fast::Unsupported => return None,
-        yaml_fast::Fast::FirstError { message, index } => Err(yaml::LoadError {
-            message,
-            index: Some(index),
-        }),
-        yaml_fast::Fast::Loaded { first, rest, .. } => Ok((first, rest)),
-    };
+    let ours = yaml_fast::load(text).into_result()?;
     let theirs = yaml::load_with_serde(text);
     // Through `Debug`, so a NaN equals a NaN.
     let (ours, theirs) = (format!("{ours:?}"), format!("{theirs:?}"));

@@ -182,14 +182,7 @@ pub(super) enum Rest {
 /// loader's answer for `text`: documents without anchors, aliases or tags are read straight from
 /// libyaml's events (`yaml_fast`); the rest go through `serde_yaml`, with the same result.
 fn load(text: &str, fast: Fast) -> Result<(YNode, Rest), LoadError> {
-    match fast {
-        Fast::Unsupported => load_with_serde(text),
-        Fast::FirstError { message, index } => Err(LoadError {
-            message,
-            index: Some(index),
-        }),
-        Fast::Loaded { first, rest, .. } => Ok((first, rest)),
-    }
+    fast.into_result().unwrap_or_else(|| load_with_serde(text))
 }
 
 /// [`load`] through `serde_yaml` (every YAML feature; the reference for `yaml_fast`).

@@ -35,6 +35,20 @@ pub(super) enum Fast {
     },
 }
 
+impl Fast {
+    /// The answer in the `serde_yaml` path's terms; `None` when the fast loader declined.
+    pub(super) fn into_result(self) -> Option<Result<(YNode, Rest), LoadError>> {
+        match self {
+            Fast::Unsupported => None,
+            Fast::FirstError { message, index } => Some(Err(LoadError {
+                message,
+                index: Some(index),
+            })),
+            Fast::Loaded { first, rest, .. } => Some(Ok((first, rest))),
+        }
+    }
+}
+
 /// An event with what the builder needs of it.
 enum Ev {
     StreamEnd,
@@ -465,14 +479,7 @@ mod tests {
 
     /// The fast loader's answer in the `serde_yaml` path's terms; `None` when it declines.
     fn fast(text: &str) -> Option<Result<(YNode, Rest), LoadError>> {
-        match load(text) {
-            Fast::Unsupported => None,
-            Fast::FirstError { message, index } => Some(Err(LoadError {
-                message,
-                index: Some(index),
-            })),
-            Fast::Loaded { first, rest, .. } => Some(Ok((first, rest))),
-        }
+        load(text).into_result()
     }
 
     /// Compared through `Debug`, so a NaN equals a NaN.

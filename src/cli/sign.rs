@@ -321,7 +321,7 @@ fn type_ok(ty: &str, v: &Json) -> Result<(), String> {
 
 /// Check fields against the schema (or the built-in minimum). Returns (errors, warnings).
 fn check_fields(
-    db: &dyn Db,
+    schema: &serde_yaml::Mapping,
     kind: ItemKind,
     fields: &Fields,
     file_stem: &str,
@@ -336,9 +336,8 @@ fn check_fields(
             .and_then(|(_, v)| v.as_ref())
     };
     let blocking = blocking_required(kind);
-    let schema = validation_schema(db, kind).unwrap_or_default();
     let mut seen: Vec<String> = Vec::new();
-    for (name, rule) in &schema {
+    for (name, rule) in schema {
         let Some(name) = name.as_str() else { continue };
         seen.push(name.to_owned());
         let required = rule
@@ -611,6 +610,7 @@ fn knowledge_fields(text: &str) -> Result<Fields, Refusal> {
 /// Validate one item: blocking problems, or the warnings to report.
 fn validate(
     db: &dyn Db,
+    schema: &serde_yaml::Mapping,
     kind: ItemKind,
     id: &str,
     file: SourceFile,
@@ -637,7 +637,7 @@ fn validate(
         ItemKind::Directive => directive_fields(text)?,
         ItemKind::Knowledge => knowledge_fields(text)?,
     };
-    let (errors, warnings) = check_fields(db, kind, &fields, stem, dir);
+    let (errors, warnings) = check_fields(schema, kind, &fields, stem, dir);
     if errors.is_empty() {
         Ok(warnings)
     } else {
@@ -657,6 +657,7 @@ fn holds(sys: &dyn crate::system::System, path: &std::path::Path, text: &str) ->
 fn sign_one(
     signer: &mut Signer<'_, '_>,
     db: &dyn Db,
+    schema: &serde_yaml::Mapping,
     kind: ItemKind,
     id: &str,
     file: SourceFile,
@@ -669,7 +670,7 @@ fn sign_one(
             "the file cannot be read as UTF-8 text",
         ));
     };
-    let warnings = match validate(db, kind, id, file, text) {
+    let warnings = match validate(db, schema, kind, id, file, text) {
         Ok(w) => w,
         Err(r) => {
             return Ok(Outcome::Failed {
@@ -827,6 +828,8 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
         return Ok(1);
     }
     let mut outcomes = Vec::with_capacity(targets.len());
+    // Read once per run: finding it scans every file of every space.
+    let schema = validation_schema(db, kind).unwrap_or_default();
     // Two ids may name one file (a symlink beside its target): sign it once, report both.
     // A map, not a list: a search per item made a batch of n items cost O(n²).
     let mut by_real: HashMap<PathBuf, usize> = HashMap::with_capacity(targets.len());
@@ -856,7 +859,7 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
             continue;
         }
         by_real.insert(real, outcomes.len());
-        outcomes.push(sign_one(&mut signer, db, kind, id, *file)?);
+        outcomes.push(sign_one(&mut signer, db, &schema, kind, id, *file)?);
     }
     print_notices(&signer.notices);
     let failed = outcomes

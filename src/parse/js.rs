@@ -363,18 +363,18 @@ impl LiteralReader<'_, '_> {
                 Kind::Template => tok.template(self.text),
                 _ => None,
             };
-            let key = match tok.kind {
-                _ if literal_key.is_some() => literal_key.unwrap_or_default(),
-                Kind::Ident => key_text.to_owned(),
-                Kind::Num => match number(key_text) {
+            let key = match (literal_key, tok.kind) {
+                (Some(key), _) => key,
+                (None, Kind::Ident) => key_text.to_owned(),
+                (None, Kind::Num) => match number(key_text) {
                     Some(Value::Int(n)) => n.to_string(),
                     Some(Value::Float(f)) => js_number_string(f.0),
                     _ => return self.err(i, format!("`{key_text}` is not a valid key")),
                 },
-                Kind::Punct if key_text == "..." => {
+                (None, Kind::Punct) if key_text == "..." => {
                     return self.err(i, "a `...` spread is not a literal");
                 }
-                Kind::Punct if key_text == "[" => {
+                (None, Kind::Punct) if key_text == "[" => {
                     return self.err(i, "a computed `[key]` is not a literal");
                 }
                 _ => {

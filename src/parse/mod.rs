@@ -185,8 +185,8 @@ pub(crate) struct FieldNames {
 }
 
 impl FieldNames {
-    /// Whether `name` feeds any field (the parsers read only those values).
-    pub fn contains(&self, name: &str) -> bool {
+    /// The source names of every field, field by field.
+    fn all(&self) -> [&'static [&'static str]; 14] {
         [
             self.version,
             self.tool_type,
@@ -203,8 +203,11 @@ impl FieldNames {
             self.outputs,
             self.child_constraints,
         ]
-        .iter()
-        .any(|names| names.contains(&name))
+    }
+
+    /// Whether `name` feeds any field (the parsers read only those values).
+    pub fn contains(&self, name: &str) -> bool {
+        self.all().iter().any(|names| names.contains(&name))
     }
 }
 
@@ -258,23 +261,7 @@ mod tests {
             &js::JS_FIELDS,
             &shell::SHELL_FIELDS,
         ] {
-            let all = [
-                table.version,
-                table.tool_type,
-                table.executor_id,
-                table.category,
-                table.tool_description,
-                table.config_schema,
-                table.env_config,
-                table.config,
-                table.anchor,
-                table.verify_deps,
-                table.config_resolve,
-                table.inputs,
-                table.outputs,
-                table.child_constraints,
-            ]
-            .concat();
+            let all = table.all().concat();
             let unique: std::collections::HashSet<_> = all.iter().collect();
             assert_eq!(unique.len(), all.len(), "a name feeds two fields: {all:?}");
             assert!(all.iter().all(|n| table.contains(n)));

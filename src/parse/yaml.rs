@@ -140,8 +140,7 @@ pub fn parse_yaml(text: &str) -> ParsedFile {
         col: 0,
     };
     let mut fields = Fields::default();
-    // Only the entries that feed a field are located and converted: a data file of many keys
-    // costs its load, not a span search per key.
+    // Entries skipped at load (`YNode::Skipped`) are only located, never converted.
     for (key, value) in locator.map_entries(entries, Some(top), doc_span, 0) {
         fields.insert(&key.value, value);
     }
@@ -262,6 +261,12 @@ impl<'de> Deserialize<'de> for YNode {
     }
 }
 
+/// Whether a key of the document's root feeds no field and is no `<<` merge: its value is
+/// skipped unread, by both loaders.
+pub(super) fn unread_top_level_key(key: &YNode) -> bool {
+    matches!(key, YNode::Str(name) if name != "<<" && !YAML_FIELDS.contains(name))
+}
+
 /// A document's root: as [`YNode`], except that the values of top-level keys that feed no
 /// field (and are not `<<` merges) are skipped without being built ([`YNode::Skipped`]), so a data
 /// file of many keys costs only libyaml's scan.
@@ -334,9 +339,7 @@ impl<'de> Visitor<'de> for YNodeVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<YNode, A::Error> {
         let mut entries = Vec::new();
         while let Some(key) = map.next_key::<YNode>()? {
-            let skip = self.top
-                && matches!(&key, YNode::Str(name) if name != "<<" && !YAML_FIELDS.contains(name));
-            let value = if skip {
+            let value = if self.top && unread_top_level_key(&key) {
                 map.next_value::<de::IgnoredAny>()?;
                 YNode::Skipped
             } else {

@@ -17,7 +17,7 @@
 use std::mem::MaybeUninit;
 
 use super::MAX_NESTING;
-use super::yaml::{LoadError, Rest, YAML_FIELDS, YNode};
+use super::yaml::{LoadError, Rest, YNode, unread_top_level_key};
 
 /// What the fast loader made of a text.
 pub(super) enum Fast {
@@ -321,9 +321,7 @@ impl Builder<'_, '_> {
                         ev => self.node(ev, false)?,
                     };
                     let ev = self.parser.next()?;
-                    let skip = top
-                        && matches!(&key, YNode::Str(name) if name != "<<" && !YAML_FIELDS.contains(name));
-                    let value = if skip {
+                    let value = if top && unread_top_level_key(&key) {
                         self.skip(ev)?;
                         YNode::Skipped
                     } else {

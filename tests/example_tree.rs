@@ -7,8 +7,9 @@
 
 use std::path::Path;
 
-use ryechain::analysis::{Host, LintOptions, lint};
+use ryechain::analysis::{Host, LintOptions, file_findings, graph_findings, lint, lint_files};
 use ryechain::db::Settings;
+use ryechain::diagnostic::sort_findings;
 use ryechain::load::{SpaceSource, load};
 use ryechain::system::os::OsSystem;
 use ryechain::testing::three_spaces;
@@ -31,13 +32,19 @@ fn example_tree_reports_exactly_the_planted_problems() {
     change.settings = Some(Settings::default());
     let mut host = Host::new();
     host.apply(change);
-    let report = lint(
-        &host.snapshot(),
-        &LintOptions {
-            display_base: Some(root),
-        },
-        &|_| {},
-    );
+    let opts = LintOptions {
+        display_base: Some(root),
+    };
+    let report = lint(&host.snapshot(), &opts, &|_| {});
+    // The per-file entry point (editor, benchmarks) agrees with the whole-repo lint.
+    let db = host.snapshot();
+    let mut one_by_one: Vec<_> = lint_files(&db)
+        .into_iter()
+        .flat_map(|f| file_findings(&db, f, &opts))
+        .chain(graph_findings(&db, &opts))
+        .collect();
+    sort_findings(&mut one_by_one);
+    assert_eq!(one_by_one, report.findings);
     let mut got: Vec<(String, String)> = report
         .findings
         .iter()

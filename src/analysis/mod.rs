@@ -163,6 +163,26 @@ fn finish(db: &RootDb, mut d: Diagnostic, opts: &LintOptions) -> Option<Finding>
     Some(locate(db, &d, opts))
 }
 
+/// The located findings of one file (its own, its chain's, and its integrity when that family is
+/// enabled), with rule selection and severities applied: what `lint` computes per file, for the
+/// editor and the benchmarks. Graph-wide findings (cycles) are not included; see `graph_findings`.
+pub fn file_findings(db: &RootDb, file: SourceFile, opts: &LintOptions) -> Vec<Finding> {
+    let (diags, _) = check_file(db, file, integrity_enabled(db));
+    diags
+        .into_iter()
+        .filter_map(|d| finish(db, d, opts))
+        .collect()
+}
+
+/// The located graph-wide findings (executor cycles: every strongly connected component once).
+pub fn graph_findings(db: &RootDb, opts: &LintOptions) -> Vec<Finding> {
+    graph_diagnostics(db)
+        .iter()
+        .cloned()
+        .filter_map(|d| finish(db, d, opts))
+        .collect()
+}
+
 /// Lint every file of the workspace. `progress` is called with the number of files finished.
 /// Work is split into chunks; each rayon job gets its own database clone, made on this thread and
 /// moved into the job (salsa handles are `Send`, not `Sync`), never created inside a query.
@@ -204,12 +224,7 @@ pub fn lint(db: &RootDb, opts: &LintOptions, progress: &(dyn Fn(usize) + Sync)) 
         internal_errors += panics;
         findings.extend(f);
     }
-    findings.extend(
-        graph_diagnostics(db)
-            .iter()
-            .cloned()
-            .filter_map(|d| finish(db, d, opts)),
-    );
+    findings.extend(graph_findings(db, opts));
     sort_findings(&mut findings);
     let summary = Summary {
         files: db

@@ -9,6 +9,7 @@ pub mod error;
 pub mod exec;
 pub mod integrity;
 pub mod load;
+pub mod lsp;
 pub mod model;
 pub mod parse;
 pub mod render;

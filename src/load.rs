@@ -524,3 +524,164 @@ pub fn load_item<'s>(
 ) -> (Host, ItemLoader<'s>, Vec<String>) {
     load_items(sys, specs, &[item_id.to_owned()], settings)
 }
+
+/// Re-reads files of the spaces a long-lived process set up (`lsp`, `lint --watch`) after they
+/// changed on disk, and turns editor buffers into the same inputs: a path is placed in the space
+/// whose `.ai/` holds it (the innermost, when spaces nest), and only paths the full load would
+/// read are accepted.
+pub struct Reloader<'s> {
+    sys: &'s dyn System,
+    /// Each on-disk space with its `.ai` dir as given and as canonicalized (when it exists).
+    dirs: Vec<(Space, PathBuf, Option<PathBuf>)>,
+    real_roots: Vec<(PathBuf, SpaceKind)>,
+}
+
+impl<'s> Reloader<'s> {
+    pub fn new(sys: &'s dyn System, specs: &[SpaceSpec]) -> Reloader<'s> {
+        let dirs = specs
+            .iter()
+            .filter_map(|s| match &s.source {
+                SpaceSource::Dir(base) => {
+                    let ai = base.join(".ai");
+                    let real = sys.canonicalize(&ai).ok();
+                    Some((s.space.clone(), ai, real))
+                }
+                SpaceSource::Embedded => None,
+            })
+            .collect();
+        Reloader {
+            sys,
+            dirs,
+            real_roots: real_roots(sys, specs),
+        }
+    }
+
+    /// The `.ai` directories watched, as given.
+    pub fn ai_dirs(&self) -> impl Iterator<Item = &Path> {
+        self.dirs.iter().map(|(_, ai, _)| ai.as_path())
+    }
+
+    /// The space, the path as the database knows it, and the path relative to `.ai/` of `path`
+    /// (given as loaded or canonical), when it lies in a space and is a file the loader reads.
+    pub fn locate(&self, path: &Path) -> Option<(Space, PathBuf, String)> {
+        let mut best: Option<(usize, Space, PathBuf, String)> = None;
+        for (space, ai, real) in &self.dirs {
+            for base in std::iter::once(ai).chain(real) {
+                let Some(rel) = rel_of(base, path) else {
+                    continue;
+                };
+                let depth = base.components().count();
+                if best.as_ref().is_none_or(|(d, ..)| depth > *d) {
+                    best = Some((depth, space.clone(), ai.join(&rel), rel));
+                }
+            }
+        }
+        best.and_then(|(_, space, path, rel)| {
+            (is_loaded_rel(&rel) && !rel.is_empty()).then_some((space, path, rel))
+        })
+    }
+
+    /// The inputs for an editor buffer at `path` (text the editor holds, not the disk's): `None`
+    /// when the path is not a file of a space. A buffer over the loader's size limit is recorded
+    /// as too large, as the disk file would be.
+    pub fn buffer(&self, path: &Path, text: &str) -> Option<FileSpec> {
+        let (space, path, rel) = self.locate(path)?;
+        let size = text.len() as u64;
+        let contents = if size > MAX_FILE_BYTES {
+            FileContents::TooLarge {
+                size,
+                limit: MAX_FILE_BYTES,
+            }
+        } else {
+            FileContents::Text(text.into())
+        };
+        Some(FileSpec {
+            space,
+            path,
+            rel,
+            contents,
+            link_origin: None,
+        })
+    }
+
+    /// The changes that bring the database in line with the disk at `paths` (files or
+    /// directories, created, changed or deleted): a file is read and classified as the full load
+    /// does, a directory is walked, and what no longer exists is removed. `known_under(dir)`
+    /// lists the database's paths below a directory (a deleted folder removes all of them).
+    pub fn reload(&self, paths: &[PathBuf], known_under: &dyn Fn(&Path) -> Vec<PathBuf>) -> Change {
+        let mut change = Change::default();
+        let mut seen = FxHashSet::default();
+        for given in paths {
+            let Some((space, path, _)) = self.locate(given).or_else(|| self.locate_dir(given))
+            else {
+                continue;
+            };
+            if self.sys.is_dir(&path) {
+                let on_disk: Vec<WalkEntry> = self.sys.walk(&path);
+                let present: FxHashSet<&Path> = on_disk.iter().map(|e| e.path.as_path()).collect();
+                for gone in known_under(&path) {
+                    if !present.contains(gone.as_path()) && seen.insert(gone.clone()) {
+                        change.files.push(FileChange::Remove(gone));
+                    }
+                }
+                for entry in &on_disk {
+                    if entry.error.is_none() && seen.insert(entry.path.clone()) {
+                        self.push_file(&mut change, &space, &entry.path);
+                    }
+                }
+                continue;
+            }
+            if !seen.insert(path.clone()) {
+                continue;
+            }
+            if self.sys.is_file(&path) || self.sys.canonicalize(&path).is_ok() {
+                self.push_file(&mut change, &space, &path);
+            } else {
+                // Gone: the file itself, or a whole folder (its files are removed one by one).
+                let below = known_under(&path);
+                if below.is_empty() {
+                    change.files.push(FileChange::Remove(path));
+                }
+                for gone in below {
+                    if seen.insert(gone.clone()) {
+                        change.files.push(FileChange::Remove(gone));
+                    }
+                }
+            }
+        }
+        change
+    }
+
+    /// A directory path inside a space (`tools/acme`), which `locate` refuses as a file.
+    fn locate_dir(&self, path: &Path) -> Option<(Space, PathBuf, String)> {
+        for (space, ai, real) in &self.dirs {
+            for base in std::iter::once(ai).chain(real) {
+                if let Some(rel) = rel_of(base, path) {
+                    return Some((space.clone(), ai.join(&rel), rel));
+                }
+            }
+        }
+        None
+    }
+
+    fn push_file(&self, change: &mut Change, space: &Space, path: &Path) {
+        let Some((_, path, rel)) = self.locate(path) else {
+            return;
+        };
+        if !self.sys.is_file(&path) && self.sys.canonicalize(&path).is_err() {
+            change.files.push(FileChange::Remove(path));
+            return;
+        }
+        let classify = Classifier {
+            sys: self.sys,
+            space,
+            real_roots: &self.real_roots,
+        };
+        let real = self.sys.canonicalize(&path).ok();
+        change.files.push(FileChange::Write(classify.read(
+            &path,
+            rel,
+            real.as_deref(),
+        )));
+    }
+}

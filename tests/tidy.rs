@@ -70,6 +70,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("src/render/", 6),
     ("src/load.rs", 6),
     ("src/cli/", 6),
+    ("src/lsp/", 6),
     ("src/testing.rs", 6),
 ];
 
@@ -92,6 +93,7 @@ const MODULE_LAYER: &[(&str, u8)] = &[
     ("render", 6),
     ("load", 6),
     ("cli", 6),
+    ("lsp", 6),
     ("testing", 6),
 ];
 

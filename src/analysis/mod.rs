@@ -131,6 +131,9 @@ fn check_file(db: &RootDb, file: SourceFile, integrity: bool) -> (Vec<Diagnostic
     };
     match std::panic::catch_unwind(AssertUnwindSafe(run)) {
         Ok(d) => (d, false),
+        // A change arrived while this snapshot was being read (editor, `--watch`): not a defect;
+        // the caller's `salsa::Cancelled::catch` drops the stale work.
+        Err(payload) if payload.is::<salsa::Cancelled>() => std::panic::resume_unwind(payload),
         Err(payload) => {
             let msg = payload
                 .downcast_ref::<&str>()
@@ -154,13 +157,34 @@ fn check_file(db: &RootDb, file: SourceFile, integrity: bool) -> (Vec<Diagnostic
     }
 }
 
-/// Keep a diagnostic if its rule is enabled, with the severity in force, and locate it.
-fn finish(db: &RootDb, mut d: Diagnostic, opts: &LintOptions) -> Option<Finding> {
+/// Keep a diagnostic if its rule is enabled, with the severity in force.
+fn effective(db: &RootDb, mut d: Diagnostic) -> Option<Diagnostic> {
     if d.rule.as_ref() != INTERNAL_ERROR {
         let rule = rules().get(&d.rule)?;
         d.severity = effective_severity(db, rule)?;
     }
-    Some(locate(db, &d, opts))
+    Some(d)
+}
+
+/// Keep a diagnostic if its rule is enabled, with the severity in force, and locate it.
+fn finish(db: &RootDb, d: Diagnostic, opts: &LintOptions) -> Option<Finding> {
+    effective(db, d).map(|d| locate(db, &d, opts))
+}
+
+/// One file's diagnostics as the lint reports them (enabled rules only, severities in force), with
+/// byte spans: what the editor converts into its own positions.
+pub fn checked_diagnostics(db: &RootDb, file: SourceFile) -> Vec<Diagnostic> {
+    let (diags, _) = check_file(db, file, integrity_enabled(db));
+    diags.into_iter().filter_map(|d| effective(db, d)).collect()
+}
+
+/// The graph-wide diagnostics (cycles) as the lint reports them, with byte spans.
+pub fn checked_graph_diagnostics(db: &RootDb) -> Vec<Diagnostic> {
+    graph_diagnostics(db)
+        .iter()
+        .cloned()
+        .filter_map(|d| effective(db, d))
+        .collect()
 }
 
 /// The located findings of one file (its own, its chain's, and its integrity when that family is
@@ -183,15 +207,27 @@ pub fn graph_findings(db: &RootDb, opts: &LintOptions) -> Vec<Finding> {
         .collect()
 }
 
-/// Lint every file of the workspace. `progress` is called with the number of files finished.
-/// Work is split into chunks; each rayon job gets its own database clone, made on this thread and
-/// moved into the job (salsa handles are `Send`, not `Sync`), never created inside a query.
-pub fn lint(db: &RootDb, opts: &LintOptions, progress: &(dyn Fn(usize) + Sync)) -> LintReport {
-    let files = lint_files(db);
-    let integrity = integrity_enabled(db);
+/// `f` on every file, in parallel, results in file order. Work is split into chunks; each rayon
+/// job gets its own database clone, made on this thread and moved into the job (salsa handles are
+/// `Send`, not `Sync`), never created inside a query.
+pub fn par_files<T: Send>(
+    db: &RootDb,
+    files: &[SourceFile],
+    f: &(dyn Fn(&RootDb, SourceFile) -> T + Sync),
+) -> Vec<T> {
+    par_files_with_progress(db, files, f, &|_| {})
+}
+
+/// `par_files`, calling `progress` with the number of files each finished chunk held.
+fn par_files_with_progress<T: Send>(
+    db: &RootDb,
+    files: &[SourceFile],
+    f: &(dyn Fn(&RootDb, SourceFile) -> T + Sync),
+    progress: &(dyn Fn(usize) + Sync),
+) -> Vec<T> {
     let threads = rayon::current_num_threads().max(1);
     let chunk = (files.len() / (threads * 8)).max(32);
-    let results: std::sync::Mutex<Vec<(usize, Vec<Finding>, usize)>> = std::sync::Mutex::default();
+    let results: std::sync::Mutex<Vec<(usize, Vec<T>)>> = std::sync::Mutex::default();
     let jobs: Vec<(usize, &[SourceFile], RootDb)> = files
         .chunks(chunk)
         .enumerate()
@@ -200,27 +236,42 @@ pub fn lint(db: &RootDb, opts: &LintOptions, progress: &(dyn Fn(usize) + Sync)) 
     let results_ref = &results;
     rayon::scope(move |scope| {
         for (i, part, db) in jobs {
-            let results = results_ref;
             scope.spawn(move |_| {
-                let mut found = Vec::new();
-                let mut panics = 0;
-                for &file in part {
-                    let (diags, panicked) = check_file(&db, file, integrity);
-                    panics += usize::from(panicked);
-                    found.extend(diags.into_iter().filter_map(|d| finish(&db, d, opts)));
-                }
+                let out: Vec<T> = part.iter().map(|&file| f(&db, file)).collect();
+                drop(db);
                 progress(part.len());
-                if let Ok(mut r) = results.lock() {
-                    r.push((i, found, panics));
+                if let Ok(mut r) = results_ref.lock() {
+                    r.push((i, out));
                 }
             });
         }
     });
     let mut parts = results.into_inner().unwrap_or_default();
-    parts.sort_by_key(|(i, _, _)| *i);
+    parts.sort_by_key(|(i, _)| *i);
+    parts.into_iter().flat_map(|(_, out)| out).collect()
+}
+
+/// Lint every file of the workspace (in parallel, see `par_files`). `progress` is called with the
+/// number of files finished.
+pub fn lint(db: &RootDb, opts: &LintOptions, progress: &(dyn Fn(usize) + Sync)) -> LintReport {
+    let files = lint_files(db);
+    let integrity = integrity_enabled(db);
+    let parts = par_files_with_progress(
+        db,
+        &files,
+        &|db, file| {
+            let (diags, panicked) = check_file(db, file, integrity);
+            let found: Vec<Finding> = diags
+                .into_iter()
+                .filter_map(|d| finish(db, d, opts))
+                .collect();
+            (found, usize::from(panicked))
+        },
+        progress,
+    );
     let mut internal_errors = 0;
     let mut findings: Vec<Finding> = Vec::new();
-    for (_, f, panics) in parts {
+    for (f, panics) in parts {
         internal_errors += panics;
         findings.extend(f);
     }
@@ -328,20 +379,30 @@ pub fn locate(db: &RootDb, d: &Diagnostic, opts: &LintOptions) -> Finding {
 /// The fix of a certain suggestion: where `original` stands inside the primary span (inside the
 /// quotes of a string literal, say). None when it is not written there verbatim (escapes).
 fn fix_of(text: &str, d: &Diagnostic) -> Option<Fix> {
-    let s = d.suggestions.as_ref().filter(|s| s.certain)?;
-    let replacement = s.replacements.first()?;
-    let span = d.span?;
-    let within = text.get(span.start as usize..span.end as usize)?;
-    let at = span.start as usize + within.find(s.original.as_str())?;
+    let (span, replacement) = fix_span(text, d)?;
     let idx = LineIndex::new(text);
-    let (line, column) = idx.line_col(text, u32::try_from(at).ok()?);
-    let end = u32::try_from(at + s.original.len()).ok()?;
-    let (end_line, end_column) = idx.line_col(text, end);
+    let (line, column) = idx.line_col(text, span.start);
+    let (end_line, end_column) = idx.line_col(text, span.end);
     Some(Fix {
         line,
         column,
         end_line,
         end_column,
-        replacement: replacement.clone(),
+        replacement: replacement.to_owned(),
     })
+}
+
+/// The byte span a certain suggestion replaces in `text` (where `original` stands inside the
+/// primary span) and its replacement; `None` when there is no certain suggestion or the original
+/// is not written verbatim there (escapes).
+pub fn fix_span<'d>(text: &str, d: &'d Diagnostic) -> Option<(crate::model::Span, &'d str)> {
+    let s = d.suggestions.as_ref().filter(|s| s.certain)?;
+    let replacement = s.replacements.first()?;
+    let span = d.span?;
+    let within = text.get(span.start as usize..span.end as usize)?;
+    let at = span.start as usize + within.find(s.original.as_str())?;
+    Some((
+        crate::model::Span::new(at, at + s.original.len()),
+        replacement.as_str(),
+    ))
 }

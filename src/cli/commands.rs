@@ -335,24 +335,10 @@ pub fn rules_list() -> anyhow::Result<u8> {
 }
 
 pub fn rule_doc(id: &str) -> anyhow::Result<u8> {
-    let Some(r) = rules().get(id) else {
+    let Some(page) = crate::rules::doc_page(id) else {
         anyhow::bail!("no rule `{id}`; `ryechain rules` lists them");
     };
-    let on = if r.enabled {
-        "on by default"
-    } else {
-        "off by default (name it in `--select`, or give it a level under `lint.severity` in `.ai/config/ryechain.yaml`)"
-    };
-    outln!(
-        "# {} ({})\n\nFamily: {} · Default severity: {} · {on} · Scope: {:?}\n\n{}\n\n{}",
-        r.id,
-        r.summary,
-        r.family,
-        r.severity.as_str(),
-        r.scope,
-        r.summary,
-        r.docs.trim_end()
-    );
+    outln!("{}", page.trim_end());
     Ok(0)
 }
 

@@ -26,6 +26,7 @@ mod commands;
 mod exec;
 mod keys;
 mod lock;
+mod lsp;
 mod sign;
 mod verify;
 
@@ -171,6 +172,20 @@ enum Command {
         #[arg(long)]
         allow_unsigned: bool,
     },
+    /// Run the language server on stdin/stdout (diagnostics as you type, hover, go-to-definition,
+    /// completion and quick fixes for executor ids). The project space is the editor's workspace
+    /// folder.
+    Lsp {
+        /// Only these rules or families (comma-separated; `ALL` for all).
+        #[arg(long, value_delimiter = ',')]
+        select: Option<Vec<String>>,
+        /// Skip these rules or families (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        ignore: Vec<String>,
+        /// Maximum chain length.
+        #[arg(long)]
+        max_depth: Option<usize>,
+    },
     /// Print a shell completion script (for example `ryechain completions bash > /etc/bash_completion.d/ryechain`).
     Completions {
         /// The shell to complete in.
@@ -288,6 +303,19 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
         }
         Command::Lock { item, path, force } => lock::lock(&ctx, &item, &path, force),
         Command::Exec(args) => exec::exec(&ctx, &args),
+        Command::Lsp {
+            select,
+            ignore,
+            max_depth,
+        } => {
+            let settings = Settings {
+                select,
+                ignore,
+                max_depth,
+                ..Settings::default()
+            };
+            lsp::lsp(&ctx, settings)
+        }
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             let mut out = Vec::new();

@@ -176,6 +176,18 @@ impl RootDb {
         self.files_by_path.get(&path.to_path_buf()).copied()
     }
 
+    /// Paths of the loaded files below `dir` (a folder deleted on disk removes all of them).
+    pub fn paths_under(&self, dir: &std::path::Path) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = self
+            .files_by_path
+            .keys()
+            .filter(|p| p.starts_with(dir) && p.as_path() != dir)
+            .map(|p| p.as_ref().clone())
+            .collect();
+        paths.sort();
+        paths
+    }
+
     /// Query executions since the last call, as `query_name(Id(..))` strings.
     pub fn take_executed(&self) -> Vec<String> {
         self.log

@@ -28,6 +28,27 @@ pub fn embedded_system_files() -> &'static [(&'static str, &'static [u8])] {
     embedded::SYSTEM_FILES
 }
 
+/// The documentation page of a rule in markdown: what `ryechain rule ID` prints and what an
+/// editor opens from a diagnostic's rule code.
+pub fn doc_page(id: &str) -> Option<String> {
+    let r = rules().get(id)?;
+    let on = if r.enabled {
+        "on by default"
+    } else {
+        "off by default (name it in `--select`, or give it a level under `lint.severity` in `.ai/config/ryechain.yaml`)"
+    };
+    Some(format!(
+        "# {} ({})\n\nFamily: {} · Default severity: {} · {on} · Scope: {:?}\n\n{}\n\n{}\n",
+        r.id,
+        r.summary,
+        r.family,
+        r.severity.as_str(),
+        r.scope,
+        r.summary,
+        r.docs.trim_end()
+    ))
+}
+
 /// Where a rule's check runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "kebab-case")]

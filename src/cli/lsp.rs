@@ -1,0 +1,66 @@
+//! `ryechain lsp`: the language server on stdio, with the spaces found as for `lint` (flags and
+//! environment, overridden by the editor's `initializationOptions`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::Context;
+use crate::db::Settings;
+use crate::lsp::server::{InitOptions, Setup, run};
+use crate::lsp::{cache_root, materialise, transport, uri};
+
+/// The bundle name of the embedded system space (as `Context::spaces` names it).
+const EMBEDDED_BUNDLE: &str = "ryechain";
+
+pub fn lsp(ctx: &Context<'_>, settings: Settings) -> anyhow::Result<u8> {
+    let sys = ctx.sys;
+    let xdg = sys.env_var("XDG_CACHE_HOME");
+    let home = sys.env_var("HOME");
+    let root: Option<PathBuf> = cache_root(xdg.as_deref(), home.as_deref()).and_then(|root| {
+        match materialise(&root, EMBEDDED_BUNDLE) {
+            Ok(()) => Some(root),
+            Err(e) => {
+                errln!(
+                    "warning: cannot copy the embedded bundle to {} ({e}); go-to-definition into it and rule links are off",
+                    root.display()
+                );
+                None
+            }
+        }
+    });
+    let bundle_root = root.clone();
+    let materialised = Arc::new(move |bundle: &str, rel: &str| {
+        (bundle == EMBEDDED_BUNDLE)
+            .then(|| bundle_root.as_ref().map(|r| r.join(bundle).join(rel)))
+            .flatten()
+    });
+    let rule_doc = Arc::new(move |id: &str| {
+        let page = root.as_ref()?.join("rules").join(format!("{id}.md"));
+        uri::from_path(&page)
+    });
+    let spaces = |project: &std::path::Path, init: &InitOptions| {
+        let scoped = Context {
+            sys,
+            system_space: init
+                .system_space
+                .clone()
+                .unwrap_or_else(|| ctx.system_space.clone()),
+            user_space: init.user_space.clone().or_else(|| ctx.user_space.clone()),
+        };
+        scoped.spaces(project)
+    };
+    let setup = Setup {
+        sys,
+        spaces: &spaces,
+        materialised,
+        rule_doc,
+        settings,
+    };
+    let (conn, io) = transport::stdio();
+    let clean = run(&conn, &setup)?;
+    drop(conn);
+    io.join();
+    // The protocol: exit code 0 after `shutdown` then `exit`, 1 when `exit` (or the end of input)
+    // came without `shutdown`.
+    Ok(if clean { 0 } else { 1 })
+}

@@ -1,0 +1,1097 @@
+//! The language server's state and main loop: one `Host` mutated only here, open buffers
+//! overlaid on the disk, every request and every diagnostics pass computed on a snapshot on the
+//! thread pool. A change cancels the work of older snapshots through salsa (`Cancelled`); results
+//! of an older generation are never published or answered.
+
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crossbeam_channel::{Receiver, Sender, unbounded};
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
+use lsp_types as lt;
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde_json::json;
+
+use super::features;
+use super::position::{Encoding, Lines, apply_change};
+use super::uri;
+use crate::analysis::{Host, checked_diagnostics, checked_graph_diagnostics, lint_files};
+use crate::db::{Change, FileChange, RootDb, Settings};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::load::{Reloader, SpaceSpec, load};
+use crate::model::Span;
+use crate::system::System;
+
+/// `initializationOptions` the server understands (all optional; camelCase in JSON).
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InitOptions {
+    /// The user space base directory (`.ai` is appended), as `--user-space`.
+    pub user_space: Option<PathBuf>,
+    /// System bundles (`DIR` or `ID=DIR`), as `--system-space`.
+    pub system_space: Option<Vec<String>>,
+    /// Rules or families to run, as `lint --select`.
+    pub select: Option<Vec<String>>,
+    /// Rules or families to skip, as `lint --ignore`.
+    pub ignore: Option<Vec<String>>,
+    /// Maximum chain length, as `lint --max-depth`.
+    pub max_depth: Option<usize>,
+}
+
+/// Finds the spaces for a project directory and the options of `initialize`, with warnings.
+pub type SpacesFn<'a> =
+    dyn Fn(&Path, &InitOptions) -> anyhow::Result<(Vec<SpaceSpec>, Vec<String>)> + Sync + 'a;
+/// Maps an embedded file (`bundle`, path relative to the bundle root) to its copy on disk.
+pub type MaterialisedFn = dyn Fn(&str, &str) -> Option<PathBuf> + Send + Sync;
+/// Maps a rule id to the URI of its documentation page.
+pub type RuleDocFn = dyn Fn(&str) -> Option<lt::Uri> + Send + Sync;
+
+/// What the edge supplies: how to find the spaces for a project directory, and where things the
+/// editor may open live outside the workspace.
+pub struct Setup<'a> {
+    pub sys: &'a dyn System,
+    /// The spaces for a project directory and the options of `initialize` (flags and environment
+    /// already folded in by the caller), with setup warnings.
+    pub spaces: &'a SpacesFn<'a>,
+    /// The read-only copy of an embedded file on disk (`bundle`, path relative to the bundle's
+    /// root), so the editor can open it.
+    pub materialised: Arc<MaterialisedFn>,
+    /// The documentation page of a rule (its `codeDescription` link).
+    pub rule_doc: Arc<RuleDocFn>,
+    /// Settings from the command line; `initializationOptions` override them.
+    pub settings: Settings,
+}
+
+/// An open buffer.
+struct Doc {
+    uri: lt::Uri,
+    version: i32,
+    text: String,
+}
+
+/// What the pool sends back to the main loop.
+enum Task {
+    /// Diagnostics of some paths, computed at `generation`; `all` when this covers every file
+    /// (paths not listed have none).
+    Diagnostics {
+        generation: u64,
+        all: bool,
+        files: Vec<(PathBuf, Vec<Diagnostic>)>,
+        graph: Option<Vec<Diagnostic>>,
+    },
+    Response {
+        generation: u64,
+        response: Response,
+    },
+}
+
+/// Shared by the pool jobs: how diagnostics become protocol values.
+struct Env {
+    enc: Encoding,
+    materialised: Arc<MaterialisedFn>,
+    rule_doc: Arc<RuleDocFn>,
+}
+
+pub struct Server<'s> {
+    conn: &'s Connection,
+    host: Host,
+    reloader: Reloader<'s>,
+    env: Arc<Env>,
+    docs: FxHashMap<PathBuf, Doc>,
+    /// Diagnostics last sent, per path, with the buffer version they were sent for (absent =
+    /// none sent, or cleared and closed).
+    published: FxHashMap<PathBuf, (Option<i32>, Vec<lt::Diagnostic>)>,
+    /// The last graph-wide diagnostics (cycles), merged into the fast pass of open files.
+    graph: Vec<Diagnostic>,
+    generation: u64,
+    tasks_tx: Sender<Task>,
+    tasks_rx: Receiver<Task>,
+    /// Requests the client cancelled (`$/cancelRequest`), answered already.
+    cancelled: FxHashSet<RequestId>,
+    /// The client pulls diagnostics of open files (`textDocument/diagnostic`).
+    pull: bool,
+    /// The client accepts `workspace/diagnostic/refresh`.
+    refresh: bool,
+    shutdown: bool,
+    next_request: i32,
+}
+
+/// The server's capabilities for a client.
+fn capabilities(enc: Encoding, pull: bool) -> lt::ServerCapabilities {
+    lt::ServerCapabilities {
+        position_encoding: Some(match enc {
+            Encoding::Utf8 => lt::PositionEncodingKind::UTF8,
+            Encoding::Utf16 => lt::PositionEncodingKind::UTF16,
+        }),
+        text_document_sync: Some(lt::TextDocumentSyncCapability::Options(
+            lt::TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(lt::TextDocumentSyncKind::INCREMENTAL),
+                save: Some(lt::TextDocumentSyncSaveOptions::Supported(true)),
+                ..Default::default()
+            },
+        )),
+        hover_provider: Some(lt::HoverProviderCapability::Simple(true)),
+        definition_provider: Some(lt::OneOf::Left(true)),
+        document_symbol_provider: Some(lt::OneOf::Left(true)),
+        completion_provider: Some(lt::CompletionOptions {
+            trigger_characters: Some(vec!["/".to_owned(), "\"".to_owned(), "'".to_owned()]),
+            ..Default::default()
+        }),
+        code_action_provider: Some(lt::CodeActionProviderCapability::Options(
+            lt::CodeActionOptions {
+                code_action_kinds: Some(vec![lt::CodeActionKind::QUICKFIX]),
+                ..Default::default()
+            },
+        )),
+        diagnostic_provider: pull.then(|| {
+            lt::DiagnosticServerCapabilities::Options(lt::DiagnosticOptions {
+                identifier: Some("ryechain".to_owned()),
+                inter_file_dependencies: true,
+                workspace_diagnostics: false,
+                work_done_progress_options: Default::default(),
+            })
+        }),
+        ..Default::default()
+    }
+}
+
+fn negotiate_encoding(caps: &lt::ClientCapabilities) -> Encoding {
+    let offered = caps
+        .general
+        .as_ref()
+        .and_then(|g| g.position_encodings.as_ref());
+    if offered.is_some_and(|e| e.contains(&lt::PositionEncodingKind::UTF8)) {
+        Encoding::Utf8
+    } else {
+        Encoding::Utf16
+    }
+}
+
+/// The project directory: the first workspace folder, else `rootUri`, else `rootPath`, else the
+/// working directory.
+#[allow(
+    deprecated,
+    reason = "rootUri and rootPath are still sent by older clients"
+)]
+fn project_dir(params: &lt::InitializeParams, sys: &dyn System) -> anyhow::Result<PathBuf> {
+    let from_uri = |u: &lt::Uri| uri::to_path(u);
+    if let Some(p) = params
+        .workspace_folders
+        .as_ref()
+        .and_then(|f| f.first())
+        .and_then(|f| from_uri(&f.uri))
+    {
+        return Ok(p);
+    }
+    if let Some(p) = params.root_uri.as_ref().and_then(from_uri) {
+        return Ok(p);
+    }
+    if let Some(p) = &params.root_path {
+        return Ok(PathBuf::from(p));
+    }
+    Ok(sys.current_dir()?)
+}
+
+/// Run the server on `conn` until `exit` or the end of input. Returns whether `shutdown` came
+/// before the end (the process exits 0 then, 1 otherwise, as the protocol asks).
+pub fn run(conn: &Connection, setup: &Setup<'_>) -> anyhow::Result<bool> {
+    let (id, params) = match conn.initialize_start() {
+        Ok(x) => x,
+        // The client went away or said `exit` before `initialize`: nothing to serve.
+        Err(_) => return Ok(false),
+    };
+    let params: lt::InitializeParams = match serde_json::from_value(params) {
+        Ok(p) => p,
+        Err(e) => {
+            conn.sender
+                .send(
+                    Response::new_err(
+                        id,
+                        ErrorCode::InvalidParams as i32,
+                        format!("invalid initialize parameters: {e}"),
+                    )
+                    .into(),
+                )
+                .ok();
+            anyhow::bail!("invalid initialize parameters: {e}");
+        }
+    };
+    let init: InitOptions = match params.initialization_options.clone() {
+        Some(v) if !v.is_null() => match serde_json::from_value(v) {
+            Ok(o) => o,
+            Err(e) => {
+                let msg = format!("invalid initializationOptions: {e}");
+                conn.sender
+                    .send(
+                        Response::new_err(id, ErrorCode::InvalidParams as i32, msg.clone()).into(),
+                    )
+                    .ok();
+                anyhow::bail!(msg);
+            }
+        },
+        _ => InitOptions::default(),
+    };
+    let enc = negotiate_encoding(&params.capabilities);
+    let text_caps = params.capabilities.text_document.as_ref();
+    let pull = text_caps.and_then(|t| t.diagnostic.as_ref()).is_some();
+    let refresh = params
+        .capabilities
+        .workspace
+        .as_ref()
+        .and_then(|w| w.diagnostic.as_ref())
+        .and_then(|d| d.refresh_support)
+        .unwrap_or(false);
+    let watch_dynamic = params
+        .capabilities
+        .workspace
+        .as_ref()
+        .and_then(|w| w.did_change_watched_files.as_ref())
+        .and_then(|d| d.dynamic_registration)
+        .unwrap_or(false);
+    let project = project_dir(&params, setup.sys)?;
+    let result = json!({
+        "capabilities": capabilities(enc, pull),
+        "serverInfo": {"name": "ryechain", "version": env!("CARGO_PKG_VERSION")},
+    });
+    if conn.initialize_finish(id, result).is_err() {
+        return Ok(false);
+    }
+    let (specs, notices) = match (setup.spaces)(&project, &init) {
+        Ok(x) => x,
+        Err(e) => {
+            show_message(conn, lt::MessageType::ERROR, &format!("ryechain: {e:#}"));
+            (Vec::new(), Vec::new())
+        }
+    };
+    for n in &notices {
+        show_message(conn, lt::MessageType::WARNING, &format!("ryechain: {n}"));
+    }
+    let mut settings = setup.settings.clone();
+    if init.select.is_some() {
+        settings.select = init.select.clone();
+    }
+    if let Some(ignore) = &init.ignore {
+        settings.ignore = ignore.clone();
+    }
+    if init.max_depth.is_some() {
+        settings.max_depth = init.max_depth;
+    }
+    let outcome = load(setup.sys, &specs);
+    for n in &outcome.notices {
+        show_message(conn, lt::MessageType::WARNING, &format!("ryechain: {n}"));
+    }
+    let mut change = outcome.change;
+    change.settings = Some(settings);
+    let mut host = Host::new();
+    host.apply(change);
+    let (tasks_tx, tasks_rx) = unbounded();
+    let env = Arc::new(Env {
+        enc,
+        materialised: setup.materialised.clone(),
+        rule_doc: setup.rule_doc.clone(),
+    });
+    let mut server = Server {
+        conn,
+        host,
+        reloader: Reloader::new(setup.sys, &specs),
+        env,
+        docs: FxHashMap::default(),
+        published: FxHashMap::default(),
+        graph: Vec::new(),
+        generation: 0,
+        tasks_tx,
+        tasks_rx,
+        cancelled: FxHashSet::default(),
+        pull,
+        refresh,
+        shutdown: false,
+        next_request: 0,
+    };
+    if watch_dynamic {
+        server.register_watchers();
+    }
+    server.schedule_diagnostics(&[]);
+    server.main_loop()
+}
+
+fn show_message(conn: &Connection, typ: lt::MessageType, message: &str) {
+    let params = lt::ShowMessageParams {
+        typ,
+        message: message.to_owned(),
+    };
+    conn.sender
+        .send(Notification::new("window/showMessage".to_owned(), params).into())
+        .ok();
+}
+
+impl Server<'_> {
+    fn main_loop(&mut self) -> anyhow::Result<bool> {
+        loop {
+            crossbeam_channel::select! {
+                recv(self.conn.receiver) -> msg => match msg {
+                    // The client closed stdin: end as after `exit`.
+                    Err(_) => return Ok(self.shutdown),
+                    Ok(msg) => {
+                        if self.handle(msg) {
+                            return Ok(self.shutdown);
+                        }
+                    }
+                },
+                recv(self.tasks_rx) -> task => {
+                    if let Ok(task) = task {
+                        self.on_task(task);
+                    }
+                }
+            }
+        }
+    }
+
+    fn send(&self, msg: impl Into<Message>) {
+        self.conn.sender.send(msg.into()).ok();
+    }
+
+    /// Handle one message; `true` ends the loop.
+    fn handle(&mut self, msg: Message) -> bool {
+        match msg {
+            Message::Request(req) => self.on_request(req),
+            Message::Notification(n) => return self.on_notification(n),
+            // Answers to our own requests (watcher registration, refresh): nothing to do.
+            Message::Response(_) => {}
+        }
+        false
+    }
+
+    fn register_watchers(&mut self) {
+        let mut watchers = vec![lt::FileSystemWatcher {
+            glob_pattern: lt::GlobPattern::String("**/.ai/**".to_owned()),
+            kind: None,
+        }];
+        // Spaces outside the workspace folder (user space, bundles on disk).
+        for ai in self.reloader.ai_dirs() {
+            if let Some(base) = uri::from_path(ai) {
+                watchers.push(lt::FileSystemWatcher {
+                    glob_pattern: lt::GlobPattern::Relative(lt::RelativePattern {
+                        base_uri: lt::OneOf::Right(base),
+                        pattern: "**/*".to_owned(),
+                    }),
+                    kind: None,
+                });
+            }
+        }
+        let options = lt::DidChangeWatchedFilesRegistrationOptions { watchers };
+        let params = lt::RegistrationParams {
+            registrations: vec![lt::Registration {
+                id: "ryechain-watch-ai".to_owned(),
+                method: "workspace/didChangeWatchedFiles".to_owned(),
+                register_options: serde_json::to_value(options).ok(),
+            }],
+        };
+        self.request("client/registerCapability", params);
+    }
+
+    fn request(&mut self, method: &str, params: impl serde::Serialize) {
+        self.next_request += 1;
+        let id = RequestId::from(format!("ryechain-{}", self.next_request));
+        self.send(Request::new(id, method.to_owned(), params));
+    }
+
+    fn on_request(&mut self, req: Request) {
+        if self.shutdown {
+            self.send(Response::new_err(
+                req.id,
+                ErrorCode::InvalidRequest as i32,
+                "the server is shutting down".to_owned(),
+            ));
+            return;
+        }
+        let id = req.id.clone();
+        let method = req.method.clone();
+        match method.as_str() {
+            "shutdown" => {
+                self.shutdown = true;
+                self.send(Response::new_ok(id, serde_json::Value::Null));
+            }
+            "textDocument/hover" => self.spawn_position::<lt::HoverParams>(
+                req,
+                |p| p.text_document_position_params,
+                hover,
+            ),
+            "textDocument/definition" => self.spawn_position::<lt::GotoDefinitionParams>(
+                req,
+                |p| p.text_document_position_params,
+                definition,
+            ),
+            "textDocument/completion" => self.spawn_position::<lt::CompletionParams>(
+                req,
+                |p| p.text_document_position,
+                completion,
+            ),
+            "textDocument/documentSymbol" => self.spawn_document::<lt::DocumentSymbolParams>(
+                req,
+                |p| p.text_document.uri.clone(),
+                |db, env, file, _, _| document_symbols(db, env, file),
+            ),
+            "textDocument/codeAction" => self.spawn_document::<lt::CodeActionParams>(
+                req,
+                |p| p.text_document.uri.clone(),
+                code_actions,
+            ),
+            "textDocument/diagnostic" => {
+                let graph = self.graph.clone();
+                self.spawn_document::<lt::DocumentDiagnosticParams>(
+                    req,
+                    |p| p.text_document.uri.clone(),
+                    move |db, env, file, _, uri| pull_report(db, env, file, uri, &graph),
+                )
+            }
+            _ => self.send(Response::new_err(
+                id,
+                ErrorCode::MethodNotFound as i32,
+                format!("ryechain does not handle `{method}`"),
+            )),
+        }
+    }
+
+    /// A request about a position in a document, answered on a snapshot.
+    fn spawn_position<P>(
+        &mut self,
+        req: Request,
+        pos: fn(P) -> lt::TextDocumentPositionParams,
+        f: fn(&RootDb, &Env, crate::db::SourceFile, usize, &lt::Uri) -> serde_json::Value,
+    ) where
+        P: serde::de::DeserializeOwned,
+    {
+        let id = req.id.clone();
+        let params: P = match serde_json::from_value(req.params) {
+            Ok(p) => p,
+            Err(e) => return self.invalid_params(id, &e),
+        };
+        let tdp = pos(params);
+        let position = tdp.position;
+        self.spawn(id, tdp.text_document.uri, move |db, env, file, uri| {
+            let text = file.contents(db).text().unwrap_or_default();
+            let offset = Lines::new(text).offset(position, env.enc);
+            f(db, env, file, offset, uri)
+        });
+    }
+
+    /// A request about a whole document, answered on a snapshot.
+    fn spawn_document<P>(
+        &mut self,
+        req: Request,
+        uri_of: fn(&P) -> lt::Uri,
+        f: impl FnOnce(&RootDb, &Env, crate::db::SourceFile, P, &lt::Uri) -> serde_json::Value
+        + Send
+        + 'static,
+    ) where
+        P: serde::de::DeserializeOwned + Send + 'static,
+    {
+        let id = req.id.clone();
+        let params: P = match serde_json::from_value(req.params) {
+            Ok(p) => p,
+            Err(e) => return self.invalid_params(id, &e),
+        };
+        let uri = uri_of(&params);
+        self.spawn(id, uri, move |db, env, file, uri| {
+            f(db, env, file, params, uri)
+        });
+    }
+
+    fn invalid_params(&self, id: RequestId, e: &serde_json::Error) {
+        self.send(Response::new_err(
+            id,
+            ErrorCode::InvalidParams as i32,
+            format!("invalid parameters: {e}"),
+        ));
+    }
+
+    /// Answer `id` with `f` run on a snapshot on the pool. A document outside every space (or
+    /// not loaded) gets `null`; a change that cancels the snapshot gets `ContentModified`.
+    fn spawn(
+        &mut self,
+        id: RequestId,
+        uri: lt::Uri,
+        f: impl FnOnce(&RootDb, &Env, crate::db::SourceFile, &lt::Uri) -> serde_json::Value
+        + Send
+        + 'static,
+    ) {
+        let snap = self.host.snapshot();
+        let file = uri::to_path(&uri)
+            .and_then(|p| self.reloader.locate(&p))
+            .and_then(|(_, p, _)| snap.file_at(&p));
+        let Some(file) = file else {
+            self.send(Response::new_ok(id, serde_json::Value::Null));
+            return;
+        };
+        let env = self.env.clone();
+        let tx = self.tasks_tx.clone();
+        let generation = self.generation;
+        rayon::spawn(move || {
+            let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                salsa::Cancelled::catch(AssertUnwindSafe(|| f(&snap, &env, file, &uri)))
+            }));
+            drop(snap);
+            let response = match outcome {
+                Ok(Ok(value)) => Response::new_ok(id, value),
+                Ok(Err(_cancelled)) => Response::new_err(
+                    id,
+                    ErrorCode::ContentModified as i32,
+                    "the workspace changed while this was computed; ask again".to_owned(),
+                ),
+                Err(_) => Response::new_err(
+                    id,
+                    ErrorCode::InternalError as i32,
+                    "ryechain failed while answering; this is a bug, please report it".to_owned(),
+                ),
+            };
+            tx.send(Task::Response {
+                generation,
+                response,
+            })
+            .ok();
+        });
+    }
+
+    fn on_notification(&mut self, n: Notification) -> bool {
+        match n.method.as_str() {
+            "exit" => return true,
+            "textDocument/didOpen" => {
+                if let Ok(p) = serde_json::from_value::<lt::DidOpenTextDocumentParams>(n.params) {
+                    let doc = p.text_document;
+                    self.open(doc.uri, doc.version, doc.text);
+                }
+            }
+            "textDocument/didChange" => {
+                if let Ok(p) = serde_json::from_value::<lt::DidChangeTextDocumentParams>(n.params) {
+                    self.change(p);
+                }
+            }
+            "textDocument/didClose" => {
+                if let Ok(p) = serde_json::from_value::<lt::DidCloseTextDocumentParams>(n.params) {
+                    self.close(&p.text_document.uri);
+                }
+            }
+            "workspace/didChangeWatchedFiles" => {
+                if let Ok(p) = serde_json::from_value::<lt::DidChangeWatchedFilesParams>(n.params) {
+                    self.disk_changed(&p.changes);
+                }
+            }
+            "$/cancelRequest" => {
+                if let Ok(p) = serde_json::from_value::<lt::CancelParams>(n.params) {
+                    let id = match p.id {
+                        lt::NumberOrString::Number(n) => RequestId::from(n),
+                        lt::NumberOrString::String(s) => RequestId::from(s),
+                    };
+                    self.cancelled.insert(id.clone());
+                    self.send(Response::new_err(
+                        id,
+                        ErrorCode::RequestCanceled as i32,
+                        "cancelled".to_owned(),
+                    ));
+                }
+            }
+            // didSave (the buffer is already in), configuration, `$/` notifications: nothing.
+            _ => {}
+        }
+        false
+    }
+
+    /// Apply a change to the inputs (cancelling every snapshot's work) and start a new
+    /// diagnostics pass, the paths in `first` before the other open files.
+    fn apply(&mut self, change: Change, first: &[PathBuf]) {
+        if change.files.is_empty() && change.roots.is_none() && change.settings.is_none() {
+            return;
+        }
+        self.host.apply(change);
+        self.generation += 1;
+        self.schedule_diagnostics(first);
+    }
+
+    fn open(&mut self, uri: lt::Uri, version: i32, text: String) {
+        let Some(path) = uri::to_path(&uri) else {
+            return;
+        };
+        let Some(spec) = self.reloader.buffer(&path, &text) else {
+            return;
+        };
+        let key = spec.path.clone();
+        self.docs.insert(key.clone(), Doc { uri, version, text });
+        self.apply(
+            Change {
+                files: vec![FileChange::Write(spec)],
+                ..Change::default()
+            },
+            &[key],
+        );
+    }
+
+    fn change(&mut self, p: lt::DidChangeTextDocumentParams) {
+        let Some(path) = uri::to_path(&p.text_document.uri) else {
+            return;
+        };
+        let Some((_, key, _)) = self.reloader.locate(&path) else {
+            return;
+        };
+        let enc = self.env.enc;
+        let Some(doc) = self.docs.get_mut(&key) else {
+            return;
+        };
+        for c in p.content_changes {
+            apply_change(&mut doc.text, c.range, &c.text, enc);
+        }
+        doc.version = p.text_document.version;
+        let Some(spec) = self.reloader.buffer(&key, &doc.text) else {
+            return;
+        };
+        self.apply(
+            Change {
+                files: vec![FileChange::Write(spec)],
+                ..Change::default()
+            },
+            &[key],
+        );
+    }
+
+    fn close(&mut self, uri: &lt::Uri) {
+        let Some(path) = uri::to_path(uri) else {
+            return;
+        };
+        let Some((_, key, _)) = self.reloader.locate(&path) else {
+            return;
+        };
+        if self.docs.remove(&key).is_none() {
+            return;
+        }
+        // The disk is the truth again (an unsaved buffer's edits are gone).
+        let db = self.host.db().clone();
+        let change = self
+            .reloader
+            .reload(std::slice::from_ref(&key), &|dir| db.paths_under(dir));
+        drop(db);
+        self.apply(change, &[]);
+    }
+
+    fn disk_changed(&mut self, events: &[lt::FileEvent]) {
+        let paths: Vec<PathBuf> = events
+            .iter()
+            .filter_map(|e| uri::to_path(&e.uri))
+            // An open buffer wins over the disk until it is closed.
+            .filter(|p| {
+                self.reloader
+                    .locate(p)
+                    .is_none_or(|(_, key, _)| !self.docs.contains_key(&key))
+            })
+            .collect();
+        if paths.is_empty() {
+            return;
+        }
+        let db = self.host.db().clone();
+        let change = self.reloader.reload(&paths, &|dir| db.paths_under(dir));
+        drop(db);
+        self.apply(change, &[]);
+    }
+
+    /// Start the two diagnostics passes of this generation on a snapshot: the open files first
+    /// (`first` before the others), then every file of the workspace.
+    fn schedule_diagnostics(&mut self, first: &[PathBuf]) {
+        let snap = self.host.snapshot();
+        let generation = self.generation;
+        let mut open: Vec<PathBuf> = first.to_vec();
+        let mut rest: Vec<&PathBuf> = self.docs.keys().filter(|p| !first.contains(p)).collect();
+        rest.sort();
+        open.extend(rest.into_iter().cloned());
+        let tx = self.tasks_tx.clone();
+        rayon::spawn(move || {
+            let fast = salsa::Cancelled::catch(AssertUnwindSafe(|| {
+                open.iter()
+                    .filter_map(|p| Some((p.clone(), checked_diagnostics(&snap, snap.file_at(p)?))))
+                    .collect::<Vec<_>>()
+            }));
+            let Ok(files) = fast else { return };
+            if tx
+                .send(Task::Diagnostics {
+                    generation,
+                    all: false,
+                    files,
+                    graph: None,
+                })
+                .is_err()
+            {
+                return;
+            }
+            let full = salsa::Cancelled::catch(AssertUnwindSafe(|| {
+                let files = lint_files(&snap);
+                let per_file = crate::analysis::par_files(&snap, &files, &|db, f| {
+                    (f.path(db).as_ref().clone(), checked_diagnostics(db, f))
+                });
+                (per_file, checked_graph_diagnostics(&snap))
+            }));
+            drop(snap);
+            if let Ok((files, graph)) = full {
+                tx.send(Task::Diagnostics {
+                    generation,
+                    all: true,
+                    files,
+                    graph: Some(graph),
+                })
+                .ok();
+            }
+        });
+    }
+
+    fn on_task(&mut self, task: Task) {
+        match task {
+            Task::Response {
+                generation,
+                response,
+            } => {
+                if self.cancelled.remove(&response.id) {
+                    return;
+                }
+                if generation < self.generation && response.response_result.is_ok() {
+                    // Computed before the last change: not answered with stale facts.
+                    self.send(Response::new_err(
+                        response.id,
+                        ErrorCode::ContentModified as i32,
+                        "the workspace changed while this was computed; ask again".to_owned(),
+                    ));
+                    return;
+                }
+                self.send(response);
+            }
+            Task::Diagnostics {
+                generation,
+                all,
+                files,
+                graph,
+            } => {
+                if generation != self.generation {
+                    return;
+                }
+                if let Some(graph) = graph {
+                    self.graph = graph;
+                }
+                self.publish(all, files);
+            }
+        }
+    }
+
+    /// Convert and publish what differs from what the client has. With `all`, paths not in
+    /// `files` have no diagnostics (published empty if they had some).
+    fn publish(&mut self, all: bool, files: Vec<(PathBuf, Vec<Diagnostic>)>) {
+        let db = self.host.db().clone();
+        let mut by_path: FxHashMap<PathBuf, Vec<Diagnostic>> = FxHashMap::default();
+        for (path, diags) in files {
+            by_path.entry(path).or_default().extend(diags);
+        }
+        // Graph findings (cycles) belong to their member files.
+        for d in &self.graph {
+            if all || by_path.contains_key(d.path.as_ref()) {
+                by_path
+                    .entry(d.path.as_ref().clone())
+                    .or_default()
+                    .push(d.clone());
+            }
+        }
+        let mut targets: Vec<PathBuf> = by_path.keys().cloned().collect();
+        if all {
+            targets.extend(
+                self.published
+                    .keys()
+                    .filter(|p| !by_path.contains_key(*p))
+                    .cloned(),
+            );
+        }
+        targets.sort();
+        let mut pulled_changed = false;
+        for path in targets {
+            let diags = by_path.remove(&path).unwrap_or_default();
+            let open = self.docs.contains_key(&path);
+            if self.pull && open {
+                pulled_changed = true;
+                // Pulled, not pushed: clear anything pushed before it was opened.
+                if self.published.remove(&path).is_some() {
+                    self.send_publish(&path, Vec::new(), None);
+                }
+                continue;
+            }
+            let converted: Vec<lt::Diagnostic> =
+                diags.iter().map(|d| to_lsp(&db, &self.env, d)).collect();
+            let version = self.docs.get(&path).map(|d| d.version);
+            // An open buffer hears about every version once (even "no findings"); other files
+            // only when what they have changes.
+            let same = match self.published.get(&path) {
+                Some((v, old)) => *old == converted && (!open || *v == version),
+                None => converted.is_empty() && !open,
+            };
+            if same {
+                continue;
+            }
+            if converted.is_empty() && !open {
+                self.published.remove(&path);
+            } else {
+                self.published
+                    .insert(path.clone(), (version, converted.clone()));
+            }
+            self.send_publish(&path, converted, version);
+        }
+        drop(db);
+        if pulled_changed && self.refresh {
+            self.request("workspace/diagnostic/refresh", serde_json::Value::Null);
+        }
+    }
+
+    fn send_publish(&self, path: &Path, diagnostics: Vec<lt::Diagnostic>, version: Option<i32>) {
+        let uri = match self.docs.get(path) {
+            Some(d) => Some(d.uri.clone()),
+            None => uri::from_path(path),
+        };
+        let Some(uri) = uri else { return };
+        let params = lt::PublishDiagnosticsParams {
+            uri,
+            diagnostics,
+            version,
+        };
+        self.send(Notification::new(
+            "textDocument/publishDiagnostics".to_owned(),
+            params,
+        ));
+    }
+}
+
+/// The range of `span` in the file at `path` (the start of the file when there is no text).
+fn range_in(db: &RootDb, path: &Path, span: Option<Span>, enc: Encoding) -> lt::Range {
+    let text = db
+        .file_at(path)
+        .and_then(|f| f.contents(db).text().map(Arc::<str>::from));
+    match (text, span) {
+        (Some(t), Some(s)) => Lines::new(&t).range(s.start as usize, s.end as usize, enc),
+        _ => lt::Range::default(),
+    }
+}
+
+fn location_of(db: &RootDb, env: &Env, path: &Path, span: Option<Span>) -> Option<lt::Location> {
+    let disk = features::openable(path, &*env.materialised)?;
+    Some(lt::Location {
+        uri: uri::from_path(&disk)?,
+        range: range_in(db, path, span, env.enc),
+    })
+}
+
+/// One diagnostic in protocol form: the rule id as `code`, its documentation as the
+/// `codeDescription`, the help and suggestions in the message, the notes as related information.
+fn to_lsp(db: &RootDb, env: &Env, d: &Diagnostic) -> lt::Diagnostic {
+    let mut message = d.message.clone();
+    if let Some(s) = d
+        .suggestions
+        .as_ref()
+        .filter(|s| !s.replacements.is_empty())
+    {
+        let list: Vec<String> = s.replacements.iter().map(|r| format!("`{r}`")).collect();
+        message.push_str(&format!("\ndid you mean {}?", list.join(", ")));
+    }
+    if let Some(help) = &d.help {
+        message.push_str(&format!("\nhelp: {help}"));
+    }
+    let related: Vec<lt::DiagnosticRelatedInformation> = d
+        .notes
+        .iter()
+        .filter_map(|n| {
+            let location = location_of(db, env, n.path.as_deref()?, n.span)?;
+            Some(lt::DiagnosticRelatedInformation {
+                location,
+                message: n.message.clone(),
+            })
+        })
+        .collect();
+    lt::Diagnostic {
+        range: range_in(db, &d.path, d.span, env.enc),
+        severity: Some(match d.severity {
+            Severity::Error => lt::DiagnosticSeverity::ERROR,
+            Severity::Warning => lt::DiagnosticSeverity::WARNING,
+            Severity::Info => lt::DiagnosticSeverity::INFORMATION,
+        }),
+        code: Some(lt::NumberOrString::String(d.rule.to_string())),
+        code_description: (env.rule_doc)(&d.rule).map(|href| lt::CodeDescription { href }),
+        source: Some("ryechain".to_owned()),
+        message,
+        related_information: (!related.is_empty()).then_some(related),
+        tags: None,
+        data: None,
+    }
+}
+
+fn hover(
+    db: &RootDb,
+    env: &Env,
+    file: crate::db::SourceFile,
+    offset: usize,
+    _: &lt::Uri,
+) -> serde_json::Value {
+    let show = |p: &Path| {
+        features::openable(p, &*env.materialised)
+            .map_or_else(|| p.display().to_string(), |d| d.display().to_string())
+    };
+    let Some((md, span)) = features::hover(db, file, offset, &show) else {
+        return serde_json::Value::Null;
+    };
+    let text = file.contents(db).text().unwrap_or_default();
+    let hover = lt::Hover {
+        contents: lt::HoverContents::Markup(lt::MarkupContent {
+            kind: lt::MarkupKind::Markdown,
+            value: md,
+        }),
+        range: Some(Lines::new(text).range(span.start as usize, span.end as usize, env.enc)),
+    };
+    serde_json::to_value(hover).unwrap_or_default()
+}
+
+fn definition(
+    db: &RootDb,
+    env: &Env,
+    file: crate::db::SourceFile,
+    offset: usize,
+    _: &lt::Uri,
+) -> serde_json::Value {
+    let Some(target) = features::definition(db, file, offset) else {
+        return serde_json::Value::Null;
+    };
+    match location_of(db, env, target.path(db), Some(Span::empty(0))) {
+        Some(loc) => {
+            serde_json::to_value(lt::GotoDefinitionResponse::Scalar(loc)).unwrap_or_default()
+        }
+        None => serde_json::Value::Null,
+    }
+}
+
+fn completion(
+    db: &RootDb,
+    env: &Env,
+    file: crate::db::SourceFile,
+    offset: usize,
+    _: &lt::Uri,
+) -> serde_json::Value {
+    let text = file.contents(db).text().unwrap_or_default();
+    let Some((start, end)) = features::executor_value_on_line(text, offset) else {
+        return serde_json::Value::Null;
+    };
+    let prefix = &text[start..offset.min(text.len()).max(start)];
+    let (ids, more) = features::complete_ids(db, file, prefix);
+    let range = Lines::new(text).range(start, end, env.enc);
+    let items: Vec<lt::CompletionItem> = ids
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| lt::CompletionItem {
+            label: c.id.clone(),
+            kind: Some(if c.runtime {
+                lt::CompletionItemKind::MODULE
+            } else {
+                lt::CompletionItemKind::REFERENCE
+            }),
+            detail: Some(c.detail),
+            sort_text: Some(format!("{i:05}")),
+            filter_text: Some(c.id.clone()),
+            text_edit: Some(lt::CompletionTextEdit::Edit(lt::TextEdit {
+                range,
+                new_text: c.id,
+            })),
+            ..Default::default()
+        })
+        .collect();
+    serde_json::to_value(lt::CompletionResponse::List(lt::CompletionList {
+        is_incomplete: more,
+        items,
+    }))
+    .unwrap_or_default()
+}
+
+#[allow(deprecated, reason = "DocumentSymbol::deprecated must still be set")]
+fn document_symbols(db: &RootDb, env: &Env, file: crate::db::SourceFile) -> serde_json::Value {
+    let text = file.contents(db).text().unwrap_or_default();
+    let lines = Lines::new(text);
+    let symbols: Vec<lt::DocumentSymbol> = features::header_symbols(db, file)
+        .into_iter()
+        .map(|s| {
+            let range = lines.range(s.span.start as usize, s.span.end as usize, env.enc);
+            lt::DocumentSymbol {
+                name: s.name.to_owned(),
+                detail: s.detail,
+                kind: lt::SymbolKind::PROPERTY,
+                tags: None,
+                deprecated: None,
+                range,
+                selection_range: range,
+                children: None,
+            }
+        })
+        .collect();
+    serde_json::to_value(lt::DocumentSymbolResponse::Nested(symbols)).unwrap_or_default()
+}
+
+#[allow(
+    clippy::mutable_key_type,
+    reason = "lsp-types keys WorkspaceEdit::changes by Uri, whose hash never changes"
+)]
+fn code_actions(
+    db: &RootDb,
+    env: &Env,
+    file: crate::db::SourceFile,
+    p: lt::CodeActionParams,
+    uri: &lt::Uri,
+) -> serde_json::Value {
+    let text = file.contents(db).text().unwrap_or_default();
+    let lines = Lines::new(text);
+    let range = lines.offset(p.range.start, env.enc)..lines.offset(p.range.end, env.enc);
+    let actions: Vec<lt::CodeActionOrCommand> = features::quick_fixes(db, file, range)
+        .into_iter()
+        .map(|fix| {
+            let edit_range = lines.range(fix.span.start as usize, fix.span.end as usize, env.enc);
+            let original = text.get(fix.span.range()).unwrap_or_default();
+            let mut changes = std::collections::HashMap::new();
+            changes.insert(
+                uri.clone(),
+                vec![lt::TextEdit {
+                    range: edit_range,
+                    new_text: fix.replacement.clone(),
+                }],
+            );
+            lt::CodeActionOrCommand::CodeAction(lt::CodeAction {
+                title: format!("Replace `{original}` with `{}`", fix.replacement),
+                kind: Some(lt::CodeActionKind::QUICKFIX),
+                diagnostics: Some(vec![to_lsp(db, env, &fix.diagnostic)]),
+                edit: Some(lt::WorkspaceEdit {
+                    changes: Some(changes),
+                    ..Default::default()
+                }),
+                is_preferred: Some(true),
+                ..Default::default()
+            })
+        })
+        .collect();
+    serde_json::to_value(actions).unwrap_or_default()
+}
+
+fn pull_report(
+    db: &RootDb,
+    env: &Env,
+    file: crate::db::SourceFile,
+    _: &lt::Uri,
+    graph: &[Diagnostic],
+) -> serde_json::Value {
+    let path = file.path(db).clone();
+    let mut diags = checked_diagnostics(db, file);
+    diags.extend(graph.iter().filter(|d| d.path == path).cloned());
+    let items = diags.iter().map(|d| to_lsp(db, env, d)).collect();
+    let report = lt::DocumentDiagnosticReportResult::Report(lt::DocumentDiagnosticReport::Full(
+        lt::RelatedFullDocumentDiagnosticReport {
+            related_documents: None,
+            full_document_diagnostic_report: lt::FullDocumentDiagnosticReport {
+                result_id: None,
+                items,
+            },
+        },
+    ));
+    serde_json::to_value(report).unwrap_or_default()
+}

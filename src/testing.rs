@@ -262,3 +262,134 @@ pub fn test_key(seed: u8) -> TestKey {
         public_pem: pair.public_pem,
     }
 }
+
+/// The client side of an in-process language server (`lsp_server::Connection::memory()`), for
+/// the LSP tests and the latency harness: sends requests and notifications and keeps every
+/// message it has not consumed yet.
+pub struct LspClient {
+    pub conn: lsp_server::Connection,
+    pub inbox: std::collections::VecDeque<lsp_server::Message>,
+    next: i32,
+}
+
+/// How long an LSP test waits for an answer before it fails.
+pub const LSP_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl LspClient {
+    pub fn new(conn: lsp_server::Connection) -> Self {
+        LspClient {
+            conn,
+            inbox: std::collections::VecDeque::new(),
+            next: 0,
+        }
+    }
+
+    /// The next message (queued first), waiting at most `wait`.
+    pub fn next_message(&mut self, wait: std::time::Duration) -> Option<lsp_server::Message> {
+        self.inbox
+            .pop_front()
+            .or_else(|| self.conn.receiver.recv_timeout(wait).ok())
+    }
+
+    pub fn notify(&self, method: &str, params: serde_json::Value) {
+        let n = lsp_server::Notification::new(method.to_owned(), params);
+        self.conn
+            .sender
+            .send(n.into())
+            .expect("the server is running");
+    }
+
+    pub fn send_request(
+        &mut self,
+        method: &str,
+        params: serde_json::Value,
+    ) -> lsp_server::RequestId {
+        self.next += 1;
+        let id = lsp_server::RequestId::from(self.next);
+        let r = lsp_server::Request::new(id.clone(), method.to_owned(), params);
+        self.conn
+            .sender
+            .send(r.into())
+            .expect("the server is running");
+        id
+    }
+
+    /// The response to `id` (other messages are kept); panics after `LSP_WAIT`.
+    pub fn response(&mut self, id: &lsp_server::RequestId) -> lsp_server::Response {
+        let deadline = std::time::Instant::now() + LSP_WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.conn.receiver.recv_timeout(left) {
+                Ok(lsp_server::Message::Response(r)) if &r.id == id => return r,
+                Ok(other) => self.inbox.push_back(other),
+                Err(_) => panic!("no response to {id:?}"),
+            }
+        }
+    }
+
+    /// Send a request and return its result; panics on an error response. A `ContentModified`
+    /// answer (the workspace changed while it was computed) is asked again, as editors do.
+    pub fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        for _ in 0..100 {
+            let id = self.send_request(method, params.clone());
+            match self.response(&id).response_result {
+                Ok(v) => return v,
+                Err(e) if e.code == lsp_server::ErrorCode::ContentModified as i32 => continue,
+                Err(e) => panic!("{method} failed: {e:?}"),
+            }
+        }
+        panic!("{method}: the workspace kept changing")
+    }
+
+    /// The next diagnostics published for `uri` that satisfy `ok` (earlier ones for `uri` are
+    /// skipped; messages about other files are kept for later calls); panics after `LSP_WAIT`.
+    pub fn diagnostics_until(
+        &mut self,
+        uri: &str,
+        ok: impl Fn(&[serde_json::Value]) -> bool,
+    ) -> Vec<serde_json::Value> {
+        let deadline = std::time::Instant::now() + LSP_WAIT;
+        let mut seen = Vec::new();
+        let mut kept = std::collections::VecDeque::new();
+        let found = loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let Some(msg) = self.next_message(left) else {
+                break None;
+            };
+            match published(&msg) {
+                Some((u, diags)) if u == uri => {
+                    if ok(&diags) {
+                        break Some(diags);
+                    }
+                    seen.push(diags);
+                }
+                _ => kept.push_back(msg),
+            }
+        };
+        kept.append(&mut self.inbox);
+        self.inbox = kept;
+        found.unwrap_or_else(|| panic!("no matching diagnostics for {uri}; saw {seen:#?}"))
+    }
+
+    /// Drain messages until none arrives for `quiet`.
+    pub fn settle(&mut self, quiet: std::time::Duration) {
+        self.inbox.clear();
+        while self.conn.receiver.recv_timeout(quiet).is_ok() {}
+    }
+}
+
+/// The URI and diagnostics of a `publishDiagnostics` notification.
+pub fn published(msg: &lsp_server::Message) -> Option<(String, Vec<serde_json::Value>)> {
+    match msg {
+        lsp_server::Message::Notification(n) if n.method == "textDocument/publishDiagnostics" => {
+            Some((
+                n.params["uri"].as_str()?.to_owned(),
+                n.params["diagnostics"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default(),
+            ))
+        }
+        _ => None,
+    }
+}

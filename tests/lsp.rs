@@ -7,21 +7,18 @@
     reason = "the tests write workspaces to temp dirs and edit them on disk"
 )]
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lsp_server::{Connection, Message, Notification, Request, RequestId, Response};
+use lsp_server::{Connection, Message};
 use ryechain::db::Settings;
 use ryechain::load::SpaceSource;
 use ryechain::lsp::server::{InitOptions, Setup, run};
 use ryechain::lsp::uri;
 use ryechain::system::os::OsSystem;
-use ryechain::testing::three_spaces;
+use ryechain::testing::{LspClient as Client, three_spaces};
 use serde_json::{Value, json};
-
-const WAIT: Duration = Duration::from_secs(30);
 
 const RUNTIME: &str = "\
 version: \"1.0.0\"
@@ -72,78 +69,9 @@ impl Workspace {
     }
 }
 
-/// The client side: sends, and keeps every message it has not consumed yet.
-struct Client {
-    conn: Connection,
-    inbox: VecDeque<Message>,
-    next: i32,
-}
-
-impl Client {
-    fn recv(&mut self) -> Message {
-        self.conn
-            .receiver
-            .recv_timeout(WAIT)
-            .expect("the server answers within the wait")
-    }
-    fn notify(&self, method: &str, params: Value) {
-        self.conn
-            .sender
-            .send(Notification::new(method.to_owned(), params).into())
-            .unwrap();
-    }
-    fn send_request(&mut self, method: &str, params: Value) -> RequestId {
-        self.next += 1;
-        let id = RequestId::from(self.next);
-        self.conn
-            .sender
-            .send(Request::new(id.clone(), method.to_owned(), params).into())
-            .unwrap();
-        id
-    }
-    fn response(&mut self, id: &RequestId) -> Response {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            assert!(Instant::now() < deadline, "no response to {id:?}");
-            match self.recv() {
-                Message::Response(r) if &r.id == id => return r,
-                other => self.inbox.push_back(other),
-            }
-        }
-    }
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.send_request(method, params);
-        let r = self.response(&id);
-        r.response_result
-            .unwrap_or_else(|e| panic!("{method} failed: {e:?}"))
-    }
-    /// The next diagnostics published for `uri` that satisfy `ok` (earlier ones are skipped).
-    fn diagnostics_until(&mut self, uri: &str, ok: impl Fn(&[Value]) -> bool) -> Vec<Value> {
-        let deadline = Instant::now() + WAIT;
-        let mut seen = Vec::new();
-        loop {
-            let msg = match self.inbox.pop_front() {
-                Some(m) => m,
-                None => {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    match self.conn.receiver.recv_timeout(left) {
-                        Ok(m) => m,
-                        Err(_) => panic!("no matching diagnostics for {uri}; saw {seen:#?}"),
-                    }
-                }
-            };
-            if let Message::Notification(n) = &msg
-                && n.method == "textDocument/publishDiagnostics"
-                && n.params["uri"] == uri
-            {
-                let diags = n.params["diagnostics"].as_array().cloned().unwrap();
-                if ok(&diags) {
-                    return diags;
-                }
-                seen.push(diags);
-            }
-        }
-    }
+/// The workspace-aware helpers on top of the shared client.
+trait Edits {
+    fn notify(&self, method: &str, params: Value);
     fn open(&self, ws: &Workspace, rel: &str) {
         let text = std::fs::read_to_string(ws.path(rel)).unwrap();
         self.notify(
@@ -157,6 +85,12 @@ impl Client {
             json!({"textDocument": {"uri": ws.uri(rel), "version": version},
                    "contentChanges": [{"text": text}]}),
         );
+    }
+}
+
+impl Edits for Client {
+    fn notify(&self, method: &str, params: Value) {
+        Client::notify(self, method, params);
     }
 }
 
@@ -199,11 +133,7 @@ fn with_server(ws: &Workspace, caps: Value, init: Value, body: impl FnOnce(&mut 
     };
     std::thread::scope(|s| {
         let handle = s.spawn(|| run(&server, &setup));
-        let mut c = Client {
-            conn: client,
-            inbox: VecDeque::new(),
-            next: 0,
-        };
+        let mut c = Client::new(client);
         let root = uri::from_path(&ws.project).unwrap();
         let init_result = c.request(
             "initialize",
@@ -468,11 +398,7 @@ fn protocol_errors_unknown_methods_cancellation_and_requests_after_shutdown() {
     };
     std::thread::scope(|s| {
         let handle = s.spawn(|| run(&server, &setup));
-        let mut c = Client {
-            conn: client,
-            inbox: VecDeque::new(),
-            next: 0,
-        };
+        let mut c = Client::new(client);
         // Before initialize: an error, and the server keeps waiting.
         let id = c.send_request("textDocument/hover", json!({}));
         let r = c.response(&id);
@@ -538,11 +464,7 @@ fn exit_without_shutdown_and_closed_input_end_the_server() {
         };
         std::thread::scope(|s| {
             let handle = s.spawn(|| run(&server, &setup));
-            let mut c = Client {
-                conn: client,
-                inbox: VecDeque::new(),
-                next: 0,
-            };
+            let mut c = Client::new(client);
             let root = uri::from_path(&ws.project).unwrap();
             c.request(
                 "initialize",

@@ -2,10 +2,10 @@
 //! and that are not loaded yet (`chain_needs`). The edge (`load::ItemLoader`) probes them and
 //! asks again until nothing is missing.
 
-use crate::db::Db;
+use crate::db::{Db, SourceFile};
 use crate::exec::facts::Loaded;
 use crate::model::item_id_problem;
-use crate::resolve::{ChainEnd, chain, resolve_root};
+use crate::resolve::{ChainEnd, chain, resolve_root, tool_id};
 
 /// The ids whose candidate files the chain of `item_id` (§3) reads and that `loaded` does not
 /// hold yet, in chain order: the root id alone until it is loaded; then every element id of its
@@ -38,7 +38,15 @@ pub fn chain_needs(db: &dyn Db, item_id: &str, loaded: &Loaded) -> Vec<String> {
     let Some(root) = &resolve_root(db, item_id).found else {
         return Vec::new();
     };
-    let ch = chain(db, root.file);
+    file_chain_needs(db, root.file, loaded)
+}
+
+/// `chain_needs` for the chain that starts at `file` (an editor buffer, whatever its space): the
+/// ids its chain reads that `loaded` does not hold yet, the file's own id first (its candidates
+/// in the other spaces shadow it or are shadowed by it).
+pub fn file_chain_needs(db: &dyn Db, file: SourceFile, loaded: &Loaded) -> Vec<String> {
+    let own = tool_id(db, file);
+    let ch = chain(db, file);
     let stop = match &ch.end {
         ChainEnd::Missing { executor_id, .. } | ChainEnd::Cycle { executor_id, .. } => {
             Some(executor_id.as_str())
@@ -50,7 +58,12 @@ pub fn chain_needs(db: &dyn Db, item_id: &str, loaded: &Loaded) -> Vec<String> {
         | ChainEnd::TooDeep { .. } => None,
     };
     let mut needs: Vec<String> = Vec::new();
-    for id in ch.elements.iter().map(|e| e.item_id.as_str()).chain(stop) {
+    let ids = own
+        .as_deref()
+        .into_iter()
+        .chain(ch.elements.iter().map(|e| e.item_id.as_str()))
+        .chain(stop);
+    for id in ids {
         if !loaded.contains(id) && item_id_problem(id).is_none() && !needs.iter().any(|n| n == id) {
             needs.push(id.to_owned());
         }

@@ -19,7 +19,8 @@ use super::uri;
 use crate::analysis::{Host, checked_diagnostics, checked_graph_diagnostics, lint_files};
 use crate::db::{Change, FileChange, RootDb, Settings};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::load::{Reloader, SpaceSpec, load};
+use crate::exec::facts::Loaded;
+use crate::load::{ItemLoader, LoadOutcome, Reloader, SpaceSpec, load};
 use crate::model::Span;
 use crate::system::System;
 
@@ -115,6 +116,17 @@ pub struct Server<'s> {
     refresh: bool,
     shutdown: bool,
     next_request: i32,
+    /// Until the full load lands: the single-item loader and what changed on disk meanwhile.
+    lazy: Option<Lazy<'s>>,
+    settings: Settings,
+}
+
+/// The state of a server whose full load is still running.
+struct Lazy<'s> {
+    loader: ItemLoader<'s>,
+    full: Receiver<LoadOutcome>,
+    /// Paths reported changed on disk before the full load landed (re-read after it).
+    disk_changes: Vec<PathBuf>,
 }
 
 /// The server's capabilities for a client.
@@ -278,12 +290,15 @@ pub fn run(conn: &Connection, setup: &Setup<'_>) -> anyhow::Result<bool> {
     if init.max_depth.is_some() {
         settings.max_depth = init.max_depth;
     }
-    let outcome = load(setup.sys, &specs);
-    for n in &outcome.notices {
+    // The base load (extractors, config, trust store) now; the full load of every space on a
+    // thread of its own. Until it lands, an opened file's chain is loaded on demand (the
+    // single-item loader), so its first diagnostics do not wait for the whole workspace.
+    let (loader, base) = ItemLoader::new(setup.sys, &specs);
+    for n in &base.notices {
         show_message(conn, lt::MessageType::WARNING, &format!("ryechain: {n}"));
     }
-    let mut change = outcome.change;
-    change.settings = Some(settings);
+    let mut change = base.change;
+    change.settings = Some(settings.clone());
     let mut host = Host::new();
     host.apply(change);
     let (tasks_tx, tasks_rx) = unbounded();
@@ -292,28 +307,43 @@ pub fn run(conn: &Connection, setup: &Setup<'_>) -> anyhow::Result<bool> {
         materialised: setup.materialised.clone(),
         rule_doc: setup.rule_doc.clone(),
     });
-    let mut server = Server {
-        conn,
-        host,
-        reloader: Reloader::new(setup.sys, &specs),
-        env,
-        docs: FxHashMap::default(),
-        published: FxHashMap::default(),
-        graph: Vec::new(),
-        generation: 0,
-        tasks_tx,
-        tasks_rx,
-        cancelled: FxHashSet::default(),
-        pull,
-        refresh,
-        shutdown: false,
-        next_request: 0,
-    };
-    if watch_dynamic {
-        server.register_watchers();
-    }
-    server.schedule_diagnostics(&[]);
-    server.main_loop()
+    let sys = setup.sys;
+    std::thread::scope(|scope| {
+        let (full_tx, full_rx) = crossbeam_channel::bounded(1);
+        let specs_ref = &specs;
+        std::thread::Builder::new()
+            .name("lsp-load".to_owned())
+            .spawn_scoped(scope, move || {
+                full_tx.send(load(sys, specs_ref)).ok();
+            })?;
+        let mut server = Server {
+            conn,
+            host,
+            reloader: Reloader::new(sys, &specs),
+            env,
+            docs: FxHashMap::default(),
+            published: FxHashMap::default(),
+            graph: Vec::new(),
+            generation: 0,
+            tasks_tx,
+            tasks_rx,
+            cancelled: FxHashSet::default(),
+            pull,
+            refresh,
+            shutdown: false,
+            next_request: 0,
+            lazy: Some(Lazy {
+                loader,
+                full: full_rx,
+                disk_changes: Vec::new(),
+            }),
+            settings,
+        };
+        if watch_dynamic {
+            server.register_watchers();
+        }
+        server.main_loop()
+    })
 }
 
 fn show_message(conn: &Connection, typ: lt::MessageType, message: &str) {
@@ -344,7 +374,67 @@ impl Server<'_> {
                         self.on_task(task);
                     }
                 }
+                recv(self.full_load()) -> outcome => {
+                    if let Ok(outcome) = outcome {
+                        self.on_full_load(outcome);
+                    }
+                }
             }
+        }
+    }
+
+    /// The channel the full load arrives on (never ready once it has).
+    fn full_load(&self) -> Receiver<LoadOutcome> {
+        match &self.lazy {
+            Some(l) => l.full.clone(),
+            None => crossbeam_channel::never(),
+        }
+    }
+
+    /// Replace the partial inputs by the full load, with the open buffers on top, and re-read
+    /// what changed on disk while it ran.
+    fn on_full_load(&mut self, outcome: LoadOutcome) {
+        let Some(lazy) = self.lazy.take() else { return };
+        for n in &outcome.notices {
+            show_message(
+                self.conn,
+                lt::MessageType::WARNING,
+                &format!("ryechain: {n}"),
+            );
+        }
+        let mut change = outcome.change;
+        change.settings = Some(self.settings.clone());
+        let mut open: Vec<&PathBuf> = self.docs.keys().collect();
+        open.sort();
+        for path in open {
+            if let Some(spec) = self.reloader.buffer(path, &self.docs[path].text) {
+                change.files.push(FileChange::Write(spec));
+            }
+        }
+        self.apply(change, &[]);
+        if !lazy.disk_changes.is_empty() {
+            self.reload_paths(lazy.disk_changes);
+        }
+    }
+
+    /// In the lazy phase, load the candidate files of every id the chain of `path` reads, round
+    /// after round until nothing is missing (as `load::load_items` does), never over a buffer.
+    fn probe_chain(&mut self, path: &Path) {
+        loop {
+            let Some(lazy) = &mut self.lazy else { return };
+            let db = self.host.db();
+            let Some(file) = db.file_at(path) else { return };
+            let loaded = Loaded::Some(lazy.loader.probed_items().clone());
+            let needs = crate::analysis::lazy::file_chain_needs(db, file, &loaded);
+            if needs.is_empty() {
+                return;
+            }
+            let mut change = lazy.loader.probe_items(db, &needs);
+            change.files.retain(|c| match c {
+                FileChange::Write(spec) => !self.docs.contains_key(&spec.path),
+                FileChange::Remove(_) => true,
+            });
+            self.host.apply(change);
         }
     }
 
@@ -605,6 +695,11 @@ impl Server<'_> {
             return;
         }
         self.host.apply(change);
+        self.changed(first);
+    }
+
+    /// After inputs changed: a new generation and its diagnostics passes.
+    fn changed(&mut self, first: &[PathBuf]) {
         self.generation += 1;
         self.schedule_diagnostics(first);
     }
@@ -616,15 +711,21 @@ impl Server<'_> {
         let Some(spec) = self.reloader.buffer(&path, &text) else {
             return;
         };
+        self.docs
+            .insert(spec.path.clone(), Doc { uri, version, text });
+        self.edit_buffer(spec);
+    }
+
+    /// Put a buffer's text in, load what its chain needs (lazy phase), and re-check, this file
+    /// first.
+    fn edit_buffer(&mut self, spec: crate::db::change::FileSpec) {
         let key = spec.path.clone();
-        self.docs.insert(key.clone(), Doc { uri, version, text });
-        self.apply(
-            Change {
-                files: vec![FileChange::Write(spec)],
-                ..Change::default()
-            },
-            &[key],
-        );
+        self.host.apply(Change {
+            files: vec![FileChange::Write(spec)],
+            ..Change::default()
+        });
+        self.probe_chain(&key);
+        self.changed(&[key]);
     }
 
     fn change(&mut self, p: lt::DidChangeTextDocumentParams) {
@@ -645,13 +746,7 @@ impl Server<'_> {
         let Some(spec) = self.reloader.buffer(&key, &doc.text) else {
             return;
         };
-        self.apply(
-            Change {
-                files: vec![FileChange::Write(spec)],
-                ..Change::default()
-            },
-            &[key],
-        );
+        self.edit_buffer(spec);
     }
 
     fn close(&mut self, uri: &lt::Uri) {
@@ -674,10 +769,17 @@ impl Server<'_> {
     }
 
     fn disk_changed(&mut self, events: &[lt::FileEvent]) {
-        let paths: Vec<PathBuf> = events
-            .iter()
-            .filter_map(|e| uri::to_path(&e.uri))
-            // An open buffer wins over the disk until it is closed.
+        let paths: Vec<PathBuf> = events.iter().filter_map(|e| uri::to_path(&e.uri)).collect();
+        if let Some(lazy) = &mut self.lazy {
+            lazy.disk_changes.extend(paths.iter().cloned());
+        }
+        self.reload_paths(paths);
+    }
+
+    /// Re-read `paths` from disk, except open buffers (they win until closed).
+    fn reload_paths(&mut self, paths: Vec<PathBuf>) {
+        let paths: Vec<PathBuf> = paths
+            .into_iter()
             .filter(|p| {
                 self.reloader
                     .locate(p)
@@ -699,26 +801,43 @@ impl Server<'_> {
         let snap = self.host.snapshot();
         let generation = self.generation;
         let mut open: Vec<PathBuf> = first.to_vec();
+        let first_len = open.len();
         let mut rest: Vec<&PathBuf> = self.docs.keys().filter(|p| !first.contains(p)).collect();
         rest.sort();
         open.extend(rest.into_iter().cloned());
         let tx = self.tasks_tx.clone();
+        let workspace = self.lazy.is_none();
         rayon::spawn(move || {
-            let fast = salsa::Cancelled::catch(AssertUnwindSafe(|| {
-                open.iter()
-                    .filter_map(|p| Some((p.clone(), checked_diagnostics(&snap, snap.file_at(p)?))))
-                    .collect::<Vec<_>>()
-            }));
-            let Ok(files) = fast else { return };
-            if tx
-                .send(Task::Diagnostics {
-                    generation,
-                    all: false,
-                    files,
-                    graph: None,
-                })
-                .is_err()
-            {
+            // The edited file alone first (its diagnostics are what the user waits for), then the
+            // other open files, then the whole workspace; each batch is published on arrival.
+            let split = first_len.min(open.len());
+            for batch in [&open[..split], &open[split..]] {
+                if batch.is_empty() {
+                    continue;
+                }
+                let fast = salsa::Cancelled::catch(AssertUnwindSafe(|| {
+                    batch
+                        .iter()
+                        .filter_map(|p| {
+                            Some((p.clone(), checked_diagnostics(&snap, snap.file_at(p)?)))
+                        })
+                        .collect::<Vec<_>>()
+                }));
+                let Ok(files) = fast else { return };
+                if tx
+                    .send(Task::Diagnostics {
+                        generation,
+                        all: false,
+                        files,
+                        graph: None,
+                    })
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            if !workspace {
+                // Only part of the workspace is loaded: its diagnostics would be wrong.
                 return;
             }
             let full = salsa::Cancelled::catch(AssertUnwindSafe(|| {

@@ -152,7 +152,7 @@ fn edits(tools: usize) {
         c.settle(Duration::from_millis(500));
 
         // A header edit of one open tool (its executor id flips between a typo and the runtime).
-        let mut leaf = Vec::new();
+        let (mut to_typo, mut to_fixed) = (Vec::new(), Vec::new());
         for v in 2..62 {
             let typo = v % 2 == 0;
             let exec = if typo {
@@ -163,13 +163,20 @@ fn edits(tools: usize) {
             let t = Instant::now();
             change(c, &deps[0], v, &dependent(0, exec));
             c.diagnostics_until(&deps[0], |d| has(d, "missing-executor") == typo);
-            leaf.push(ms(t.elapsed()));
+            if typo { &mut to_typo } else { &mut to_fixed }.push(ms(t.elapsed()));
             c.settle(Duration::from_millis(150));
         }
+        let mut leaf = to_typo.clone();
+        leaf.extend(&to_fixed);
         summary(
             "header edit of one open tool -> its diagnostics published",
             leaf,
         );
+        summary(
+            "  of which: the id broken (a typo, with suggestions)",
+            to_typo,
+        );
+        summary("  of which: the id fixed", to_fixed);
 
         // A runtime edit: it starts (or stops) constraining every dependent to version 2.
         let strict = format!(

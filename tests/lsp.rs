@@ -550,3 +550,47 @@ fn after_a_burst_of_edits_the_published_state_is_the_final_state() {
         }
     });
 }
+
+#[test]
+fn bad_input_half_typed_yaml_huge_buffer_non_utf8_and_a_symlink_loop() {
+    let ws = Workspace::new(&[
+        ("tools/acme/runtimes/rt.yaml", RUNTIME),
+        ("tools/acme/a.py", &tool("acme/runtimes/rt")),
+    ]);
+    // Bytes that are not UTF-8 on disk, and a directory symlink loop inside a space.
+    std::fs::write(
+        ws.path("tools/acme/latin1.py"),
+        b"__version__ = \"caf\xe9\"\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(ws.path("tools/acme"), ws.path("tools/acme/loop")).unwrap();
+    with_server(&ws, json!({}), no_integrity(), |c| {
+        c.diagnostics_until(&ws.uri("tools/acme/latin1.py"), |d| {
+            rules(d, "unreadable-file")
+        });
+        // Half-typed YAML: a parse diagnostic on the line that breaks.
+        let rt = ws.uri("tools/acme/runtimes/rt.yaml");
+        c.open(&ws, "tools/acme/runtimes/rt.yaml");
+        let broken = format!("{RUNTIME}inputs: [a, b\nbody: {{\n");
+        c.replace(&ws, "tools/acme/runtimes/rt.yaml", 2, &broken);
+        let d = c.diagnostics_until(&rt, |d| rules(d, "unparseable-metadata"));
+        let line = d[0]["range"]["start"]["line"].as_u64().unwrap();
+        assert!((5..=7).contains(&line), "{d:#?}");
+        // A 50 MB buffer is refused as too large, not parsed, and the server keeps answering.
+        let a = ws.uri("tools/acme/a.py");
+        c.open(&ws, "tools/acme/a.py");
+        let huge = format!("{}{}", tool("acme/runtimes/rt"), "#".repeat(50 << 20));
+        c.replace(&ws, "tools/acme/a.py", 2, &huge);
+        let d = c.diagnostics_until(&a, |d| rules(d, "unreadable-file"));
+        assert!(
+            d[0]["message"].as_str().unwrap().contains("limit"),
+            "{d:#?}"
+        );
+        c.replace(&ws, "tools/acme/a.py", 3, &tool("acme/runtimes/rt"));
+        let symbols = c.request(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": a}}),
+        );
+        assert_eq!(symbols.as_array().unwrap().len(), 5);
+    });
+}

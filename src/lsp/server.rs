@@ -119,7 +119,38 @@ pub struct Server<'s> {
     /// Until the full load lands: the single-item loader and what changed on disk meanwhile.
     lazy: Option<Lazy<'s>>,
     settings: Settings,
+    /// Requests being computed on the pool, to ask again when a change cancels them.
+    inflight: FxHashMap<RequestId, Inflight>,
+    /// The generation whose workspace pass is still to start, and when.
+    workspace_due: Option<(u64, std::time::Instant)>,
 }
+
+/// A request on the pool, kept to be asked again after a change elsewhere cancels it.
+struct Inflight {
+    request: Request,
+    /// The version of the request's document when it arrived (`None`: not open, or no document).
+    version: Option<i32>,
+    tries: u8,
+}
+
+/// How many times a request cancelled by changes elsewhere is asked again.
+const MAX_RETRIES: u8 = 3;
+
+/// The version of the open document a request is about, if any.
+fn request_version(
+    req: &Request,
+    docs: &FxHashMap<PathBuf, Doc>,
+    reloader: &Reloader<'_>,
+) -> Option<i32> {
+    let uri = req.params.get("textDocument")?.get("uri")?.as_str()?;
+    let uri: lt::Uri = uri.parse().ok()?;
+    let path = uri::to_path(&uri)?;
+    let (_, key, _) = reloader.locate(&path)?;
+    docs.get(&key).map(|d| d.version)
+}
+
+/// How long the edits must pause before the whole workspace is re-checked.
+const WORKSPACE_DELAY: std::time::Duration = std::time::Duration::from_millis(150);
 
 /// The state of a server whose full load is still running.
 struct Lazy<'s> {
@@ -338,6 +369,8 @@ pub fn run(conn: &Connection, setup: &Setup<'_>) -> anyhow::Result<bool> {
                 disk_changes: Vec::new(),
             }),
             settings,
+            workspace_due: None,
+            inflight: FxHashMap::default(),
         };
         if watch_dynamic {
             server.register_watchers();
@@ -379,7 +412,22 @@ impl Server<'_> {
                         self.on_full_load(outcome);
                     }
                 }
+                recv(self.workspace_timer()) -> _ => {
+                    if let Some((generation, _)) = self.workspace_due.take()
+                        && generation == self.generation
+                    {
+                        self.start_workspace_pass();
+                    }
+                }
             }
+        }
+    }
+
+    /// Fires when the pending workspace pass is due (never, when none is pending).
+    fn workspace_timer(&self) -> Receiver<std::time::Instant> {
+        match self.workspace_due {
+            Some((_, at)) => crossbeam_channel::at(at),
+            None => crossbeam_channel::never(),
         }
     }
 
@@ -438,6 +486,12 @@ impl Server<'_> {
         }
     }
 
+    /// Answer a request (it is no longer in flight).
+    fn respond(&mut self, response: Response) {
+        self.inflight.remove(&response.id);
+        self.send(response);
+    }
+
     fn send(&self, msg: impl Into<Message>) {
         self.conn.sender.send(msg.into()).ok();
     }
@@ -489,7 +543,7 @@ impl Server<'_> {
 
     fn on_request(&mut self, req: Request) {
         if self.shutdown {
-            self.send(Response::new_err(
+            self.respond(Response::new_err(
                 req.id,
                 ErrorCode::InvalidRequest as i32,
                 "the server is shutting down".to_owned(),
@@ -498,10 +552,15 @@ impl Server<'_> {
         }
         let id = req.id.clone();
         let method = req.method.clone();
+        self.inflight.entry(id.clone()).or_insert_with(|| Inflight {
+            request: req.clone(),
+            version: request_version(&req, &self.docs, &self.reloader),
+            tries: 0,
+        });
         match method.as_str() {
             "shutdown" => {
                 self.shutdown = true;
-                self.send(Response::new_ok(id, serde_json::Value::Null));
+                self.respond(Response::new_ok(id, serde_json::Value::Null));
             }
             "textDocument/hover" => self.spawn_position::<lt::HoverParams>(
                 req,
@@ -536,7 +595,7 @@ impl Server<'_> {
                     move |db, env, file, _, uri| pull_report(db, env, file, uri, &graph),
                 )
             }
-            _ => self.send(Response::new_err(
+            _ => self.respond(Response::new_err(
                 id,
                 ErrorCode::MethodNotFound as i32,
                 format!("ryechain does not handle `{method}`"),
@@ -589,8 +648,8 @@ impl Server<'_> {
         });
     }
 
-    fn invalid_params(&self, id: RequestId, e: &serde_json::Error) {
-        self.send(Response::new_err(
+    fn invalid_params(&mut self, id: RequestId, e: &serde_json::Error) {
+        self.respond(Response::new_err(
             id,
             ErrorCode::InvalidParams as i32,
             format!("invalid parameters: {e}"),
@@ -612,7 +671,7 @@ impl Server<'_> {
             .and_then(|p| self.reloader.locate(&p))
             .and_then(|(_, p, _)| snap.file_at(&p));
         let Some(file) = file else {
-            self.send(Response::new_ok(id, serde_json::Value::Null));
+            self.respond(Response::new_ok(id, serde_json::Value::Null));
             return;
         };
         let env = self.env.clone();
@@ -675,7 +734,7 @@ impl Server<'_> {
                         lt::NumberOrString::String(s) => RequestId::from(s),
                     };
                     self.cancelled.insert(id.clone());
-                    self.send(Response::new_err(
+                    self.respond(Response::new_err(
                         id,
                         ErrorCode::RequestCanceled as i32,
                         "cancelled".to_owned(),
@@ -806,40 +865,59 @@ impl Server<'_> {
         rest.sort();
         open.extend(rest.into_iter().cloned());
         let tx = self.tasks_tx.clone();
-        let workspace = self.lazy.is_none();
-        rayon::spawn(move || {
-            // The edited file alone first (its diagnostics are what the user waits for), then the
-            // other open files, then the whole workspace; each batch is published on arrival.
-            let split = first_len.min(open.len());
-            for batch in [&open[..split], &open[split..]] {
-                if batch.is_empty() {
-                    continue;
-                }
-                let fast = salsa::Cancelled::catch(AssertUnwindSafe(|| {
-                    batch
-                        .iter()
-                        .filter_map(|p| {
-                            Some((p.clone(), checked_diagnostics(&snap, snap.file_at(p)?)))
-                        })
-                        .collect::<Vec<_>>()
-                }));
-                let Ok(files) = fast else { return };
-                if tx
-                    .send(Task::Diagnostics {
+        // The workspace pass waits until the edits pause (`WORKSPACE_DELAY` without a change), so
+        // typing never queues behind it; the open files are checked at once, on a thread of
+        // their own rather than the pool, which a running workspace pass may occupy.
+        self.workspace_due = self
+            .lazy
+            .is_none()
+            .then(|| (generation, std::time::Instant::now() + WORKSPACE_DELAY));
+        let spawned = std::thread::Builder::new()
+            .name("lsp-open-files".to_owned())
+            .spawn(move || {
+                // The edited file alone first (its diagnostics are what the user waits for),
+                // then the other open files; each batch is published on arrival.
+                let split = first_len.min(open.len());
+                for batch in [&open[..split], &open[split..]] {
+                    if batch.is_empty() {
+                        continue;
+                    }
+                    let fast = salsa::Cancelled::catch(AssertUnwindSafe(|| {
+                        batch
+                            .iter()
+                            .filter_map(|p| {
+                                Some((p.clone(), checked_diagnostics(&snap, snap.file_at(p)?)))
+                            })
+                            .collect::<Vec<_>>()
+                    }));
+                    let Ok(files) = fast else { return };
+                    let task = Task::Diagnostics {
                         generation,
                         all: false,
                         files,
                         graph: None,
-                    })
-                    .is_err()
-                {
-                    return;
+                    };
+                    if tx.send(task).is_err() {
+                        return;
+                    }
                 }
-            }
-            if !workspace {
-                // Only part of the workspace is loaded: its diagnostics would be wrong.
-                return;
-            }
+            });
+        if spawned.is_err() {
+            show_message(
+                self.conn,
+                lt::MessageType::ERROR,
+                "ryechain: cannot start a thread to check the open files",
+            );
+        }
+    }
+
+    /// Start the workspace pass of the current generation: every file, then the graph-wide
+    /// findings, on the pool; its result replaces what the client was told about every file.
+    fn start_workspace_pass(&mut self) {
+        let snap = self.host.snapshot();
+        let generation = self.generation;
+        let tx = self.tasks_tx.clone();
+        rayon::spawn(move || {
             let full = salsa::Cancelled::catch(AssertUnwindSafe(|| {
                 let files = lint_files(&snap);
                 let per_file = crate::analysis::par_files(&snap, &files, &|db, f| {
@@ -866,19 +944,35 @@ impl Server<'_> {
                 generation,
                 response,
             } => {
+                let inflight = self.inflight.remove(&response.id);
                 if self.cancelled.remove(&response.id) {
                     return;
                 }
-                if generation < self.generation && response.response_result.is_ok() {
-                    // Computed before the last change: not answered with stale facts.
-                    self.send(Response::new_err(
+                let modified = matches!(&response.response_result,
+                    Err(e) if e.code == ErrorCode::ContentModified as i32);
+                if generation < self.generation || modified {
+                    // Computed on facts older than the last change (or cancelled by it). When
+                    // the request's own document is unchanged since it was sent (the change was
+                    // elsewhere: another file, the full load landing), its positions still hold:
+                    // ask again on the current snapshot. Otherwise the answer is ContentModified.
+                    if let Some(mut f) = inflight
+                        && f.tries < MAX_RETRIES
+                        && f.version == request_version(&f.request, &self.docs, &self.reloader)
+                    {
+                        f.tries += 1;
+                        let request = f.request.clone();
+                        self.inflight.insert(response.id.clone(), f);
+                        self.on_request(request);
+                        return;
+                    }
+                    self.respond(Response::new_err(
                         response.id,
                         ErrorCode::ContentModified as i32,
-                        "the workspace changed while this was computed; ask again".to_owned(),
+                        "the document changed while this was computed; ask again".to_owned(),
                     ));
                     return;
                 }
-                self.send(response);
+                self.respond(response);
             }
             Task::Diagnostics {
                 generation,

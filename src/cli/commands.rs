@@ -33,6 +33,8 @@ pub struct LintArgs {
     pub quiet: bool,
     /// List the files that would be checked and stop.
     pub show_files: bool,
+    /// Keep watching the spaces after the report (`--watch`).
+    pub watch: bool,
 }
 
 pub fn lint(
@@ -50,6 +52,11 @@ pub fn lint(
     if args.statistics && args.format == LintFormat::Sarif {
         anyhow::bail!(
             "`--statistics` prints a table (or JSON with `--format json`); it cannot be combined with `--format sarif`"
+        );
+    }
+    if args.watch && args.format == LintFormat::Sarif {
+        anyhow::bail!(
+            "`--watch` prints human or JSON lines; it cannot be combined with `--format sarif`"
         );
     }
     let (host, notices) = ctx.host(path, settings)?;
@@ -103,9 +110,21 @@ pub fn lint(
     let out = if args.statistics {
         statistics(&report.findings, args.format == LintFormat::Json)?
     } else {
-        render_report(&report, args, cwd)
+        render_report(&report, args, cwd.clone())
     };
     emit(args, &out)?;
+    if args.watch {
+        let (specs, _) = ctx.spaces(path)?;
+        drop(db);
+        return super::watch::watch(
+            ctx.sys,
+            &specs,
+            host,
+            report,
+            &LintOptions { display_base: cwd },
+            args.format == LintFormat::Json,
+        );
+    }
     if report.internal_errors > 0 {
         errln!(
             "error: ryechain hit {} internal error(s); the results are incomplete",

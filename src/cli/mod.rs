@@ -29,6 +29,7 @@ mod lock;
 mod lsp;
 mod sign;
 mod verify;
+mod watch;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -112,6 +113,10 @@ enum Command {
         /// List the files that would be checked, then exit without checking them.
         #[arg(long)]
         show_files: bool,
+        /// After the report, watch the spaces and print the findings each change adds or fixes
+        /// (human, or one JSON object per change with `--format json`) until Ctrl-C.
+        #[arg(long, conflicts_with_all = ["statistics", "output_file", "show_files"])]
+        watch: bool,
     },
     /// Show the chain of one tool: files, spaces, shadowed candidates, validation.
     Chain {
@@ -248,6 +253,7 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
             exit_zero,
             quiet,
             show_files,
+            watch,
         } => {
             let settings = Settings {
                 select,
@@ -263,6 +269,7 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
                 exit_zero,
                 quiet,
                 show_files,
+                watch,
             };
             commands::lint(&ctx, &path, &opts, settings)
         }

@@ -23,6 +23,12 @@ pub fn render(findings: &[Finding], summary: &Summary) -> String {
     format!("{value:#}\n")
 }
 
+/// The diagnostics of `findings` as a JSON array, in the given order (the objects `render`
+/// writes; `lint --watch --format json` prints the new and the fixed ones of each batch).
+pub fn findings_json(findings: &[&Finding]) -> Value {
+    Value::Array(findings.iter().map(|f| diagnostic(f)).collect())
+}
+
 fn diagnostic(finding: &Finding) -> Value {
     json!({
         "rule": finding.rule,

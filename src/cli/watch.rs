@@ -1,0 +1,160 @@
+//! `ryechain lint --watch`: after the first report, watch the on-disk spaces (`notify`, events
+//! debounced into batches), apply each batch as one change to the same database, re-check (only
+//! what depends on the change is recomputed) and print the findings that appeared and the ones
+//! that went away, with the time it took. Ctrl-C ends it cleanly.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use notify::RecursiveMode;
+
+use crate::analysis::{Host, LintOptions, LintReport, lint};
+use crate::diagnostic::Finding;
+use crate::load::{Reloader, SpaceSpec};
+use crate::system::System;
+
+/// How long the watcher waits for more events before it hands over a batch.
+const DEBOUNCE: Duration = Duration::from_millis(100);
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// A finding as the watch compares them: where lines shift under an edit, the same problem in
+/// the same file is the same finding.
+type Key = (String, String, String);
+
+fn key(f: &Finding) -> Key {
+    (f.path.clone(), f.rule.clone(), f.message.clone())
+}
+
+fn counts(findings: &[Finding]) -> BTreeMap<Key, usize> {
+    let mut m = BTreeMap::new();
+    for f in findings {
+        *m.entry(key(f)).or_insert(0) += 1;
+    }
+    m
+}
+
+fn line(f: &Finding) -> String {
+    format!(
+        "{}:{}:{}: {}[{}] {}",
+        f.path,
+        f.line,
+        f.column,
+        f.severity.as_str(),
+        f.rule,
+        f.message
+    )
+}
+
+/// The findings of `now` beyond those of `before` (by key, counting duplicates).
+fn beyond<'a>(now: &'a [Finding], before: &BTreeMap<Key, usize>) -> Vec<&'a Finding> {
+    let mut left = before.clone();
+    now.iter()
+        .filter(|f| match left.get_mut(&key(f)) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .collect()
+}
+
+/// Watch until Ctrl-C. `report` is the first run's; `json` prints one JSON object per batch.
+pub fn watch(
+    sys: &dyn System,
+    specs: &[SpaceSpec],
+    mut host: Host,
+    mut report: LintReport,
+    opts: &LintOptions,
+    json: bool,
+) -> anyhow::Result<u8> {
+    let reloader = Reloader::new(sys, specs);
+    let dirs: Vec<PathBuf> = reloader
+        .ai_dirs()
+        .filter(|d| sys.is_dir(d))
+        .map(Path::to_path_buf)
+        .collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut debouncer = notify_debouncer_mini::new_debouncer(DEBOUNCE, tx)
+        .map_err(|e| anyhow::anyhow!("cannot watch for changes: {e}"))?;
+    for d in &dirs {
+        debouncer
+            .watcher()
+            .watch(d, RecursiveMode::Recursive)
+            .map_err(|e| anyhow::anyhow!("cannot watch {}: {e}", d.display()))?;
+    }
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
+    }
+    let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    if !json {
+        outln!("watching {} for changes (Ctrl-C to stop)", shown.join(", "));
+    }
+    while !STOP.load(Ordering::SeqCst) {
+        let batch = match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(Ok(events)) => events,
+            Ok(Err(e)) => {
+                errln!("warning: the file watcher reported: {e}");
+                continue;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        let mut paths: Vec<PathBuf> = batch.into_iter().map(|e| e.path).collect();
+        paths.sort();
+        paths.dedup();
+        let started = Instant::now();
+        let db = host.db().clone();
+        let change = reloader.reload(&paths, &|dir| db.paths_under(dir));
+        drop(db);
+        if change.files.is_empty() {
+            continue;
+        }
+        let changed = change.files.len();
+        host.apply(change);
+        let next = lint(&host.snapshot(), opts, &|_| {});
+        let took = started.elapsed();
+        let new = beyond(&next.findings, &counts(&report.findings));
+        let fixed = beyond(&report.findings, &counts(&next.findings));
+        if json {
+            let line = serde_json::json!({
+                "changed_files": changed,
+                "ms": took.as_secs_f64() * 1000.0,
+                "new": crate::render::json::findings_json(&new),
+                "fixed": crate::render::json::findings_json(&fixed),
+                "errors": next.summary.errors,
+                "warnings": next.summary.warnings,
+            });
+            outln!("{line}");
+        } else {
+            outln!(
+                "{changed} file(s) changed, re-checked in {:.1} ms: {} new, {} fixed ({} errors, {} warnings in all)",
+                took.as_secs_f64() * 1000.0,
+                new.len(),
+                fixed.len(),
+                next.summary.errors,
+                next.summary.warnings
+            );
+            for f in &new {
+                outln!("  + {}", line(f));
+            }
+            for f in &fixed {
+                outln!("  - {}", line(f));
+            }
+        }
+        report = next;
+    }
+    drop(debouncer);
+    if !json {
+        outln!("stopped watching");
+    }
+    Ok(0)
+}

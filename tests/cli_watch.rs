@@ -1,0 +1,106 @@
+//! `ryechain lint --watch` as a user runs it: the first report, then a file created with a typo
+//! in its executor id is reported as new, its fix as fixed, a deleted file's findings as fixed,
+//! and Ctrl-C (SIGINT) ends the watch cleanly with exit code 0.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the test spawns the binary and edits files on disk"
+)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+fn tool(executor: &str) -> String {
+    format!(
+        "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"{executor}\"\n__category__ = \"acme\"\n"
+    )
+}
+
+/// Lines until one contains every needle (panics after 30 s), returned with what came before.
+fn until(rx: &mpsc::Receiver<String>, needles: &[&str]) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut lines = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = rx
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("no line with {needles:?}; got {lines:#?}"));
+        let done = needles.iter().all(|n| line.contains(n));
+        lines.push(line);
+        if done {
+            return lines;
+        }
+    }
+}
+
+#[test]
+fn watch_reports_new_and_fixed_findings_and_stops_on_ctrl_c() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    let user = dir.path().join("user");
+    let tools = project.join(".ai/tools/acme");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::create_dir_all(user.join(".ai")).unwrap();
+    std::fs::write(tools.join("ok.py"), tool("rye/core/runtimes/python/script")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ryechain"))
+        .args([
+            "lint",
+            "--watch",
+            "--no-progress",
+            "--ignore",
+            "integrity",
+            "--user-space",
+        ])
+        .arg(&user)
+        .arg(&project)
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    until(&rx, &["watching", "project/.ai"]);
+
+    std::fs::write(
+        tools.join("typo.py"),
+        tool("rye/core/runtimes/python/scirpt"),
+    )
+    .unwrap();
+    let lines = until(&rx, &["+ ", "typo.py", "missing-executor"]);
+    assert!(
+        lines.iter().any(|l| l.contains("1 new, 0 fixed")),
+        "{lines:#?}"
+    );
+
+    std::fs::write(
+        tools.join("typo.py"),
+        tool("rye/core/runtimes/python/script"),
+    )
+    .unwrap();
+    let lines = until(&rx, &["- ", "typo.py", "missing-executor"]);
+    assert!(
+        lines.iter().any(|l| l.contains("0 new, 1 fixed")),
+        "{lines:#?}"
+    );
+
+    std::fs::write(tools.join("gone.py"), tool("acme/nowhere")).unwrap();
+    until(&rx, &["+ ", "gone.py", "missing-executor"]);
+    std::fs::remove_file(tools.join("gone.py")).unwrap();
+    until(&rx, &["- ", "gone.py", "missing-executor"]);
+
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: sending a signal to the child we spawned.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    until(&rx, &["stopped watching"]);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}

@@ -1,22 +1,52 @@
-//! `ryechain lint --watch`: after the first report, watch the on-disk spaces (`notify`, events
-//! debounced into batches), apply each batch as one change to the same database, re-check (only
-//! what depends on the change is recomputed) and print the findings that appeared and the ones
-//! that went away, with the time it took. Ctrl-C ends it cleanly.
+//! `ryechain lint --watch`: after the first report, watch the on-disk spaces (`notify`; events
+//! gathered into a batch until the changes pause), apply each batch as one change to the same
+//! database, re-check (only what depends on the change is recomputed) and print the findings that
+//! appeared and the ones that went away, with the time it took. Ctrl-C ends it cleanly.
+//!
+//! The batching is written here rather than taken from `notify-debouncer-mini`, which keeps no
+//! event kinds: the inotify backend reports every file *opened* (ryechain's own re-reads
+//! included), and only writes, creations, removals and renames may start a re-check.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use notify::RecursiveMode;
+use notify::event::{AccessKind, AccessMode, CreateKind, EventKind, ModifyKind};
+use notify::{RecursiveMode, Watcher};
 
 use crate::analysis::{Host, LintOptions, LintReport, lint};
 use crate::diagnostic::Finding;
 use crate::load::{Reloader, SpaceSpec};
 use crate::system::System;
 
-/// How long the watcher waits for more events before it hands over a batch.
+/// A batch ends when no event came for this long...
 const DEBOUNCE: Duration = Duration::from_millis(100);
+/// ...or when it has been gathering for this long (a long `git checkout`).
+const MAX_BATCH: Duration = Duration::from_secs(2);
+
+/// The paths an event asks to re-read: writes, creations, removals and renames of files; a
+/// directory only when it was created or moved in (its files may come without events of their
+/// own). Opens, reads and metadata changes ask nothing.
+fn wanted(event: &notify::Event, sys: &dyn System) -> Vec<PathBuf> {
+    let dir_ok = match event.kind {
+        EventKind::Create(CreateKind::Folder | CreateKind::Any)
+        | EventKind::Modify(ModifyKind::Name(_))
+        | EventKind::Remove(_) => true,
+        EventKind::Create(_)
+        | EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Any | ModifyKind::Other)
+        | EventKind::Access(AccessKind::Close(AccessMode::Write))
+        | EventKind::Any
+        | EventKind::Other => false,
+        EventKind::Modify(ModifyKind::Metadata(_)) | EventKind::Access(_) => return Vec::new(),
+    };
+    event
+        .paths
+        .iter()
+        .filter(|p| dir_ok || !sys.is_dir(p))
+        .cloned()
+        .collect()
+}
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -81,12 +111,13 @@ pub fn watch(
         .filter(|d| sys.is_dir(d))
         .map(Path::to_path_buf)
         .collect();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let mut debouncer = notify_debouncer_mini::new_debouncer(DEBOUNCE, tx)
-        .map_err(|e| anyhow::anyhow!("cannot watch for changes: {e}"))?;
+    let (tx, rx) = std::sync::mpsc::channel::<notify::Result<notify::Event>>();
+    let mut watcher = notify::recommended_watcher(move |e| {
+        let _ = tx.send(e);
+    })
+    .map_err(|e| anyhow::anyhow!("cannot watch for changes: {e}"))?;
     for d in &dirs {
-        debouncer
-            .watcher()
+        watcher
             .watch(d, RecursiveMode::Recursive)
             .map_err(|e| anyhow::anyhow!("cannot watch {}: {e}", d.display()))?;
     }
@@ -99,18 +130,32 @@ pub fn watch(
         outln!("watching {} for changes (Ctrl-C to stop)", shown.join(", "));
     }
     while !STOP.load(Ordering::SeqCst) {
-        let batch = match rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(Ok(events)) => events,
-            Ok(Err(e)) => {
-                errln!("warning: the file watcher reported: {e}");
-                continue;
-            }
+        let first = match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(e) => e,
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
         };
-        let mut paths: Vec<PathBuf> = batch.into_iter().map(|e| e.path).collect();
+        // Gather until the changes pause.
+        let mut events = vec![first];
+        let gathering = Instant::now();
+        while gathering.elapsed() < MAX_BATCH {
+            match rx.recv_timeout(DEBOUNCE) {
+                Ok(e) => events.push(e),
+                Err(_) => break,
+            }
+        }
+        let mut paths: Vec<PathBuf> = Vec::new();
+        for e in events {
+            match e {
+                Ok(event) => paths.extend(wanted(&event, sys)),
+                Err(e) => errln!("warning: the file watcher reported: {e}"),
+            }
+        }
         paths.sort();
         paths.dedup();
+        if paths.is_empty() {
+            continue;
+        }
         let started = Instant::now();
         let db = host.db().clone();
         let change = reloader.reload(&paths, &|dir| db.paths_under(dir));
@@ -152,7 +197,7 @@ pub fn watch(
         }
         report = next;
     }
-    drop(debouncer);
+    drop(watcher);
     if !json {
         outln!("stopped watching");
     }

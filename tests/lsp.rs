@@ -94,6 +94,11 @@ impl Edits for Client {
     }
 }
 
+/// A numeric request id as JSON (for `$/cancelRequest`).
+fn c_id(id: &lsp_server::RequestId) -> Value {
+    serde_json::from_str(&id.to_string()).unwrap()
+}
+
 fn codes(diags: &[Value]) -> Vec<String> {
     let mut c: Vec<String> = diags
         .iter()
@@ -418,23 +423,32 @@ fn protocol_errors_unknown_methods_cancellation_and_requests_after_shutdown() {
             "textDocument/hover",
             json!({"textDocument": {"uri": ws.uri("tools/acme/ok.py")}, "position": {"line": 4, "character": 20}}),
         );
-        c.notify(
-            "$/cancelRequest",
-            json!({"id": id.to_string().trim_matches('"').parse::<i32>().unwrap()}),
-        );
+        c.notify("$/cancelRequest", json!({"id": c_id(&id)}));
         let r = c.response(&id);
         // Answered before the cancel arrived is also a single answer; otherwise RequestCancelled.
         if let Err(e) = r.response_result {
             assert_eq!(e.code, -32800);
         }
+        // A second initialize is refused; cancelling an answered request is not answered again.
+        let id = c.send_request("initialize", json!({"processId": null, "capabilities": {}}));
+        assert_eq!(c.response(&id).response_result.unwrap_err().code, -32600);
+        let answered = c.send_request(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": ws.uri("tools/acme/ok.py")}}),
+        );
+        assert!(c.response(&answered).response_result.is_ok());
+        c.notify("$/cancelRequest", json!({"id": c_id(&answered)}));
         c.request("shutdown", Value::Null);
         let id = c.send_request("textDocument/hover", json!({}));
         assert_eq!(c.response(&id).response_result.unwrap_err().code, -32600);
         c.notify("exit", Value::Null);
         assert!(handle.join().unwrap().unwrap());
-        // Nothing more arrives: in particular no second answer to the cancelled request.
+        // Nothing more arrives: in particular no second answer to either cancelled request.
         while let Ok(m) = c.conn.receiver.recv_timeout(Duration::from_millis(200)) {
-            assert!(!matches!(&m, Message::Response(r) if r.id == id), "{m:?}");
+            assert!(
+                !matches!(&m, Message::Response(r) if r.id == id || r.id == answered),
+                "{m:?}"
+            );
         }
     });
 }

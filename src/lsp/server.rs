@@ -558,6 +558,11 @@ impl Server<'_> {
             tries: 0,
         });
         match method.as_str() {
+            "initialize" => self.respond(Response::new_err(
+                id,
+                ErrorCode::InvalidRequest as i32,
+                "the server is already initialized".to_owned(),
+            )),
             "shutdown" => {
                 self.shutdown = true;
                 self.respond(Response::new_ok(id, serde_json::Value::Null));
@@ -733,6 +738,11 @@ impl Server<'_> {
                         lt::NumberOrString::Number(n) => RequestId::from(n),
                         lt::NumberOrString::String(s) => RequestId::from(s),
                     };
+                    // Only a request still being computed is answered here (once); one already
+                    // answered is not answered twice.
+                    if !self.inflight.contains_key(&id) {
+                        return false;
+                    }
                     self.cancelled.insert(id.clone());
                     self.respond(Response::new_err(
                         id,

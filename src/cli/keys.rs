@@ -353,12 +353,17 @@ pub fn stage(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<Staged> {
     let mut file = opts
         .open(&staged.tmp)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    // The creation mode is masked by the umask; set the exact bits (through the open file: no
+    // second path lookup).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(mode))
+            .with_context(|| format!("cannot set the permissions of {}", staged.tmp.display()))?;
+    }
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .with_context(|| format!("cannot write {}", staged.tmp.display()))?;
-    drop(file);
-    // The creation mode is masked by the umask; set the exact bits.
-    set_mode(&staged.tmp, mode)?;
     Ok(staged)
 }
 

@@ -829,9 +829,9 @@ fn on_io<R: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> R + Send
 /// Phases, so that the user sees validation problems before key problems and nothing is written
 /// when anything internal goes wrong: (1) validate every item in parallel; (2) get the signing key
 /// — loaded, or generated and trusted — only if something is to be signed; (3) sign and self-check
-/// every item in memory, in parallel (`sign_ready`); (4) stage every new text in a synced temporary file beside
-/// its target, many at once (`IO_THREADS`); (5) rename each over its target, then sync each
-/// directory once.
+/// every item in memory, in parallel (`sign_ready`); (4) stage every new text in a synced
+/// temporary file beside its target, many at once (`IO_THREADS`); (5) rename each over its
+/// target, then sync each directory once.
 ///
 /// Why a crash leaves every file either old or new: a rename is atomic (the name refers to the old
 /// or the new inode, never to neither), and no rename is issued before its temporary file's data
@@ -839,8 +839,8 @@ fn on_io<R: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> R + Send
 /// new text; a rename that does not survive leaves the old file (and perhaps a stray
 /// `.<name>.<pid>.<nanos>.tmp` beside it). The directory syncs of phase 5 make the renames
 /// themselves durable before the command reports success. The per-file syncs are in flight
-/// together instead of one after another, the directory syncs once per directory, not per file. The
-/// batch as a whole is not atomic: a crash may leave some items signed and others not.
+/// together instead of one after another, the directory syncs once per directory, not per file.
+/// The batch as a whole is not atomic: a crash may leave some items signed and others not.
 fn sign_batch(
     signer: &mut Signer<'_, '_>,
     db: &RootDb,

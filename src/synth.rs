@@ -109,6 +109,9 @@ pub struct Manifest {
     pub planted: Vec<Planted>,
     /// Tool files that appear in no planted finding (as `path` or in `members`).
     pub clean_tools: usize,
+    /// Fingerprint of the throwaway key every item is signed with ([`sign`]); `None`: unsigned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signed_by: Option<String>,
 }
 
 /// One expected finding.
@@ -2927,12 +2930,153 @@ impl Gen {
             files: files.len(),
             planted,
             clean_tools,
+            signed_by: None,
         };
         GeneratedTree {
             files,
             symlinks,
             manifest,
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signing
+
+/// Where [`sign`] trusts its key: the seed-era trust document of the generated user space.
+pub const TRUST_DOC_DIR: &str = "user/.ai/config/keys/trusted";
+
+/// The time written into every signature line of a signed tree (2026-01-01T00:00:00Z), so the
+/// same options still give byte-identical trees.
+pub const SIGNED_AT: i64 = 1_767_225_600;
+
+/// The throwaway key a tree was signed with (PEM texts as `ryechain keys generate` writes them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreeKey {
+    pub private_pem: String,
+    pub public_pem: String,
+    pub fingerprint: String,
+}
+
+/// Sign every item of a generated tree in place with a throwaway Ed25519 key derived from the
+/// tree's seed, and trust that key in the generated user space (`TRUST_DOC_DIR/<fp>.toml`, a new
+/// file of the tree). Signing is the library's own (`integrity::sign_text`) with the signature
+/// format the tree's extractors configure, so `ryechain lint` with the integrity family on reports
+/// exactly the manifest's planted findings. Symlinks are covered by their targets. Pure and
+/// deterministic (the key comes from the seed, the time is [`SIGNED_AT`]); items are signed in
+/// parallel. The key is for benchmarks and tests only: anyone can derive it from the seed.
+pub fn sign(tree: &mut GeneratedTree) -> Result<TreeKey, crate::integrity::keys::KeyError> {
+    use rayon::prelude::*;
+
+    use crate::integrity::keys::{fingerprint, key_pair_from_seed, signing_key_from_pem};
+    use crate::integrity::timefmt::signature_timestamp;
+    use crate::integrity::trust::trust_doc_toml;
+    use crate::integrity::{ItemKind, sign_text};
+
+    let mut rng = Rng::new(tree.manifest.seed ^ 0x7369_676E_5F6B_6579); // "sign_key"
+    let mut seed = [0u8; 32];
+    for chunk in seed.chunks_mut(8) {
+        chunk.copy_from_slice(&rng.next_u64().to_le_bytes());
+    }
+    let pem = key_pair_from_seed(&seed)?;
+    let key = signing_key_from_pem(&pem.private_pem)?;
+    let fp = fingerprint(pem.public_pem.as_bytes());
+    let formats = SignatureFormatsOf::read(tree);
+    let timestamp = signature_timestamp(SIGNED_AT);
+    tree.files.par_iter_mut().for_each(|f| {
+        let Some((_, rel)) = f.path.split_once("/.ai/") else {
+            return;
+        };
+        let Some(kind @ ItemKind::Tool) = ItemKind::of_rel(rel) else {
+            return;
+        };
+        let fmt = formats.get(kind, rel);
+        // Only a directive without XML fails to sign; a tree holds tools only.
+        if let Ok((signed, _)) = sign_text(kind, &fmt, &f.contents, &key, &fp, timestamp.clone()) {
+            f.contents = signed;
+        }
+    });
+    let doc = GenFile {
+        path: format!("{TRUST_DOC_DIR}/{fp}.toml"),
+        contents: trust_doc_toml(&pem.public_pem, "gen_tree (throwaway benchmark key)"),
+    };
+    let at = tree.files.partition_point(|f| f.path < doc.path);
+    tree.files.insert(at, doc);
+    tree.manifest.files = tree.files.len();
+    tree.manifest.signed_by = Some(fp.clone());
+    Ok(TreeKey {
+        private_pem: pem.private_pem,
+        public_pem: pem.public_pem,
+        fingerprint: fp,
+    })
+}
+
+/// The signature formats the tree's own extractors configure, read through the same query
+/// `ryechain sign` uses (a database holding only the extractor files).
+struct SignatureFormatsOf(crate::integrity::SignatureFormats);
+
+impl SignatureFormatsOf {
+    fn read(tree: &GeneratedTree) -> Self {
+        use std::path::PathBuf;
+        use std::sync::Arc;
+
+        use crate::db::change::{FileSpec, RootSpec};
+        use crate::db::{Change, FileContents};
+        use crate::integrity::{ItemKind, formats_of};
+        use crate::model::Space;
+        use crate::resolve::extractor::EXTRACTORS_DIR;
+
+        let spaces = [
+            ("project", Space::Project),
+            ("user", Space::User),
+            (
+                "system",
+                Space::System {
+                    order: 0,
+                    bundle: Arc::from("gen"),
+                },
+            ),
+        ];
+        let roots = spaces
+            .into_iter()
+            .map(|(dir, space)| {
+                let base = PathBuf::from("/gen").join(dir).join(".ai");
+                let files = tree
+                    .files
+                    .iter()
+                    .filter_map(|f| {
+                        let rel = f.path.strip_prefix(dir)?.strip_prefix("/.ai/")?;
+                        rel.starts_with(EXTRACTORS_DIR).then(|| FileSpec {
+                            space: space.clone(),
+                            path: base.join(rel),
+                            rel: rel.to_owned(),
+                            contents: FileContents::Text(f.contents.as_str().into()),
+                            link_origin: None,
+                        })
+                    })
+                    .collect();
+                RootSpec {
+                    space,
+                    root: base,
+                    files,
+                }
+            })
+            .collect();
+        let mut host = crate::analysis::Host::new();
+        host.apply(Change {
+            roots: Some(roots),
+            ..Change::default()
+        });
+        let db = host.snapshot();
+        SignatureFormatsOf(formats_of(&db, ItemKind::Tool).clone())
+    }
+
+    fn get(
+        &self,
+        kind: crate::integrity::ItemKind,
+        rel: &str,
+    ) -> crate::integrity::SignatureFormat {
+        self.0.get(kind, crate::integrity::extension_of(rel))
     }
 }
 
@@ -2951,6 +3095,33 @@ mod tests {
         assert_eq!(a, b);
         let json = |t: &GeneratedTree| serde_json::to_string(&t.manifest).unwrap();
         assert_eq!(json(&a), json(&b));
+    }
+
+    #[test]
+    fn signing_is_deterministic_and_touches_every_item() {
+        let mut a = tree_for(300, 5);
+        let unsigned = a.clone();
+        let mut b = tree_for(300, 5);
+        let ka = sign(&mut a).unwrap();
+        let kb = sign(&mut b).unwrap();
+        assert_eq!(ka, kb);
+        assert_eq!(a, b);
+        assert_eq!(a.files.len(), unsigned.files.len() + 1);
+        let line = format!(":{}", ka.fingerprint);
+        for f in &a.files {
+            if f.path.contains("/.ai/tools/") {
+                let first = f
+                    .contents
+                    .lines()
+                    .find(|l| !l.starts_with("#!"))
+                    .unwrap_or("");
+                assert!(
+                    first.starts_with("# rye:signed:") && first.ends_with(&line),
+                    "{}: {first}",
+                    f.path
+                );
+            }
+        }
     }
 
     #[test]

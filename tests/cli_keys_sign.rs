@@ -611,3 +611,25 @@ fn batch_signs_a_symlinked_file_once_and_keeps_the_link() {
     assert_eq!(signature_lines(&env.read("tools/s/real.py")), 1);
     assert_verifies(&env, ItemKind::Tool, &real);
 }
+
+/// A symlinked directory: `b/x` and `a/x` are one file (same inode, different paths); it is
+/// signed once, both ids are reported, and the directory link stays a link.
+#[test]
+fn batch_signs_a_file_reached_through_a_linked_directory_once() {
+    let env = Env::new();
+    let real = env.write("tools/a/x.py", PY_TOOL);
+    let dir_link = env.project.join(".ai/tools/b");
+    std::os::unix::fs::symlink("a", &dir_link).unwrap();
+    let out = env.run(&["sign", "*", "--json"]);
+    assert_code(&out, 0);
+    let v = json_of(&out);
+    assert_eq!(v["signed"], serde_json::json!(["a/x", "b/x"]));
+    assert!(
+        std::fs::symlink_metadata(&dir_link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(signature_lines(&env.read("tools/a/x.py")), 1);
+    assert_verifies(&env, ItemKind::Tool, &real);
+}

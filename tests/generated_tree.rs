@@ -10,17 +10,14 @@ use std::collections::BTreeSet;
 use ryechain::analysis::{Host, LintOptions, lint};
 use ryechain::db::Settings;
 use ryechain::load::load;
-use ryechain::synth::{GenOptions, generate};
+use ryechain::synth::{GenOptions, GeneratedTree, TRUST_DOC_DIR, generate, sign};
 use ryechain::system::os::OsSystem;
 
-#[test]
-fn every_planted_problem_is_found_and_nothing_else() {
+/// Write `tree` to a temp dir, lint it with `settings`, and check that the findings are exactly the
+/// manifest's planted ones (rule and path), one each.
+fn assert_lints_to_the_manifest(tree: GeneratedTree, settings: Settings) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().canonicalize().unwrap();
-    let tree = generate(&GenOptions {
-        tools: 600,
-        seed: 7,
-    });
     ryechain::testing::write_tree(&dir, &tree).unwrap();
     let manifest = tree.manifest;
     let specs = ryechain::testing::generated_spaces(&dir);
@@ -28,11 +25,7 @@ fn every_planted_problem_is_found_and_nothing_else() {
     assert!(outcome.notices.is_empty(), "{:?}", outcome.notices);
     let mut host = Host::new();
     let mut change = outcome.change;
-    // The generator writes unsigned trees (no key): the integrity family is checked elsewhere.
-    change.settings = Some(Settings {
-        ignore: vec!["integrity".to_owned()],
-        ..Settings::default()
-    });
+    change.settings = Some(settings);
     host.apply(change);
     let report = lint(
         &host.snapshot(),
@@ -58,7 +51,8 @@ fn every_planted_problem_is_found_and_nothing_else() {
     assert!(missed.is_empty(), "planted but not found: {missed:#?}");
     assert!(
         extra.is_empty(),
-        "found but not planted (a clean tool flagged?): {extra:#?}"
+        "found but not planted (a clean tool flagged?): {:#?}",
+        &extra[..extra.len().min(20)]
     );
     assert_eq!(
         report.findings.len(),
@@ -70,4 +64,39 @@ fn every_planted_problem_is_found_and_nothing_else() {
         kinds.len() >= 12,
         "the generator plants every kind of problem: {kinds:?}"
     );
+}
+
+#[test]
+fn every_planted_problem_is_found_and_nothing_else() {
+    let tree = generate(&GenOptions {
+        tools: 600,
+        seed: 7,
+    });
+    // An unsigned tree: the integrity family would add one unsigned-item per item.
+    let settings = Settings {
+        ignore: vec!["integrity".to_owned()],
+        ..Settings::default()
+    };
+    assert_lints_to_the_manifest(tree, settings);
+}
+
+/// `gen_tree --sign`: with every item signed and the key trusted in the user space, the default
+/// rules (integrity family included) report exactly the planted findings — no unsigned-item, no
+/// untrusted key, no hash mismatch, symlinked items included.
+#[test]
+fn a_signed_tree_lints_with_the_default_rules_to_exactly_the_planted_findings() {
+    let mut tree = generate(&GenOptions {
+        tools: 400,
+        seed: 7,
+    });
+    assert!(!tree.symlinks.is_empty(), "the tree has symlinked items");
+    let key = sign(&mut tree).unwrap();
+    assert_eq!(
+        tree.manifest.signed_by.as_deref(),
+        Some(key.fingerprint.as_str())
+    );
+    let doc = format!("{TRUST_DOC_DIR}/{}.toml", key.fingerprint);
+    assert!(tree.files.iter().any(|f| f.path == doc), "{doc} is written");
+    assert_eq!(tree.manifest.files, tree.files.len());
+    assert_lints_to_the_manifest(tree, Settings::default());
 }

@@ -289,6 +289,45 @@ pub fn file_mode(path: &Path) -> Option<u32> {
 /// Replace `path` with `bytes` atomically: a temporary file in the same directory, written with
 /// `mode`, synced, then renamed over the target. A failure leaves the target untouched.
 pub fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> {
+    stage(path, bytes, mode)?.commit()
+}
+
+/// New contents written and synced to a temporary file beside their target, not yet in place.
+/// Dropping it without `commit` removes the temporary file.
+#[must_use = "a staged file replaces nothing until it is committed"]
+pub struct Staged {
+    tmp: PathBuf,
+    target: PathBuf,
+    done: bool,
+}
+
+impl Staged {
+    /// The file this replaces.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Rename the temporary file over the target (atomic: readers see the old or the new file).
+    /// The rename is durable once the target's directory is synced (`sync_dir`).
+    pub fn commit(mut self) -> anyhow::Result<()> {
+        std::fs::rename(&self.tmp, &self.target)
+            .with_context(|| format!("cannot replace {}", self.target.display()))?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Write `bytes` to a new temporary file beside `path` with permission bits `mode`, and sync it
+/// to disk (so a later rename can only ever expose the complete contents).
+pub fn stage(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<Staged> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -299,30 +338,48 @@ pub fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    let tmp = dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
-    let result = (|| -> anyhow::Result<()> {
-        let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            opts.mode(mode);
-        }
-        let mut file = opts
-            .open(&tmp)
-            .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-        file.write_all(bytes)
-            .and_then(|()| file.sync_all())
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        drop(file);
-        // The creation mode is masked by the umask; set the exact bits.
-        set_mode(&tmp, mode)?;
-        std::fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    let staged = Staged {
+        tmp: dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id())),
+        target: path.to_path_buf(),
+        done: false,
+    };
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(mode);
     }
-    result
+    let mut file = opts
+        .open(&staged.tmp)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    // The creation mode is masked by the umask; set the exact bits (through the open file: no
+    // second path lookup).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(mode))
+            .with_context(|| format!("cannot set the permissions of {}", staged.tmp.display()))?;
+    }
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .with_context(|| format!("cannot write {}", staged.tmp.display()))?;
+    Ok(staged)
+}
+
+/// Sync a directory, making the renames done in it durable.
+#[cfg(unix)]
+pub fn sync_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .with_context(|| format!("cannot sync the directory {}", dir.display()))
+}
+
+/// Directories cannot be opened for syncing here; renames are as durable as the platform makes
+/// them.
+#[cfg(not(unix))]
+pub fn sync_dir(_dir: &Path) -> anyhow::Result<()> {
+    Ok(())
 }
 
 /// Run one `keys` subcommand.

@@ -281,7 +281,9 @@ fn load_dir(
                 .zip(entry.path.file_name())
                 .map(|(p, n)| p.join(n))
         };
-        Ok(classify.read(&entry.path, rel, real.as_deref()))
+        // A plain entry of the walk is a regular file (special files were set aside above).
+        let walked = !entry.is_symlink;
+        Ok(classify.read(&entry.path, rel, real.as_deref(), walked))
     };
     // Small walks (the base load of a single item) are not worth the thread pool.
     let results: Vec<Result<FileSpec, String>> = if entries.len() < PARALLEL_MIN_FILES {
@@ -312,8 +314,8 @@ struct Classifier<'a> {
 impl Classifier<'_> {
     /// `real` is the file's canonical path (`None` when it cannot be resolved). A file whose real
     /// path lies in no space is not read (`SymlinkEscape`); one in another space is read and
-    /// carries that space as `link_origin`.
-    fn read(&self, path: &Path, rel: String, real: Option<&Path>) -> FileSpec {
+    /// carries that space as `link_origin`. `walked`: the walk listed `path` as a regular file.
+    fn read(&self, path: &Path, rel: String, real: Option<&Path>, walked: bool) -> FileSpec {
         let owner = real.and_then(|r| {
             self.real_roots
                 .iter()
@@ -333,7 +335,12 @@ impl Classifier<'_> {
             ),
             (Some((_, kind)), _) => {
                 let origin = (*kind != self.space.kind()).then_some(*kind);
-                (contents_of(self.sys.read(path, MAX_FILE_BYTES)), origin)
+                let read = if walked {
+                    self.sys.read_walked(path, MAX_FILE_BYTES)
+                } else {
+                    self.sys.read(path, MAX_FILE_BYTES)
+                };
+                (contents_of(read), origin)
             }
         };
         FileSpec {
@@ -472,7 +479,7 @@ impl<'s> ItemLoader<'s> {
                 // The canonical path of a regular file is its canonical parent plus its name; of
                 // a symlink, its target's: one call classifies both, as `load_dir` does.
                 let real = self.sys.canonicalize(&path).ok();
-                let spec = classify.read(&path, rel.clone(), real.as_deref());
+                let spec = classify.read(&path, rel.clone(), real.as_deref(), false);
                 self.loaded.insert(path);
                 change.files.push(FileChange::Write(spec));
             }

@@ -186,8 +186,9 @@ pub fn is_embedded(db: &dyn Db, file: SourceFile) -> bool {
         .is_some_and(|p| p.starts_with(crate::model::EMBEDDED_PATH_PREFIX))
 }
 
-/// The signature line of an item file (`Absent` for non-items and unreadable files).
-#[salsa::tracked(returns(ref))]
+/// The signature line of an item file (`Absent` for non-items and unreadable files). Not a query
+/// of its own: its only reader is the verdict (`signature_status`), which is memoized, so a
+/// second memo per file would only hold the line twice (at 100k files, megabytes).
 pub fn signature_line(db: &dyn Db, file: SourceFile) -> SigLine {
     let rel = file.rel(db);
     let (Some(kind), Some(text)) = (ItemKind::of_rel(rel), file.contents(db).text()) else {
@@ -196,9 +197,16 @@ pub fn signature_line(db: &dyn Db, file: SourceFile) -> SigLine {
     sigline::parse_signature(text, &format_for(db, kind, rel))
 }
 
-/// The content hash of an item file (§10.2), or why there is none.
+/// The content hash of an item file (§10.2), or why there is none: the memoized query, for
+/// lockfiles, which compare the hashes of other files.
 #[salsa::tracked(returns(ref))]
 pub fn content_hash(db: &dyn Db, file: SourceFile) -> Result<Arc<str>, String> {
+    hash_of(db, file).map(Arc::from)
+}
+
+/// The content hash of an item file, computed (not memoized: the verdict, memoized, is its
+/// reader in a lint, which would otherwise keep every file's hash twice).
+fn hash_of(db: &dyn Db, file: SourceFile) -> Result<String, String> {
     let rel = file.rel(db);
     let kind = ItemKind::of_rel(rel).ok_or_else(|| "not an item file".to_owned())?;
     let text = file
@@ -206,9 +214,7 @@ pub fn content_hash(db: &dyn Db, file: SourceFile) -> Result<Arc<str>, String> {
         .text()
         .ok_or_else(|| "the file could not be read as text".to_owned())?;
     let fmt = format_for(db, kind, rel);
-    hash::content_hash(kind, text, &fmt.prefix)
-        .map(Arc::from)
-        .map_err(str::to_owned)
+    hash::content_hash(kind, text, &fmt.prefix).map_err(str::to_owned)
 }
 
 /// Every trusted key of the workspace, in lookup order, plus the documents that were refused.
@@ -450,20 +456,16 @@ pub fn sign_text(
 /// The verdict of an item file of the workspace.
 #[salsa::tracked(returns(ref))]
 pub fn signature_status(db: &dyn Db, file: SourceFile) -> Verdict {
-    let got = match content_hash(db, file) {
-        Ok(h) => h.to_string(),
-        Err(reason) => {
-            return Verdict::Unhashable {
-                reason: reason.clone(),
-            };
-        }
+    let got = match hash_of(db, file) {
+        Ok(h) => h,
+        Err(reason) => return Verdict::Unhashable { reason },
     };
     if is_embedded(db, file) {
         return Verdict::Embedded { hash: got };
     }
     let store = trust_store(db);
     let trusted = |fp: &str| store.lookup(fp).map(|(k, _)| k.pem.clone());
-    verdict_from(signature_line(db, file).clone(), got, &trusted)
+    verdict_from(signature_line(db, file), got, &trusted)
 }
 
 #[cfg(test)]

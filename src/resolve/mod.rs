@@ -607,6 +607,8 @@ pub fn chain(db: &dyn Db, file: SourceFile) -> Chain {
         let el = element_for(db, next, found, res.shadowed.clone());
         elements.push(el);
     };
+    // Every tool's chain stays memoized for the whole run; drop the growth slack.
+    elements.shrink_to_fit();
     Chain { elements, end }
 }
 

@@ -453,9 +453,16 @@ pub fn sign_text(
     Ok((signed, signature))
 }
 
-/// The verdict of an item file of the workspace.
+/// The verdict of an item file of the workspace, memoized (verify, exec and lockfile readers).
 #[salsa::tracked(returns(ref))]
 pub fn signature_status(db: &dyn Db, file: SourceFile) -> Verdict {
+    verdict_of(db, file)
+}
+
+/// The verdict of an item file, computed: for `integrity_diagnostics`, itself memoized, so a lint
+/// keeps one integrity memo per file (its findings, none for a verified file), not the verdict
+/// and its hash besides.
+pub fn verdict_of(db: &dyn Db, file: SourceFile) -> Verdict {
     let got = match hash_of(db, file) {
         Ok(h) => h,
         Err(reason) => return Verdict::Unhashable { reason },

@@ -222,7 +222,7 @@ fn load_dir(
             });
         }
     }
-    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    entries.sort_by_cached_key(|e| path_order_key(&e.path));
     let parent_cache: Mutex<FxHashMap<PathBuf, Option<PathBuf>>> = Mutex::default();
     let real_parent = |dir: &Path| -> Option<PathBuf> {
         if let Some(hit) = parent_cache.lock().ok().and_then(|c| c.get(dir).cloned()) {
@@ -298,6 +298,20 @@ fn load_dir(
         }
     }
     root
+}
+
+/// A key whose byte order is the order of `Path::cmp` (component by component) for the walk's
+/// paths: the path's bytes with each separator turned into a zero byte, which ranks below every
+/// byte a path can hold. Comparing keys is a `memcmp`; comparing paths splits both into
+/// components at each of the sort's comparisons (the largest serial step of loading a 100k-file
+/// space). Walked paths are normal (no `.`, no doubled separators), where the two orders agree.
+fn path_order_key(path: &Path) -> Vec<u8> {
+    let sep = |c: u8| c.is_ascii() && std::path::is_separator(char::from(c));
+    path.as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .map(|&c| if sep(c) { 0 } else { c })
+        .collect()
 }
 
 /// Below this many files a space is read on the calling thread.
@@ -530,4 +544,33 @@ pub fn load_item<'s>(
     settings: Settings,
 ) -> (Host, ItemLoader<'s>, Vec<String>) {
     load_items(sys, specs, &[item_id.to_owned()], settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_order_key_sorts_as_paths_do() {
+        let mut paths: Vec<PathBuf> = [
+            "/t/.ai/tools/a/b.py",
+            "/t/.ai/tools/a.b/c.py",
+            "/t/.ai/tools/a-b/c.py",
+            "/t/.ai/tools/a/b/c.py",
+            "/t/.ai/tools/a",
+            "/t/.ai/tools/ab.py",
+            "/t/.ai/tools/a b/c.py",
+            "/t/.ai/tools/é/x.py",
+            "/t/.ai/tools/z.py",
+            "/t/.ai/tools/A/x.py",
+            "/t/.ai/tools_x/y.py",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        let mut by_path = paths.clone();
+        by_path.sort();
+        paths.sort_by_cached_key(|p| path_order_key(p));
+        assert_eq!(paths, by_path);
+    }
 }

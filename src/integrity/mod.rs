@@ -224,11 +224,21 @@ pub struct TrustStore {
     pub keys: Vec<(TrustedKey, SourceFile)>,
     /// Refused documents and why (shown by lint as `untrusted-key` context, never trusted).
     pub problems: Vec<(SourceFile, String)>,
+    /// The Ed25519 key of each entry of `keys` (same order), parsed from its PEM once per run
+    /// rather than once per signature; `None` when the PEM is not an Ed25519 public key.
+    pub verifying: Vec<Option<ed25519_dalek::VerifyingKey>>,
 }
 
 impl TrustStore {
     pub fn lookup(&self, fp: &str) -> Option<&(TrustedKey, SourceFile)> {
         self.keys.iter().find(|(k, _)| k.fingerprint == fp)
+    }
+
+    /// The parsed key trusted under `fp`: `None` when no key is, `Some(None)` when its PEM does
+    /// not parse (every signature under it is then bad).
+    pub fn verifying_key(&self, fp: &str) -> Option<Option<ed25519_dalek::VerifyingKey>> {
+        let at = self.keys.iter().position(|(k, _)| k.fingerprint == fp)?;
+        Some(self.verifying.get(at).copied().flatten())
     }
 }
 
@@ -274,6 +284,11 @@ pub fn trust_store(db: &dyn Db) -> TrustStore {
             }
         }
     }
+    store.verifying = store
+        .keys
+        .iter()
+        .map(|(k, _)| keys::public_key_from_pem(&k.pem).ok())
+        .collect();
     store
 }
 
@@ -373,10 +388,17 @@ pub fn verify_text(
             };
         }
     };
-    verdict_from(line, got, trusted)
+    let key_for = |fp: &str| trusted(fp).map(|pem| keys::public_key_from_pem(&pem).ok());
+    verdict_from(line, got, &key_for)
 }
 
-fn verdict_from(line: SigLine, got: String, trusted: &dyn Fn(&str) -> Option<String>) -> Verdict {
+/// `key_for(fp)`: `None` when no key is trusted under `fp`, `Some(None)` when the trusted PEM is
+/// not an Ed25519 public key (a bad signature, as any signature under it).
+fn verdict_from(
+    line: SigLine,
+    got: String,
+    key_for: &dyn Fn(&str) -> Option<Option<ed25519_dalek::VerifyingKey>>,
+) -> Verdict {
     let (span, sig) = match line {
         SigLine::Absent => {
             return Verdict::Unsigned {
@@ -400,14 +422,13 @@ fn verdict_from(line: SigLine, got: String, trusted: &dyn Fn(&str) -> Option<Str
             span,
         };
     }
-    let Some(pem) = trusted(&sig.key_fp) else {
+    let Some(key) = key_for(&sig.key_fp) else {
         return Verdict::UntrustedKey {
             key_fp: sig.key_fp,
             span,
         };
     };
-    let ok = keys::public_key_from_pem(&pem)
-        .is_ok_and(|k| keys::verify_hash(&k, &sig.content_hash, &sig.signature));
+    let ok = key.is_some_and(|k| keys::verify_hash(&k, &sig.content_hash, &sig.signature));
     if ok {
         Verdict::Verified {
             key_fp: sig.key_fp,
@@ -471,8 +492,8 @@ pub fn verdict_of(db: &dyn Db, file: SourceFile) -> Verdict {
         return Verdict::Embedded { hash: got };
     }
     let store = trust_store(db);
-    let trusted = |fp: &str| store.lookup(fp).map(|(k, _)| k.pem.clone());
-    verdict_from(signature_line(db, file), got, &trusted)
+    let key_for = |fp: &str| store.verifying_key(fp);
+    verdict_from(signature_line(db, file), got, &key_for)
 }
 
 #[cfg(test)]

@@ -175,10 +175,13 @@ pub struct Summary {
 
 /// Deterministic output order: path, line, rule (CONVENTIONS habit 12), then column and message.
 pub fn sort_findings(findings: &mut [Finding]) {
-    findings.sort_by(|a, b| {
-        (&a.path, a.line, &a.rule, a.column, &a.message)
-            .cmp(&(&b.path, b.line, &b.rule, b.column, &b.message))
-    });
+    findings.sort_by(compare_findings);
+}
+
+/// The order of [`sort_findings`], for sorting references.
+pub fn compare_findings(a: &Finding, b: &Finding) -> std::cmp::Ordering {
+    (&a.path, a.line, &a.rule, a.column, &a.message)
+        .cmp(&(&b.path, b.line, &b.rule, b.column, &b.message))
 }
 
 #[cfg(test)]

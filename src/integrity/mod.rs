@@ -186,8 +186,9 @@ pub fn is_embedded(db: &dyn Db, file: SourceFile) -> bool {
         .is_some_and(|p| p.starts_with(crate::model::EMBEDDED_PATH_PREFIX))
 }
 
-/// The signature line of an item file (`Absent` for non-items and unreadable files).
-#[salsa::tracked(returns(ref))]
+/// The signature line of an item file (`Absent` for non-items and unreadable files). Not a query
+/// of its own: its only reader is the verdict (`signature_status`), which is memoized, so a
+/// second memo per file would only hold the line twice (at 100k files, megabytes).
 pub fn signature_line(db: &dyn Db, file: SourceFile) -> SigLine {
     let rel = file.rel(db);
     let (Some(kind), Some(text)) = (ItemKind::of_rel(rel), file.contents(db).text()) else {
@@ -196,9 +197,16 @@ pub fn signature_line(db: &dyn Db, file: SourceFile) -> SigLine {
     sigline::parse_signature(text, &format_for(db, kind, rel))
 }
 
-/// The content hash of an item file (§10.2), or why there is none.
+/// The content hash of an item file (§10.2), or why there is none: the memoized query, for
+/// lockfiles, which compare the hashes of other files.
 #[salsa::tracked(returns(ref))]
 pub fn content_hash(db: &dyn Db, file: SourceFile) -> Result<Arc<str>, String> {
+    hash_of(db, file).map(Arc::from)
+}
+
+/// The content hash of an item file, computed (not memoized: the verdict, memoized, is its
+/// reader in a lint, which would otherwise keep every file's hash twice).
+fn hash_of(db: &dyn Db, file: SourceFile) -> Result<String, String> {
     let rel = file.rel(db);
     let kind = ItemKind::of_rel(rel).ok_or_else(|| "not an item file".to_owned())?;
     let text = file
@@ -206,9 +214,7 @@ pub fn content_hash(db: &dyn Db, file: SourceFile) -> Result<Arc<str>, String> {
         .text()
         .ok_or_else(|| "the file could not be read as text".to_owned())?;
     let fmt = format_for(db, kind, rel);
-    hash::content_hash(kind, text, &fmt.prefix)
-        .map(Arc::from)
-        .map_err(str::to_owned)
+    hash::content_hash(kind, text, &fmt.prefix).map_err(str::to_owned)
 }
 
 /// Every trusted key of the workspace, in lookup order, plus the documents that were refused.
@@ -218,11 +224,21 @@ pub struct TrustStore {
     pub keys: Vec<(TrustedKey, SourceFile)>,
     /// Refused documents and why (shown by lint as `untrusted-key` context, never trusted).
     pub problems: Vec<(SourceFile, String)>,
+    /// The Ed25519 key of each entry of `keys` (same order), parsed from its PEM once per run
+    /// rather than once per signature; `None` when the PEM is not an Ed25519 public key.
+    pub verifying: Vec<Option<ed25519_dalek::VerifyingKey>>,
 }
 
 impl TrustStore {
     pub fn lookup(&self, fp: &str) -> Option<&(TrustedKey, SourceFile)> {
         self.keys.iter().find(|(k, _)| k.fingerprint == fp)
+    }
+
+    /// The parsed key trusted under `fp`: `None` when no key is, `Some(None)` when its PEM does
+    /// not parse (every signature under it is then bad).
+    pub fn verifying_key(&self, fp: &str) -> Option<Option<ed25519_dalek::VerifyingKey>> {
+        let at = self.keys.iter().position(|(k, _)| k.fingerprint == fp)?;
+        Some(self.verifying.get(at).copied().flatten())
     }
 }
 
@@ -268,6 +284,11 @@ pub fn trust_store(db: &dyn Db) -> TrustStore {
             }
         }
     }
+    store.verifying = store
+        .keys
+        .iter()
+        .map(|(k, _)| keys::public_key_from_pem(&k.pem).ok())
+        .collect();
     store
 }
 
@@ -367,10 +388,17 @@ pub fn verify_text(
             };
         }
     };
-    verdict_from(line, got, trusted)
+    let key_for = |fp: &str| trusted(fp).map(|pem| keys::public_key_from_pem(&pem).ok());
+    verdict_from(line, got, &key_for)
 }
 
-fn verdict_from(line: SigLine, got: String, trusted: &dyn Fn(&str) -> Option<String>) -> Verdict {
+/// `key_for(fp)`: `None` when no key is trusted under `fp`, `Some(None)` when the trusted PEM is
+/// not an Ed25519 public key (a bad signature, as any signature under it).
+fn verdict_from(
+    line: SigLine,
+    got: String,
+    key_for: &dyn Fn(&str) -> Option<Option<ed25519_dalek::VerifyingKey>>,
+) -> Verdict {
     let (span, sig) = match line {
         SigLine::Absent => {
             return Verdict::Unsigned {
@@ -394,14 +422,13 @@ fn verdict_from(line: SigLine, got: String, trusted: &dyn Fn(&str) -> Option<Str
             span,
         };
     }
-    let Some(pem) = trusted(&sig.key_fp) else {
+    let Some(key) = key_for(&sig.key_fp) else {
         return Verdict::UntrustedKey {
             key_fp: sig.key_fp,
             span,
         };
     };
-    let ok = keys::public_key_from_pem(&pem)
-        .is_ok_and(|k| keys::verify_hash(&k, &sig.content_hash, &sig.signature));
+    let ok = key.is_some_and(|k| keys::verify_hash(&k, &sig.content_hash, &sig.signature));
     if ok {
         Verdict::Verified {
             key_fp: sig.key_fp,
@@ -447,23 +474,26 @@ pub fn sign_text(
     Ok((signed, signature))
 }
 
-/// The verdict of an item file of the workspace.
+/// The verdict of an item file of the workspace, memoized (verify, exec and lockfile readers).
 #[salsa::tracked(returns(ref))]
 pub fn signature_status(db: &dyn Db, file: SourceFile) -> Verdict {
-    let got = match content_hash(db, file) {
-        Ok(h) => h.to_string(),
-        Err(reason) => {
-            return Verdict::Unhashable {
-                reason: reason.clone(),
-            };
-        }
+    verdict_of(db, file)
+}
+
+/// The verdict of an item file, computed: for `integrity_diagnostics`, itself memoized, so a lint
+/// keeps one integrity memo per file (its findings, none for a verified file), not the verdict
+/// and its hash besides.
+pub fn verdict_of(db: &dyn Db, file: SourceFile) -> Verdict {
+    let got = match hash_of(db, file) {
+        Ok(h) => h,
+        Err(reason) => return Verdict::Unhashable { reason },
     };
     if is_embedded(db, file) {
         return Verdict::Embedded { hash: got };
     }
     let store = trust_store(db);
-    let trusted = |fp: &str| store.lookup(fp).map(|(k, _)| k.pem.clone());
-    verdict_from(signature_line(db, file).clone(), got, &trusted)
+    let key_for = |fp: &str| store.verifying_key(fp);
+    verdict_from(signature_line(db, file), got, &key_for)
 }
 
 #[cfg(test)]

@@ -569,6 +569,10 @@ mod tests {
 /// text. Returns the offset of the first bracket too deep.
 pub fn python_too_deep(text: &str, limit: usize) -> Option<usize> {
     let b = text.as_bytes();
+    // The depth can pass `limit` only if the text holds more opening brackets than that: a SIMD
+    // count settles almost every file (no bracket number `limit + 1`: `None`, not too deep)
+    // before the byte-by-byte scan below.
+    memchr::memchr3_iter(b'(', b'[', b'{', b).nth(limit)?;
     let mut i = 0;
     let mut depth = 0usize;
     while i < b.len() {
@@ -635,5 +639,13 @@ mod python_tests {
             assert_eq!(python_too_deep(&hidden, 128), None, "{hidden:?}");
         }
         assert_eq!(python_too_deep("x = [[1], [2], ([3],)]", 2), Some(16));
+    }
+
+    #[test]
+    fn few_brackets_settle_without_the_scan() {
+        // Exactly `limit` openings can never nest deeper than `limit`; one more can.
+        assert_eq!(python_too_deep(&"(".repeat(5), 5), None);
+        assert_eq!(python_too_deep(&"(".repeat(6), 5), Some(5));
+        assert_eq!(python_too_deep("(((x)))(((y)))", 5), None);
     }
 }

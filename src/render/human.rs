@@ -27,7 +27,7 @@ pub fn render(findings: &[Finding], summary: &Summary, opts: &HumanOptions) -> S
     };
     let mut out = String::new();
     for finding in super::sorted(findings) {
-        out.push_str(&render_finding(&renderer, &finding));
+        out.push_str(&render_finding(&renderer, finding));
         out.push_str("\n\n");
     }
     if !opts.quiet {

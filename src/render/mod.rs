@@ -2,7 +2,7 @@
 //!
 //! Every renderer is a pure function from findings to a `String`; none of them prints or touches the
 //! file system (the CLI does). Renderers never panic: out-of-range lines, columns and excerpt
-//! highlights are clamped. Output order is the one `sort_findings` gives, applied to a copy.
+//! highlights are clamped. Output order is the one `sort_findings` gives, applied to references.
 
 pub mod exec;
 pub mod human;
@@ -11,7 +11,7 @@ pub mod sarif;
 
 pub use human::HumanOptions;
 
-use crate::diagnostic::{Finding, Severity, sort_findings};
+use crate::diagnostic::{Finding, Severity, compare_findings};
 
 /// What SARIF needs to know about one rule (the `tool.driver.rules` entries).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,11 +37,12 @@ pub struct ToolInfo {
     pub src_root: Option<String>,
 }
 
-/// A sorted copy of `findings`, so that every renderer prints in the same deterministic order.
-fn sorted(findings: &[Finding]) -> Vec<Finding> {
-    let mut findings = findings.to_vec();
-    sort_findings(&mut findings);
-    findings
+/// `findings` in sorted order (by reference, nothing copied), so that every renderer prints in
+/// the same deterministic order.
+fn sorted(findings: &[Finding]) -> Vec<&Finding> {
+    let mut sorted: Vec<&Finding> = findings.iter().collect();
+    sorted.sort_by(|a, b| compare_findings(a, b));
+    sorted
 }
 
 /// Hand-made findings shared by the renderer tests.

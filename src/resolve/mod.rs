@@ -536,6 +536,13 @@ fn element_for(db: &dyn Db, id: &str, cand: &Candidate, shadowed: Vec<Candidate>
 /// finding, never a salsa cycle. A root that is not a tool gets a one-element chain.
 #[salsa::tracked(returns(ref))]
 pub fn chain(db: &dyn Db, file: SourceFile) -> Chain {
+    walk_chain(db, file)
+}
+
+/// The walk behind [`chain`], not memoized: for a reader that is itself a query and needs the
+/// chain only while it runs (`chain_diagnostics`, once per tool in a lint), so a whole-tree
+/// lint does not keep every tool's chain alive; the reads are recorded on that query all the same.
+pub fn walk_chain(db: &dyn Db, file: SourceFile) -> Chain {
     let space = file.space(db).clone();
     let root_id = tool_id(db, file).unwrap_or_default();
     let max = max_depth(db);
@@ -607,6 +614,8 @@ pub fn chain(db: &dyn Db, file: SourceFile) -> Chain {
         let el = element_for(db, next, found, res.shadowed.clone());
         elements.push(el);
     };
+    // A memoized chain stays for the whole run; drop the growth slack.
+    elements.shrink_to_fit();
     Chain { elements, end }
 }
 

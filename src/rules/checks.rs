@@ -10,8 +10,8 @@ use crate::diagnostic::{Diagnostic, Note, Suggestions};
 use crate::model::{ExecutorRef, Span, Spanned, Value};
 use crate::resolve::graph::executor_graph;
 use crate::resolve::{
-    ChainEnd, Element, chain, extractor_config, metadata, parse_file, resolve, run_facts,
-    space_index, tool_id,
+    ChainEnd, Element, extractor_config, metadata, parse_file, resolve, run_facts, space_index,
+    tool_id, walk_chain,
 };
 use crate::rules::validate::{Link, VersionVerdict, check_pair, py_list};
 
@@ -516,7 +516,9 @@ pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let Some(item_id) = tool_id(db, file) else {
         return out;
     };
-    let ch = chain(db, file);
+    // Walked here rather than memoized by `chain`: a lint reads each tool's chain once, and
+    // memoized chains of 100k tools were the largest memo of the run.
+    let ch = &walk_chain(db, file);
     let path = file.path(db);
     let space = file.space(db);
     let site = |span: Option<Span>| Site {

@@ -6,7 +6,7 @@ use super::checks::rule_for;
 use super::{Check, Site};
 use crate::db::{Db, SourceFile};
 use crate::diagnostic::Diagnostic;
-use crate::integrity::{ItemKind, Verdict, signature_status, trust_store};
+use crate::integrity::{ItemKind, Verdict, trust_store, verdict_of};
 use crate::resolve::tool_id;
 
 /// Integrity findings of one file: its verdict if it is an item, its refusal if it is a
@@ -53,7 +53,7 @@ pub fn integrity_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let emit = |pred: &dyn Fn(&Check) -> bool, span, vars: &[(&str, String)], variant| {
         rule_for(pred).map(|rule| rule.emit(site(span), vars, variant, Vec::new()))
     };
-    let d = match signature_status(db, file) {
+    let d = match &verdict_of(db, file) {
         Verdict::Verified { .. } | Verdict::Embedded { .. } => None,
         Verdict::Unsigned { legacy, span } => emit(
             &|c| matches!(c, Check::UnsignedItem { .. }),

@@ -36,6 +36,12 @@ pub trait System: Send + Sync {
     /// The file's bytes, unless it is larger than `limit`. A file that is not a regular file (a
     /// FIFO, a device...) is an `Error` saying so; reading never blocks on it.
     fn read(&self, path: &Path, limit: u64) -> ReadResult;
+    /// `read` for a path the walk just listed as a regular file (not a symlink): an
+    /// implementation may skip checks the walk already made, never the refusal of a file that is
+    /// no longer regular.
+    fn read_walked(&self, path: &Path, limit: u64) -> ReadResult {
+        self.read(path, limit)
+    }
     fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf>;
     fn is_dir(&self, path: &Path) -> bool;
     fn is_file(&self, path: &Path) -> bool;

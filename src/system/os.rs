@@ -106,6 +106,34 @@ fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
     opts.open(path)
 }
 
+/// Open without blocking, `fstat` the open file (a directory, FIFO or device is refused, a file
+/// over `limit` is not read) and read it into a buffer of its size: two `read` calls for a file
+/// that did not change size.
+fn read_opened(path: &Path, limit: u64) -> ReadResult {
+    let mut file = match open_nonblocking(path) {
+        Ok(f) => f,
+        Err(e) => return ReadResult::Error(e.to_string()),
+    };
+    let len = match file.metadata() {
+        Ok(m) if m.is_dir() => return ReadResult::Error("it is a directory".to_owned()),
+        Ok(m) if !m.is_file() => {
+            let what = special_kind(m.file_type()).unwrap_or("of an unknown kind");
+            return ReadResult::Error(format!("not a regular file ({what})"));
+        }
+        Ok(m) if m.len() > limit => return ReadResult::TooLarge(m.len()),
+        Ok(m) => m.len(),
+        Err(e) => return ReadResult::Error(e.to_string()),
+    };
+    // One spare byte, so the read that finds the end needs no reallocation.
+    let mut buf = Vec::with_capacity(usize::try_from(len).map_or(0, |n| n.saturating_add(1)));
+    // Read at most limit + 1 bytes: a file that grew past the limit is still refused.
+    match file.by_ref().take(limit + 1).read_to_end(&mut buf) {
+        Ok(n) if n as u64 > limit => ReadResult::TooLarge(n as u64),
+        Ok(_) => ReadResult::Bytes(buf),
+        Err(e) => ReadResult::Error(e.to_string()),
+    }
+}
+
 impl System for OsSystem {
     fn walk(&self, dir: &Path) -> Vec<WalkEntry> {
         let (tx, rx) = mpsc::channel();
@@ -149,27 +177,13 @@ impl System for OsSystem {
             }
             Err(e) => return ReadResult::Error(e.to_string()),
         }
-        let mut file = match open_nonblocking(path) {
-            Ok(f) => f,
-            Err(e) => return ReadResult::Error(e.to_string()),
-        };
-        match file.metadata() {
-            Ok(m) if m.is_dir() => return ReadResult::Error("it is a directory".to_owned()),
-            Ok(m) if !m.is_file() => {
-                let what = special_kind(m.file_type()).unwrap_or("of an unknown kind");
-                return ReadResult::Error(format!("not a regular file ({what})"));
-            }
-            Ok(m) if m.len() > limit => return ReadResult::TooLarge(m.len()),
-            Ok(_) => {}
-            Err(e) => return ReadResult::Error(e.to_string()),
-        }
-        let mut buf = Vec::new();
-        // Read at most limit + 1 bytes: a file that grew past the limit is still refused.
-        match file.by_ref().take(limit + 1).read_to_end(&mut buf) {
-            Ok(n) if n as u64 > limit => ReadResult::TooLarge(n as u64),
-            Ok(_) => ReadResult::Bytes(buf),
-            Err(e) => ReadResult::Error(e.to_string()),
-        }
+        read_opened(path, limit)
+    }
+
+    fn read_walked(&self, path: &Path, limit: u64) -> ReadResult {
+        // The walk saw a regular file here, so the `stat` of `read` is skipped; a file swapped
+        // for a FIFO or device since is still refused by the `fstat` after the non-blocking open.
+        read_opened(path, limit)
     }
 
     fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf> {

@@ -112,11 +112,13 @@ fn rules(diags: &[Value], rule: &str) -> bool {
     diags.iter().any(|d| d["code"] == rule)
 }
 
-/// Run the server on `ws` and hand a client to `body`; checks a clean `shutdown` + `exit`.
-fn with_server(ws: &Workspace, caps: Value, init: Value, body: impl FnOnce(&mut Client)) {
-    let (server, client) = Connection::memory();
-    let user = ws.user.clone();
-    let spaces = move |project: &Path, _: &InitOptions| {
+/// The spaces of a test workspace: its project (from `initialize`), its user dir, the embedded
+/// bundle.
+fn spaces_with_user(
+    user: PathBuf,
+) -> impl Fn(&Path, &InitOptions) -> anyhow::Result<(Vec<ryechain::load::SpaceSpec>, Vec<String>)> + Sync
+{
+    move |project: &Path, _: &InitOptions| {
         Ok((
             three_spaces(
                 project.to_path_buf(),
@@ -126,7 +128,25 @@ fn with_server(ws: &Workspace, caps: Value, init: Value, body: impl FnOnce(&mut 
             ),
             Vec::new(),
         ))
-    };
+    }
+}
+
+/// A server setup over `spaces` with no embedded copies and no rule pages.
+fn plain_setup<'a>(spaces: &'a ryechain::lsp::server::SpacesFn<'a>) -> Setup<'a> {
+    Setup {
+        sys: &OsSystem,
+        spaces,
+        materialised: Arc::new(|_: &str, _: &str| None),
+        rule_doc: Arc::new(|_: &str| None),
+        settings: Settings::default(),
+    }
+}
+
+/// Run the server on `ws` and hand a client to `body`; checks a clean `shutdown` + `exit`.
+fn with_server(ws: &Workspace, caps: Value, init: Value, body: impl FnOnce(&mut Client)) {
+    let (server, client) = Connection::memory();
+    let user = ws.user.clone();
+    let spaces = spaces_with_user(user);
     let docs = tempfile::tempdir().unwrap();
     let docs_root = docs.path().to_path_buf();
     let setup = Setup {
@@ -383,24 +403,8 @@ fn hover_definition_completion_and_symbols_on_an_executor_id() {
 fn protocol_errors_unknown_methods_cancellation_and_requests_after_shutdown() {
     let ws = Workspace::new(&[("tools/acme/ok.py", &tool("rye/core/runtimes/python/script"))]);
     let (server, client) = Connection::memory();
-    let spaces = |project: &Path, _: &InitOptions| {
-        Ok((
-            three_spaces(
-                project.to_path_buf(),
-                ws.user.clone(),
-                SpaceSource::Embedded,
-                "ryechain",
-            ),
-            Vec::new(),
-        ))
-    };
-    let setup = Setup {
-        sys: &OsSystem,
-        spaces: &spaces,
-        materialised: Arc::new(|_: &str, _: &str| None),
-        rule_doc: Arc::new(|_: &str| None),
-        settings: Settings::default(),
-    };
+    let spaces = spaces_with_user(ws.user.clone());
+    let setup = plain_setup(&spaces);
     std::thread::scope(|s| {
         let handle = s.spawn(|| run(&server, &setup));
         let mut c = Client::new(client);
@@ -458,24 +462,8 @@ fn exit_without_shutdown_and_closed_input_end_the_server() {
     let ws = Workspace::new(&[]);
     for close in [false, true] {
         let (server, client) = Connection::memory();
-        let spaces = |project: &Path, _: &InitOptions| {
-            Ok((
-                three_spaces(
-                    project.to_path_buf(),
-                    ws.user.clone(),
-                    SpaceSource::Embedded,
-                    "ryechain",
-                ),
-                Vec::new(),
-            ))
-        };
-        let setup = Setup {
-            sys: &OsSystem,
-            spaces: &spaces,
-            materialised: Arc::new(|_: &str, _: &str| None),
-            rule_doc: Arc::new(|_: &str| None),
-            settings: Settings::default(),
-        };
+        let spaces = spaces_with_user(ws.user.clone());
+        let setup = plain_setup(&spaces);
         std::thread::scope(|s| {
             let handle = s.spawn(|| run(&server, &setup));
             let mut c = Client::new(client);

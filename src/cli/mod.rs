@@ -76,6 +76,31 @@ pub enum GraphFormat {
     Json,
 }
 
+/// Which rules run, for `lint` and `lsp`.
+#[derive(clap::Args, Debug)]
+struct RuleArgs {
+    /// Only these rules or families (comma-separated; `ALL` for all).
+    #[arg(long, value_delimiter = ',')]
+    select: Option<Vec<String>>,
+    /// Skip these rules or families (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    ignore: Vec<String>,
+    /// Maximum chain length (default 10, or `chain.max_depth` in `.ai/config/ryechain.yaml`).
+    #[arg(long)]
+    max_depth: Option<usize>,
+}
+
+impl RuleArgs {
+    fn settings(self) -> Settings {
+        Settings {
+            select: self.select,
+            ignore: self.ignore,
+            max_depth: self.max_depth,
+            ..Settings::default()
+        }
+    }
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Validate every tool of every space.
@@ -85,15 +110,8 @@ enum Command {
         path: PathBuf,
         #[arg(long, value_enum, default_value = "human")]
         format: LintFormat,
-        /// Only these rules or families (comma-separated; `ALL` for all).
-        #[arg(long, value_delimiter = ',')]
-        select: Option<Vec<String>>,
-        /// Skip these rules or families (comma-separated).
-        #[arg(long, value_delimiter = ',')]
-        ignore: Vec<String>,
-        /// Maximum chain length (default 10, or `chain.max_depth` in `.ai/config/ryechain.yaml`).
-        #[arg(long)]
-        max_depth: Option<usize>,
+        #[command(flatten)]
+        rules: RuleArgs,
         /// Never show a progress bar.
         #[arg(long)]
         no_progress: bool,
@@ -181,15 +199,8 @@ enum Command {
     /// completion and quick fixes for executor ids). The project space is the editor's workspace
     /// folder.
     Lsp {
-        /// Only these rules or families (comma-separated; `ALL` for all).
-        #[arg(long, value_delimiter = ',')]
-        select: Option<Vec<String>>,
-        /// Skip these rules or families (comma-separated).
-        #[arg(long, value_delimiter = ',')]
-        ignore: Vec<String>,
-        /// Maximum chain length.
-        #[arg(long)]
-        max_depth: Option<usize>,
+        #[command(flatten)]
+        rules: RuleArgs,
     },
     /// Print a shell completion script (for example `ryechain completions bash > /etc/bash_completion.d/ryechain`).
     Completions {
@@ -244,9 +255,7 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
         Command::Lint {
             path,
             format,
-            select,
-            ignore,
-            max_depth,
+            rules,
             no_progress,
             statistics,
             output_file,
@@ -255,12 +264,7 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
             show_files,
             watch,
         } => {
-            let settings = Settings {
-                select,
-                ignore,
-                max_depth,
-                ..Settings::default()
-            };
+            let settings = rules.settings();
             let opts = commands::LintArgs {
                 format,
                 no_progress,
@@ -310,19 +314,7 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
         }
         Command::Lock { item, path, force } => lock::lock(&ctx, &item, &path, force),
         Command::Exec(args) => exec::exec(&ctx, &args),
-        Command::Lsp {
-            select,
-            ignore,
-            max_depth,
-        } => {
-            let settings = Settings {
-                select,
-                ignore,
-                max_depth,
-                ..Settings::default()
-            };
-            lsp::lsp(&ctx, settings)
-        }
+        Command::Lsp { rules } => lsp::lsp(&ctx, rules.settings()),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             let mut out = Vec::new();

@@ -279,19 +279,12 @@ pub fn run(conn: &Connection, setup: &Setup<'_>) -> anyhow::Result<bool> {
     let enc = negotiate_encoding(&params.capabilities);
     let text_caps = params.capabilities.text_document.as_ref();
     let pull = text_caps.and_then(|t| t.diagnostic.as_ref()).is_some();
-    let refresh = params
-        .capabilities
-        .workspace
-        .as_ref()
-        .and_then(|w| w.diagnostic.as_ref())
-        .and_then(|d| d.refresh_support)
+    let workspace_caps = params.capabilities.workspace.as_ref();
+    let refresh = workspace_caps
+        .and_then(|w| w.diagnostic.as_ref()?.refresh_support)
         .unwrap_or(false);
-    let watch_dynamic = params
-        .capabilities
-        .workspace
-        .as_ref()
-        .and_then(|w| w.did_change_watched_files.as_ref())
-        .and_then(|d| d.dynamic_registration)
+    let watch_dynamic = workspace_caps
+        .and_then(|w| w.did_change_watched_files.as_ref()?.dynamic_registration)
         .unwrap_or(false);
     let project = project_dir(&params, setup.sys)?;
     let result = json!({

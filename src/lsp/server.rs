@@ -1079,9 +1079,11 @@ impl Server<'_> {
 
 /// The range of `span` in the file at `path` (the start of the file when there is no text).
 fn range_in(db: &RootDb, path: &Path, span: Option<Span>, enc: Encoding) -> lt::Range {
-    let text = db
-        .file_at(path)
-        .and_then(|f| f.contents(db).text().map(Arc::<str>::from));
+    // The file's text as the database holds it (a shared handle, not a copy).
+    let text = db.file_at(path).and_then(|f| match f.contents(db) {
+        crate::db::FileContents::Text(t) => Some(t.clone()),
+        _ => None,
+    });
     match (text, span) {
         (Some(t), Some(s)) => Lines::new(&t).range(s.start as usize, s.end as usize, enc),
         _ => lt::Range::default(),

@@ -112,7 +112,7 @@ impl LineIndex {
 }
 
 /// A diagnostic resolved for output: line/column, display path, and the source it points at.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Finding {
     pub rule: String,
     pub severity: Severity,
@@ -137,7 +137,7 @@ pub struct Finding {
 }
 
 /// Replace the text between two 1-based positions (end exclusive) with `replacement`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Fix {
     pub line: u32,
     pub column: u32,
@@ -146,7 +146,7 @@ pub struct Fix {
     pub replacement: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FindingNote {
     pub message: String,
     pub path: Option<String>,
@@ -154,7 +154,7 @@ pub struct FindingNote {
 }
 
 /// Source text starting at `line_start` and the byte range inside `text` to underline.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Excerpt {
     pub line_start: u32,
     pub text: String,

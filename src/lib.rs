@@ -8,6 +8,7 @@ pub mod diagnostic;
 pub mod error;
 pub mod exec;
 pub mod integrity;
+pub mod lint_cache;
 pub mod load;
 pub mod lsp;
 pub mod model;

@@ -19,7 +19,7 @@ use crate::exec::facts::Loaded;
 use crate::model::{Space, SpaceKind, item_id_problem};
 use crate::resolve::extractor_config;
 use crate::rules::embedded_system_files;
-use crate::system::{ReadResult, System, WalkEntry};
+use crate::system::{FileStamp, ReadResult, System, WalkEntry};
 
 /// Tool files above this size are not read (reported by `unreadable-file`).
 pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
@@ -201,28 +201,7 @@ fn load_dir(
         ));
         return root;
     }
-    let mut entries: Vec<WalkEntry> = Vec::new();
-    for dir in dirs {
-        let dir = ai.join(dir);
-        if sys.is_dir(&dir) {
-            entries.extend(match size {
-                WalkSize::Large => sys.walk(&dir),
-                WalkSize::Small => sys.walk_small(&dir),
-            });
-        }
-    }
-    for name in crate::config::CONFIG_RELS {
-        let p = ai.join(name);
-        if sys.is_file(&p) {
-            entries.push(WalkEntry {
-                path: p,
-                is_symlink: false,
-                error: None,
-                not_regular: None,
-            });
-        }
-    }
-    entries.sort_by_cached_key(|e| path_order_key(&e.path));
+    let entries = space_entries(sys, &ai, dirs, size);
     let parent_cache: Mutex<FxHashMap<PathBuf, Option<PathBuf>>> = Mutex::default();
     let real_parent = |dir: &Path| -> Option<PathBuf> {
         if let Some(hit) = parent_cache.lock().ok().and_then(|c| c.get(dir).cloned()) {
@@ -298,6 +277,142 @@ fn load_dir(
         }
     }
     root
+}
+
+/// The walk of one space's `.ai/` (`dirs` and the config files), in path order: what the full
+/// load reads and what the lint cache's census stamps.
+fn space_entries(sys: &dyn System, ai: &Path, dirs: &[&str], size: WalkSize) -> Vec<WalkEntry> {
+    let mut entries: Vec<WalkEntry> = Vec::new();
+    for dir in dirs {
+        let dir = ai.join(dir);
+        if sys.is_dir(&dir) {
+            entries.extend(match size {
+                WalkSize::Large => sys.walk(&dir),
+                WalkSize::Small => sys.walk_small(&dir),
+            });
+        }
+    }
+    for name in crate::config::CONFIG_RELS {
+        let p = ai.join(name);
+        if sys.is_file(&p) {
+            entries.push(WalkEntry {
+                path: p,
+                is_symlink: false,
+                error: None,
+                not_regular: None,
+            });
+        }
+    }
+    entries.sort_by_cached_key(|e| path_order_key(&e.path));
+    entries
+}
+
+/// How a file of the census was met: enough to tell, without reading it, that the full load
+/// would read the same thing as last time.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum CensusKind {
+    /// A regular file listed by the walk, with its stamp (`None`: it could not be stat'ed).
+    Plain(Option<FileStamp>),
+    /// A symlink, with its canonical target (which decides its space) and the target's stamp.
+    Link(Option<String>, Option<FileStamp>),
+    /// A FIFO, device, dangling symlink... (recorded, never read).
+    NotRegular(String),
+    /// A walk error at a file path.
+    Error(String),
+}
+
+/// One file the full load would read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CensusEntry {
+    /// Index of the space in the specs given to `census`.
+    pub space: usize,
+    pub path: PathBuf,
+    /// Path relative to the space's `.ai/`.
+    pub rel: String,
+    pub kind: CensusKind,
+}
+
+/// The files of every on-disk space the full load would read, without reading them: the lint
+/// cache compares it with the census of the run it cached. Embedded spaces are not listed (they
+/// are part of the binary).
+#[derive(Debug, Default)]
+pub struct Census {
+    pub entries: Vec<CensusEntry>,
+    /// What the load would report besides files (a missing `.ai/`, walk errors).
+    pub notices: Vec<String>,
+}
+
+/// Walk every on-disk space as `load` does and stamp each file instead of reading it. The walk
+/// and the classification of entries are `load_dir`'s; a regular file's real path is not
+/// resolved (a file reached through a retargeted directory symlink is another inode, so its
+/// stamp differs), a symlink's is.
+pub fn census(sys: &dyn System, spaces: &[SpaceSpec]) -> Census {
+    let mut out = Census::default();
+    for (i, spec) in spaces.iter().enumerate() {
+        let SpaceSource::Dir(base) = &spec.source else {
+            continue;
+        };
+        let ai = base.join(".ai");
+        if !sys.is_dir(&ai) {
+            out.notices.push(format!(
+                "the {} space has no `.ai/` directory at {}",
+                spec.space.label(),
+                ai.display()
+            ));
+            continue;
+        }
+        let entries = space_entries(sys, &ai, &WALKED_DIRS, WalkSize::Large);
+        let stamp = |e: &WalkEntry| -> Result<CensusEntry, String> {
+            let rel = rel_of(&ai, &e.path);
+            if let Some(err) = &e.error {
+                let rel = rel.filter(|r| r.contains('.') && !r.ends_with('/'));
+                return match rel {
+                    Some(rel) if !sys.is_dir(&e.path) => Ok(CensusEntry {
+                        space: i,
+                        path: e.path.clone(),
+                        rel,
+                        kind: CensusKind::Error(err.clone()),
+                    }),
+                    _ => Err(format!("{}: {err}", e.path.display())),
+                };
+            }
+            let Some(rel) = rel else {
+                return Err(format!(
+                    "{}: not valid UTF-8 in its path; skipped",
+                    e.path.display()
+                ));
+            };
+            let kind = if let Some(what) = &e.not_regular {
+                CensusKind::NotRegular(what.clone())
+            } else if e.is_symlink {
+                let real = sys
+                    .canonicalize(&e.path)
+                    .ok()
+                    .map(|p| p.display().to_string());
+                CensusKind::Link(real, sys.stamp(&e.path))
+            } else {
+                CensusKind::Plain(sys.stamp(&e.path))
+            };
+            Ok(CensusEntry {
+                space: i,
+                path: e.path.clone(),
+                rel,
+                kind,
+            })
+        };
+        let results: Vec<Result<CensusEntry, String>> = if entries.len() < PARALLEL_MIN_FILES {
+            entries.iter().map(stamp).collect()
+        } else {
+            entries.par_iter().map(stamp).collect()
+        };
+        for r in results {
+            match r {
+                Ok(e) => out.entries.push(e),
+                Err(msg) => out.notices.push(msg),
+            }
+        }
+    }
+    out
 }
 
 /// A key whose byte order is the order of `Path::cmp` (component by component) for the walk's

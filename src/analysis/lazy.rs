@@ -5,7 +5,7 @@
 use crate::db::{Db, SourceFile};
 use crate::exec::facts::Loaded;
 use crate::model::item_id_problem;
-use crate::resolve::{ChainEnd, chain, resolve_root, tool_id};
+use crate::resolve::{ChainEnd, chain, resolve_root, tool_id, walk_chain};
 
 /// The ids whose candidate files the chain of `item_id` (§3) reads and that `loaded` does not
 /// hold yet, in chain order: the root id alone until it is loaded; then every element id of its
@@ -69,4 +69,51 @@ pub fn file_chain_needs(db: &dyn Db, file: SourceFile, loaded: &Loaded) -> Vec<S
         }
     }
     needs
+}
+
+/// What the checks of one tool read beyond the file itself (`file_chain_ids`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChainIds {
+    /// Its own id (shadowing, ambiguity), every element id of its chain and the id at which it
+    /// stops (`Missing`, `Cycle`), each once.
+    pub ids: Vec<String>,
+    /// The chain runs into a cycle.
+    pub cycle: bool,
+    /// The id the chain stops at because it resolves nowhere (its "did you mean" reads every
+    /// visible id).
+    pub missing: Option<String>,
+}
+
+/// The ids the checks of tool `file` read beyond the file itself. A change to a file that
+/// carries none of these ids leaves the file's chain, and so its findings, as they were (the
+/// argument of `chain_needs`) — except the suggestions for a missing executor, which read the
+/// set of every visible id (`ChainIds::missing`). The lint cache relies on this to re-check only
+/// what a change can reach. The chain is walked, not memoized (a lint asks this of every tool).
+pub fn file_chain_ids(db: &dyn Db, file: SourceFile) -> ChainIds {
+    let own = tool_id(db, file);
+    let ch = walk_chain(db, file);
+    let cycle = matches!(ch.end, ChainEnd::Cycle { .. });
+    let (stop, missing) = match &ch.end {
+        ChainEnd::Missing { executor_id, .. } => {
+            (Some(executor_id.as_str()), Some(executor_id.clone()))
+        }
+        ChainEnd::Cycle { executor_id, .. } => (Some(executor_id.as_str()), None),
+        _ => (None, None),
+    };
+    let mut ids: Vec<String> = Vec::new();
+    let all = own
+        .as_deref()
+        .into_iter()
+        .chain(ch.elements.iter().map(|e| e.item_id.as_str()))
+        .chain(stop);
+    for id in all {
+        if !ids.iter().any(|n| n == id) {
+            ids.push(id.to_owned());
+        }
+    }
+    ChainIds {
+        ids,
+        cycle,
+        missing,
+    }
 }

@@ -15,7 +15,7 @@ use crate::db::{Change, Db, RootDb, SourceFile};
 use crate::diagnostic::{
     Diagnostic, Excerpt, Finding, FindingNote, Fix, LineIndex, Severity, Summary, sort_findings,
 };
-use crate::resolve::tool_files;
+use crate::resolve::{tool_files, tool_id};
 use crate::rules::checks::{chain_diagnostics, file_diagnostics, graph_diagnostics};
 use crate::rules::integrity::integrity_diagnostics;
 use crate::rules::{Rule, rules};
@@ -113,7 +113,7 @@ pub fn lint_files(db: &dyn Db) -> Vec<SourceFile> {
 }
 
 /// Whether any rule of the integrity family is enabled (if none is, files are not hashed at all).
-fn integrity_enabled(db: &dyn Db) -> bool {
+pub fn integrity_enabled(db: &dyn Db) -> bool {
     rules()
         .rules
         .iter()
@@ -251,40 +251,53 @@ fn par_files_with_progress<T: Send>(
     parts.into_iter().flat_map(|(_, out)| out).collect()
 }
 
-/// Lint every file of the workspace (in parallel, see `par_files`). `progress` is called with the
-/// number of files finished.
-pub fn lint(db: &RootDb, opts: &LintOptions, progress: &(dyn Fn(usize) + Sync)) -> LintReport {
-    let files = lint_files(db);
-    let integrity = integrity_enabled(db);
-    let parts = par_files_with_progress(
-        db,
-        &files,
-        &|db, file| {
-            let (diags, panicked) = check_file(db, file, integrity);
-            let found: Vec<Finding> = diags
-                .into_iter()
-                .filter_map(|d| finish(db, d, opts))
-                .collect();
-            (found, usize::from(panicked))
-        },
-        progress,
-    );
-    let mut internal_errors = 0;
-    let mut findings: Vec<Finding> = Vec::new();
-    for (f, panics) in parts {
-        internal_errors += panics;
-        findings.extend(f);
-    }
-    findings.extend(graph_findings(db, opts));
-    sort_findings(&mut findings);
-    let summary = Summary {
-        files: db
-            .workspace()
-            .roots(db)
+/// One checked file's part of a lint.
+#[derive(Clone, Debug)]
+pub struct LintedFile {
+    pub file: SourceFile,
+    pub findings: Vec<Finding>,
+    /// What its findings depend on beyond its own text (`lazy::file_chain_ids`); empty unless
+    /// asked for, and for files that are not tools.
+    pub deps: lazy::ChainIds,
+    /// A panic was caught while checking it.
+    pub panicked: bool,
+}
+
+/// A lint before its findings are merged: each checked file's part, and the graph-wide findings.
+#[derive(Clone, Debug, Default)]
+pub struct LintParts {
+    pub files: Vec<LintedFile>,
+    pub graph: Vec<Finding>,
+    /// `Summary::files` and `Summary::tools`.
+    pub file_count: usize,
+    pub tool_count: usize,
+}
+
+impl LintParts {
+    /// The report: every finding, sorted, with the totals.
+    pub fn report(&self) -> LintReport {
+        let mut findings: Vec<Finding> = self
+            .files
             .iter()
-            .map(|r| r.files(db).len())
-            .sum(),
-        tools: tool_files(db).len(),
+            .flat_map(|f| f.findings.iter().cloned())
+            .chain(self.graph.iter().cloned())
+            .collect();
+        sort_findings(&mut findings);
+        let internal_errors = self.files.iter().filter(|f| f.panicked).count();
+        report_of(findings, self.file_count, self.tool_count, internal_errors)
+    }
+}
+
+/// A report from sorted findings and the totals.
+pub fn report_of(
+    findings: Vec<Finding>,
+    files: usize,
+    tools: usize,
+    internal_errors: usize,
+) -> LintReport {
+    let summary = Summary {
+        files,
+        tools,
         errors: findings
             .iter()
             .filter(|f| f.severity == Severity::Error)
@@ -299,6 +312,83 @@ pub fn lint(db: &RootDb, opts: &LintOptions, progress: &(dyn Fn(usize) + Sync)) 
         summary,
         internal_errors,
     }
+}
+
+/// Check `file` as the lint does: its located findings, whether a panic was caught, and (when
+/// `deps`) the ids its findings depend on and whether its chain cycles. `integrity`: the value
+/// of `integrity_enabled` (asked once per lint, not per file).
+pub fn lint_file(
+    db: &RootDb,
+    file: SourceFile,
+    opts: &LintOptions,
+    integrity: bool,
+    deps: bool,
+) -> LintedFile {
+    let (diags, panicked) = check_file(db, file, integrity);
+    let findings = diags
+        .into_iter()
+        .filter_map(|d| finish(db, d, opts))
+        .collect();
+    let deps = if deps && tool_id(db, file).is_some() && !panicked {
+        lazy::file_chain_ids(db, file)
+    } else {
+        lazy::ChainIds::default()
+    };
+    LintedFile {
+        file,
+        findings,
+        deps,
+        panicked,
+    }
+}
+
+/// Lint every file of the workspace (in parallel, see `par_files`), keeping each file's part;
+/// `deps`: record what each tool's findings depend on (for the lint cache). `progress` is
+/// called with the number of files finished.
+pub fn lint_parts(
+    db: &RootDb,
+    opts: &LintOptions,
+    progress: &(dyn Fn(usize) + Sync),
+    deps: bool,
+) -> LintParts {
+    let files = lint_files(db);
+    let integrity = integrity_enabled(db);
+    let parts = par_files_with_progress(
+        db,
+        &files,
+        &|db, file| lint_file(db, file, opts, integrity, deps),
+        progress,
+    );
+    LintParts {
+        files: parts,
+        graph: graph_findings(db, opts),
+        file_count: db
+            .workspace()
+            .roots(db)
+            .iter()
+            .map(|r| r.files(db).len())
+            .sum(),
+        tool_count: tool_files(db).len(),
+    }
+}
+
+/// Lint every file of the workspace (in parallel, see `par_files`). `progress` is called with the
+/// number of files finished.
+pub fn lint(db: &RootDb, opts: &LintOptions, progress: &(dyn Fn(usize) + Sync)) -> LintReport {
+    let parts = lint_parts(db, opts, progress, false);
+    let internal_errors = parts.files.iter().filter(|f| f.panicked).count();
+    let mut findings: Vec<Finding> = Vec::new();
+    for f in parts.files {
+        findings.extend(f.findings);
+    }
+    findings.extend(parts.graph);
+    sort_findings(&mut findings);
+    report_of(
+        findings,
+        parts.file_count,
+        parts.tool_count,
+        internal_errors,
+    )
 }
 
 /// Show `path` relative to `base` when it lies below it.

@@ -10,6 +10,7 @@ use crate::analysis::LintOptions;
 use crate::analysis::chain_view::chain_of;
 use crate::db::{Db, Settings};
 use crate::diagnostic::{Finding, Severity};
+use crate::lint_cache::{self, CacheKey, CachedLint};
 use crate::model::item_id_problem;
 use crate::render::{HumanOptions, RuleMeta, ToolInfo};
 use crate::resolve::graph::executor_graph;
@@ -35,6 +36,8 @@ pub struct LintArgs {
     pub show_files: bool,
     /// Keep watching the spaces after the report (`--watch`).
     pub watch: bool,
+    /// Neither read nor write the lint cache.
+    pub no_cache: bool,
 }
 
 pub fn lint(
@@ -59,28 +62,106 @@ pub fn lint(
             "`--watch` prints human or JSON lines; it cannot be combined with `--format sarif`"
         );
     }
-    let (host, notices) = ctx.host(path, settings)?;
-    if !args.quiet {
-        print_notices(&notices);
-    }
-    let db = host.snapshot();
     let cwd = ctx.sys.current_dir().ok();
-    let files = crate::analysis::lint_files(&db);
-    if args.show_files {
-        let mut shown: Vec<String> = files
-            .iter()
-            .map(|f| crate::analysis::display_path(f.path(&db), cwd.as_deref()))
-            .collect();
-        shown.sort_unstable();
-        shown.dedup();
-        let mut out = shown.join("\n");
-        if !out.is_empty() {
-            out.push('\n');
+    let opts = LintOptions {
+        display_base: cwd.clone(),
+    };
+    let cache_dir = (!args.no_cache && !args.watch && !args.show_files)
+        .then(|| ctx.lint_cache_dir())
+        .flatten();
+    let mut host = None;
+    let report = if let Some(dir) = cache_dir {
+        let (specs, mut notices) = ctx.spaces(path)?;
+        let key = CacheKey::new(ctx.build_stamp(), &settings, &specs, cwd.as_deref());
+        let cached = CachedLint {
+            sys: ctx.sys,
+            specs: &specs,
+            settings,
+            opts: &opts,
+            path: dir.join(key.file_name()),
+            key,
+        };
+        let outcome = lint_cache::lint(&cached, &|db| checked_parts(db, args, &opts, true));
+        notices.extend(outcome.notices);
+        if !args.quiet {
+            print_notices(&notices);
+            print_notices(&outcome.warnings);
         }
-        emit(args, &out)?;
-        return Ok(0);
+        if ctx
+            .sys
+            .env_var("RYECHAIN_CACHE_REPORT")
+            .is_some_and(|v| !v.is_empty() && v != "0")
+        {
+            errln!("cache: {}", outcome.how);
+        }
+        outcome.report
+    } else {
+        let (h, notices) = ctx.host(path, settings)?;
+        if !args.quiet {
+            print_notices(&notices);
+        }
+        let db = h.snapshot();
+        if args.show_files {
+            let files = crate::analysis::lint_files(&db);
+            let mut shown: Vec<String> = files
+                .iter()
+                .map(|f| crate::analysis::display_path(f.path(&db), cwd.as_deref()))
+                .collect();
+            shown.sort_unstable();
+            shown.dedup();
+            let mut out = shown.join("\n");
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            emit(args, &out)?;
+            return Ok(0);
+        }
+        let report = checked_parts(&db, args, &opts, false).report();
+        host = Some(h);
+        report
+    };
+    let out = if args.statistics {
+        statistics(&report.findings, args.format == LintFormat::Json)?
+    } else {
+        render_report(&report, args, cwd.clone())
+    };
+    emit(args, &out)?;
+    if args.watch
+        && let Some(host) = host
+    {
+        let (specs, _) = ctx.spaces(path)?;
+        return super::watch::watch(
+            ctx.sys,
+            &specs,
+            host,
+            report,
+            &opts,
+            args.format == LintFormat::Json,
+        );
     }
-    let total = files.len();
+    if report.internal_errors > 0 {
+        errln!(
+            "error: ryechain hit {} internal error(s); the results are incomplete",
+            report.internal_errors
+        );
+        return Ok(2);
+    }
+    let errors = report
+        .findings
+        .iter()
+        .any(|f| f.severity == Severity::Error);
+    Ok(u8::from(errors && !args.exit_zero))
+}
+
+/// Check every file of `db` (with a progress bar on a terminal for big trees); `deps`: record
+/// what each file's findings depend on, for the lint cache.
+fn checked_parts(
+    db: &crate::db::RootDb,
+    args: &LintArgs,
+    opts: &LintOptions,
+    deps: bool,
+) -> crate::analysis::LintParts {
+    let total = crate::analysis::lint_files(db).len();
     let bar = (!args.no_progress && std::io::stderr().is_terminal() && total >= PROGRESS_MIN_FILES)
         .then(|| {
             let bar = indicatif::ProgressBar::new(total as u64);
@@ -97,46 +178,11 @@ pub fn lint(
             b.inc(n as u64);
         }
     };
-    let report = crate::analysis::lint(
-        &db,
-        &LintOptions {
-            display_base: cwd.clone(),
-        },
-        &progress,
-    );
+    let parts = crate::analysis::lint_parts(db, opts, &progress, deps);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let out = if args.statistics {
-        statistics(&report.findings, args.format == LintFormat::Json)?
-    } else {
-        render_report(&report, args, cwd.clone())
-    };
-    emit(args, &out)?;
-    if args.watch {
-        let (specs, _) = ctx.spaces(path)?;
-        drop(db);
-        return super::watch::watch(
-            ctx.sys,
-            &specs,
-            host,
-            report,
-            &LintOptions { display_base: cwd },
-            args.format == LintFormat::Json,
-        );
-    }
-    if report.internal_errors > 0 {
-        errln!(
-            "error: ryechain hit {} internal error(s); the results are incomplete",
-            report.internal_errors
-        );
-        return Ok(2);
-    }
-    let errors = report
-        .findings
-        .iter()
-        .any(|f| f.severity == Severity::Error);
-    Ok(u8::from(errors && !args.exit_zero))
+    parts
 }
 
 /// The report in the chosen format.

@@ -135,6 +135,9 @@ enum Command {
         /// (human, or one JSON object per change with `--format json`) until Ctrl-C.
         #[arg(long, conflicts_with_all = ["statistics", "output_file", "show_files"])]
         watch: bool,
+        /// Neither read nor write the lint cache (a full run; see "Lint cache" in the README).
+        #[arg(long)]
+        no_cache: bool,
     },
     /// Show the chain of one tool: files, spaces, shadowed candidates, validation.
     Chain {
@@ -263,6 +266,7 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
             quiet,
             show_files,
             watch,
+            no_cache,
         } => {
             let settings = rules.settings();
             let opts = commands::LintArgs {
@@ -274,6 +278,7 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
                 quiet,
                 show_files,
                 watch,
+                no_cache,
             };
             commands::lint(&ctx, &path, &opts, settings)
         }
@@ -453,6 +458,27 @@ impl Context<'_> {
             });
         }
         Ok((specs, notices))
+    }
+
+    /// Where lint caches live: `RYECHAIN_CACHE_DIR`, else `$XDG_CACHE_HOME/ryechain/lint`, else
+    /// `~/.cache/ryechain/lint`; `None` when none of these is an absolute path (no cache).
+    pub fn lint_cache_dir(&self) -> Option<PathBuf> {
+        let abs = |v: Option<String>| v.filter(|s| s.starts_with('/')).map(PathBuf::from);
+        if let Some(dir) = abs(self.sys.env_var("RYECHAIN_CACHE_DIR")) {
+            return Some(dir);
+        }
+        if let Some(x) = abs(self.sys.env_var("XDG_CACHE_HOME")) {
+            return Some(x.join("ryechain").join("lint"));
+        }
+        abs(self.sys.env_var("HOME")).map(|h| h.join(".cache").join("ryechain").join("lint"))
+    }
+
+    /// The stamp of the running executable: a rebuilt ryechain does not reuse another build's
+    /// lint cache.
+    pub fn build_stamp(&self) -> Option<crate::system::FileStamp> {
+        std::env::current_exe()
+            .ok()
+            .and_then(|exe| self.sys.stamp(&exe))
     }
 
     /// Load the spaces into a fresh host.

@@ -260,6 +260,16 @@ pub struct VisibleIds {
 }
 
 impl VisibleIds {
+    /// The list of `ids` (any order, repeats allowed), as `visible_ids` builds it.
+    pub fn new<'a>(ids: impl IntoIterator<Item = &'a str>) -> VisibleIds {
+        let mut by_len: Vec<(u32, Box<str>)> = ids
+            .into_iter()
+            .map(|id| (char_len(id), Box::from(id)))
+            .collect();
+        by_len.sort_unstable();
+        by_len.dedup();
+        VisibleIds { by_len }
+    }
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         self.by_len.iter().map(|(_, id)| id.as_ref())
     }
@@ -283,7 +293,7 @@ impl VisibleIds {
 pub fn visible_ids_of(db: &dyn Db, key: SpaceKindKey) -> VisibleIds {
     let cfg = extractor_config(db);
     let visible = key.kind(db).visible_kinds();
-    let mut ids: Vec<(u32, Box<str>)> = Vec::new();
+    let mut ids: Vec<&str> = Vec::new();
     for &root in db.workspace().roots(db) {
         if !visible.contains(&root.space(db).kind()) {
             continue;
@@ -294,18 +304,12 @@ pub fn visible_ids_of(db: &dyn Db, key: SpaceKindKey) -> VisibleIds {
                 .by_id
                 .iter()
                 .filter(|(_, files)| files.iter().any(|(ext, _)| cfg.has_extension(ext)))
-                .map(|(id, _)| (char_len(id), id.clone())),
+                .map(|(id, _)| id.as_ref()),
         );
     }
     let primitives = &db.workspace().settings(db).primitives;
-    ids.extend(
-        primitives
-            .iter()
-            .map(|p| (char_len(p), Box::from(p.as_str()))),
-    );
-    ids.sort_unstable();
-    ids.dedup();
-    VisibleIds { by_len: ids }
+    ids.extend(primitives.iter().map(String::as_str));
+    VisibleIds::new(ids)
 }
 
 /// The ids visible from a kind of space.

@@ -25,6 +25,19 @@ pub enum ReadResult {
     Error(String),
 }
 
+/// What a file's metadata says about its contents, to tell a changed file from an unchanged one
+/// without reading it (the lint cache): any write changes `ctime` (which no user call can set
+/// back), `size` or `mtime`; a replaced file changes `ino`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct FileStamp {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+    pub ino: u64,
+    pub dev: u64,
+    pub mode: u32,
+}
+
 pub trait System: Send + Sync {
     /// Every file below `dir`, following symlinks (loops are reported as errors), in no order.
     fn walk(&self, dir: &Path) -> Vec<WalkEntry>;
@@ -46,5 +59,10 @@ pub trait System: Send + Sync {
     fn is_dir(&self, path: &Path) -> bool;
     fn is_file(&self, path: &Path) -> bool;
     fn env_var(&self, name: &str) -> Option<String>;
+    /// The stamp of the file at `path` (symlinks followed); `None` when it cannot be read or the
+    /// implementation has none (then nothing is cached).
+    fn stamp(&self, _path: &Path) -> Option<FileStamp> {
+        None
+    }
     fn current_dir(&self) -> std::io::Result<PathBuf>;
 }

@@ -201,4 +201,17 @@ impl System for OsSystem {
     fn current_dir(&self) -> std::io::Result<PathBuf> {
         std::env::current_dir()
     }
+    #[cfg(unix)]
+    fn stamp(&self, path: &Path) -> Option<super::FileStamp> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(super::FileStamp {
+            size: m.size(),
+            mtime_ns: m.mtime().saturating_mul(1_000_000_000) + m.mtime_nsec(),
+            ctime_ns: m.ctime().saturating_mul(1_000_000_000) + m.ctime_nsec(),
+            ino: m.ino(),
+            dev: m.dev(),
+            mode: m.mode(),
+        })
+    }
 }

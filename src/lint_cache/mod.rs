@@ -1,0 +1,905 @@
+//! L6 the lint cache between CLI runs: what a whole-tree lint found, per file, with each file's
+//! stamp and content hash and the ids its findings depend on, so that a second `ryechain lint`
+//! of an unchanged tree only walks and stats the spaces, and one after an edit re-checks only
+//! the changed files and those whose chains read their ids.
+//!
+//! Soundness, in short (each step is argued where it is taken):
+//! - the key holds everything a finding can depend on besides the files: ryechain's version and
+//!   build, the settings, the spaces and the working directory (paths are shown relative to it);
+//! - a file is unchanged when its stamp (size, mtime, ctime, inode, device, mode) is the one of
+//!   the run that cached it and that stamp was not taken while the file could still change
+//!   ("racy": its ctime is too close to the start of that run); otherwise it is read and its
+//!   content hash compared;
+//! - a change to a config, extractor, trust-store file or lockfile, or anything the partial
+//!   re-check cannot vouch for (a cycle, a missing executor whose "did you mean" reads every
+//!   id), falls back to a full run; the cache never decides a finding, it only replays one.
+pub mod store;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::lazy::file_chain_needs;
+use crate::analysis::{
+    Host, LintOptions, LintParts, LintReport, display_path, integrity_enabled, lint_file,
+    par_files, report_of,
+};
+use crate::db::{Db, FileContents, RootDb, Settings, SourceFile};
+use crate::diagnostic::{Finding, compare_findings};
+use crate::exec::facts::Loaded;
+use crate::load::{
+    BASE_DIRS, Census, CensusKind, ItemLoader, SpaceSource, SpaceSpec, census, load,
+};
+use crate::model::SpaceKind;
+use crate::resolve::{
+    VisibleIds, closest_ids, extractor_config, split_tool_rel, suggestions, tool_id,
+};
+use crate::system::{FileStamp, System};
+
+/// Owner of a graph-wide finding (executor cycles).
+const GRAPH: u32 = u32::MAX;
+
+/// A stamp whose ctime or mtime lies less than this before the start of the run that took it
+/// may belong to a file still being written (coarse file-system clocks: up to 2 s on FAT); such
+/// a file is read and hashed next time rather than trusted by its stamp.
+const RACY_NS: i64 = 2_000_000_000;
+
+/// Everything besides the files that the findings depend on. A cache with another key is
+/// rebuilt without a word.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheKey {
+    pub version: String,
+    /// The stamp of the running executable (a rebuilt ryechain is another build).
+    pub build: Option<FileStamp>,
+    pub settings: String,
+    pub spaces: Vec<String>,
+    pub cwd: String,
+}
+
+impl CacheKey {
+    pub fn new(
+        build: Option<FileStamp>,
+        settings: &Settings,
+        specs: &[SpaceSpec],
+        cwd: Option<&Path>,
+    ) -> CacheKey {
+        CacheKey {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            build,
+            settings: format!("{settings:?}"),
+            spaces: specs.iter().map(|s| format!("{s:?}")).collect(),
+            cwd: cwd.map(|p| p.display().to_string()).unwrap_or_default(),
+        }
+    }
+
+    /// The cache file's name: one per spaces and working directory (settings and builds share
+    /// it, the last run's wins).
+    pub fn file_name(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for s in &self.spaces {
+            h.update(s.as_bytes());
+            h.update([0]);
+        }
+        h.update(self.cwd.as_bytes());
+        let d = h.finalize();
+        let tag: String = d.iter().take(10).map(|b| format!("{b:02x}")).collect();
+        format!("lint-{tag}.bin")
+    }
+}
+
+/// One file the full load read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Index of its space in the specs.
+    pub space: u32,
+    pub rel: String,
+    /// How the census met it; `None` for a file of an embedded space (part of the build).
+    pub kind: Option<CensusKind>,
+    /// `content_hash` of what the load made of it.
+    pub content: u128,
+    /// Its stamp cannot be trusted (see `RACY_NS`).
+    pub racy: bool,
+    /// A tool file (counted in the summary).
+    pub tool: bool,
+    /// Indices into `CacheData::ids`: the ids its findings depend on.
+    pub deps: Vec<u32>,
+    /// The executor id its chain stops at because it resolves nowhere (whose suggestions read
+    /// every visible id).
+    pub missing: Option<String>,
+}
+
+/// The cache file's payload.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CacheData {
+    pub key: CacheKey,
+    /// The census notices of the run (a missing `.ai/`, walk errors).
+    pub notices: Vec<String>,
+    pub ids: Vec<String>,
+    pub entries: Vec<Entry>,
+    /// Every finding in report order, with the index of the entry whose check produced it
+    /// (`GRAPH` for graph-wide findings).
+    pub findings: Vec<(u32, Finding)>,
+}
+
+/// How the report was obtained.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum How {
+    /// Nothing changed: the cached findings; `reread` files had to be read to be sure.
+    Reused { reread: usize },
+    /// `rechecked` files were checked again (the changed ones and those that depend on them).
+    Partial {
+        rechecked: usize,
+        changed: usize,
+        reread: usize,
+    },
+    /// Every file was checked; why.
+    Full(String),
+}
+
+impl std::fmt::Display for How {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            How::Reused { reread } => write!(f, "reused ({reread} files re-read)"),
+            How::Partial {
+                rechecked,
+                changed,
+                reread,
+            } => write!(
+                f,
+                "partial ({rechecked} files re-checked, {changed} changed, {reread} re-read)"
+            ),
+            How::Full(why) => write!(f, "full run ({why})"),
+        }
+    }
+}
+
+/// What a cached lint gives the command.
+#[derive(Debug)]
+pub struct Outcome {
+    pub report: LintReport,
+    /// The load's notices (as `load` would give them).
+    pub notices: Vec<String>,
+    /// Problems with the cache file (shown as warnings; the run went on without it).
+    pub warnings: Vec<String>,
+    pub how: How,
+}
+
+/// A cached lint's inputs.
+pub struct CachedLint<'a> {
+    pub sys: &'a dyn System,
+    pub specs: &'a [SpaceSpec],
+    pub settings: Settings,
+    pub opts: &'a LintOptions,
+    pub key: CacheKey,
+    /// The cache file.
+    pub path: PathBuf,
+}
+
+/// The hash the cache compares contents by: the text's bytes, or what the load recorded instead.
+pub fn content_hash(c: &FileContents) -> u128 {
+    match c {
+        FileContents::Text(t) => xxhash_rust::xxh3::xxh3_128(t.as_bytes()),
+        other => xxhash_rust::xxh3::xxh3_128_with_seed(format!("{other:?}").as_bytes(), 1),
+    }
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+fn stamp_of(kind: &CensusKind) -> Option<&FileStamp> {
+    match kind {
+        CensusKind::Plain(s) | CensusKind::Link(_, s) => s.as_ref(),
+        CensusKind::NotRegular(_) | CensusKind::Error(_) => None,
+    }
+}
+
+/// Whether a census entry's kind can stand for its contents: a stamp taken well after the file
+/// last changed, or an entry the walk classifies by itself (a FIFO, a walk error).
+fn trusted(kind: &CensusKind, run_start: i64) -> bool {
+    match kind {
+        CensusKind::Plain(s) | CensusKind::Link(_, s) => s.is_some_and(|s| {
+            s.ctime_ns < run_start.saturating_sub(RACY_NS)
+                && s.mtime_ns < run_start.saturating_sub(RACY_NS)
+        }),
+        CensusKind::NotRegular(_) | CensusKind::Error(_) => true,
+    }
+}
+
+/// Whether a file the cache knows must be read to know it is unchanged: its cached stamp was not
+/// trusted, the census meets it differently, or it has no stamp at all.
+fn needs_read(cached: &Entry, kind: &CensusKind) -> bool {
+    let unstamped = stamp_of(kind).is_none()
+        && !matches!(kind, CensusKind::NotRegular(_) | CensusKind::Error(_));
+    cached.racy || cached.kind.as_ref() != Some(kind) || unstamped
+}
+
+/// Whether the full lint checks a file (`analysis::lint_files`, for the files a partial run may
+/// see change: items; config, extractor and trust files are global).
+fn lintable(db: &RootDb, rel: &str) -> bool {
+    match split_tool_rel(rel) {
+        Some((_, ext)) if extractor_config(db).has_extension(ext) => true,
+        _ => rel.starts_with("directives/") || rel.starts_with("knowledge/"),
+    }
+}
+
+/// Files whose change can move every finding: config, extractors, the trust store, lockfiles
+/// (a lockfile's findings read the hashes of its whole chain). Items are the rest.
+fn is_global(rel: &str) -> bool {
+    let item = rel.starts_with("tools/")
+        || rel.starts_with("directives/")
+        || rel.starts_with("knowledge/");
+    let extractor = rel
+        .strip_prefix(BASE_DIRS[0])
+        .is_some_and(|r| r.starts_with('/'));
+    !item || extractor
+}
+
+/// Lint with the cache at `lint.path`: replay it, re-check what changed, or run `full` (which
+/// must call `analysis::lint_parts` with `deps`) and rebuild it.
+pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outcome {
+    let mut warnings = Vec::new();
+    let cached = match store::read(&lint.path) {
+        store::Read::Hit(data) if data.key == lint.key => Some(*data),
+        store::Read::Hit(_) | store::Read::Missing => None,
+        store::Read::Discarded(why) => {
+            warnings.push(format!(
+                "discarding the lint cache {}: {why}; it is rebuilt",
+                lint.path.display()
+            ));
+            None
+        }
+    };
+    let Some(data) = cached else {
+        return full_run(lint, full, warnings, "no usable cache".to_owned());
+    };
+    let run_start = now_ns();
+    let census = census(lint.sys, lint.specs);
+    if census.notices != data.notices {
+        return full_run(
+            lint,
+            full,
+            warnings,
+            "the spaces' layout changed".to_owned(),
+        );
+    }
+    match partial(lint, data, &census, run_start) {
+        Ok((outcome_report, how, new_data)) => {
+            if let Some(new_data) = new_data
+                && outcome_report.internal_errors == 0
+                && let Err(e) = store::write(&lint.path, &new_data)
+            {
+                warnings.push(format!(
+                    "the lint cache {} cannot be written: {e}",
+                    lint.path.display()
+                ));
+            }
+            Outcome {
+                report: outcome_report,
+                notices: census.notices,
+                warnings,
+                how,
+            }
+        }
+        Err(why) => full_run(lint, full, warnings, why),
+    }
+}
+
+/// Load everything, check everything, cache it.
+fn full_run(
+    lint: &CachedLint<'_>,
+    full: &dyn Fn(&RootDb) -> LintParts,
+    mut warnings: Vec<String>,
+    why: String,
+) -> Outcome {
+    let run_start = now_ns();
+    let loaded = load(lint.sys, lint.specs);
+    let mut host = Host::new();
+    let mut change = loaded.change;
+    change.settings = Some(lint.settings.clone());
+    host.apply(change);
+    let db = host.snapshot();
+    let parts = full(&db);
+    let report = parts.report();
+    if report.internal_errors == 0 {
+        let mut data = cache_data(lint, &db, &parts);
+        // The files' texts and every memo go before the census, which is small.
+        drop((parts, db, host));
+        // Stamped after the files were read: a file written since has a ctime past `run_start`,
+        // so it is racy and read again next time.
+        let census = census(lint.sys, lint.specs);
+        attach_census(&mut data, lint.specs, &census, run_start);
+        if let Err(e) = store::write(&lint.path, &data) {
+            warnings.push(format!(
+                "the lint cache {} cannot be written: {e}",
+                lint.path.display()
+            ));
+        }
+    }
+    Outcome {
+        report,
+        notices: loaded.notices,
+        warnings,
+        how: How::Full(why),
+    }
+}
+
+/// Index of `file`'s space in `specs`.
+fn space_index(db: &dyn Db, specs: &[SpaceSpec], file: SourceFile) -> Option<u32> {
+    let space = file.space(db);
+    specs
+        .iter()
+        .position(|s| &s.space == space)
+        .and_then(|i| u32::try_from(i).ok())
+}
+
+/// Every file of `db`'s roots by (space index, rel).
+fn files_of(db: &dyn Db, specs: &[SpaceSpec]) -> FxHashMap<(u32, String), SourceFile> {
+    let mut out = FxHashMap::default();
+    for root in db.workspace().roots(db) {
+        for &f in root.files(db).iter() {
+            if let Some(i) = space_index(db, specs, f) {
+                out.insert((i, f.rel(db).to_string()), f);
+            }
+        }
+    }
+    out
+}
+
+/// Interns dependency ids.
+#[derive(Default)]
+struct Ids {
+    ids: Vec<String>,
+    index: FxHashMap<String, u32>,
+}
+
+impl Ids {
+    fn from(ids: Vec<String>) -> Ids {
+        let index = ids
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.clone(), u32::try_from(i).unwrap_or(u32::MAX)))
+            .collect();
+        Ids { ids, index }
+    }
+    fn intern(&mut self, id: &str) -> u32 {
+        if let Some(&i) = self.index.get(id) {
+            return i;
+        }
+        let i = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
+        self.ids.push(id.to_owned());
+        self.index.insert(id.to_owned(), i);
+        i
+    }
+}
+
+/// The cache of a full run, without stamps (`attach_census` adds them).
+fn cache_data(lint: &CachedLint<'_>, db: &RootDb, parts: &LintParts) -> CacheData {
+    let mut entries = Vec::new();
+    let mut index: FxHashMap<SourceFile, u32> = FxHashMap::default();
+    for root in db.workspace().roots(db) {
+        for &f in root.files(db).iter() {
+            let Some(space) = space_index(db, lint.specs, f) else {
+                continue;
+            };
+            index.insert(f, u32::try_from(entries.len()).unwrap_or(u32::MAX));
+            entries.push(Entry {
+                space,
+                rel: f.rel(db).to_string(),
+                kind: None,
+                content: content_hash(f.contents(db)),
+                racy: false,
+                tool: tool_id(db, f).is_some(),
+                deps: Vec::new(),
+                missing: None,
+            });
+        }
+    }
+    let mut ids = Ids::default();
+    let mut findings = Vec::new();
+    for lf in &parts.files {
+        let Some(&i) = index.get(&lf.file) else {
+            continue;
+        };
+        let entry = &mut entries[i as usize];
+        entry.deps = lf.deps.ids.iter().map(|d| ids.intern(d)).collect();
+        entry.missing.clone_from(&lf.deps.missing);
+        findings.extend(lf.findings.iter().map(|f| (i, f.clone())));
+    }
+    findings.extend(parts.graph.iter().map(|f| (GRAPH, f.clone())));
+    findings.sort_by(|a, b| compare_findings(&a.1, &b.1));
+    CacheData {
+        key: lint.key.clone(),
+        notices: Vec::new(),
+        ids: ids.ids,
+        entries,
+        findings,
+    }
+}
+
+/// Give each on-disk entry of a full run its census kind. A file the census no longer finds
+/// (deleted since it was read) gets no stamp, so it never matches the next census.
+fn attach_census(data: &mut CacheData, specs: &[SpaceSpec], census: &Census, run_start: i64) {
+    let kinds: FxHashMap<(u32, &str), &CensusKind> = census
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                (u32::try_from(e.space).unwrap_or(u32::MAX), e.rel.as_str()),
+                &e.kind,
+            )
+        })
+        .collect();
+    for e in &mut data.entries {
+        if matches!(
+            specs.get(e.space as usize).map(|s| &s.source),
+            Some(SpaceSource::Dir(_))
+        ) {
+            let kind = kinds
+                .get(&(e.space, e.rel.as_str()))
+                .map_or(CensusKind::Plain(None), |k| (*k).clone());
+            e.racy = !trusted(&kind, run_start);
+            e.kind = Some(kind);
+        }
+    }
+    data.notices.clone_from(&census.notices);
+}
+
+/// The report from cached findings.
+fn report_from(data: &CacheData) -> LintReport {
+    report_of(
+        data.findings.iter().map(|(_, f)| f.clone()).collect(),
+        data.entries.len(),
+        data.entries.iter().filter(|e| e.tool).count(),
+        0,
+    )
+}
+
+/// The census against the cache, then the re-check of what changed. `Err`: a full run is needed,
+/// and why. `Ok((report, how, Some(data)))`: the cache to write (`None`: unchanged).
+fn partial(
+    lint: &CachedLint<'_>,
+    mut data: CacheData,
+    census: &Census,
+    run_start: i64,
+) -> Result<(LintReport, How, Option<CacheData>), String> {
+    let sys = lint.sys;
+    let specs = lint.specs;
+    let by_key: FxHashMap<(u32, &str), u32> = data
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind.is_some())
+        .map(|(i, e)| {
+            (
+                (e.space, e.rel.as_str()),
+                u32::try_from(i).unwrap_or(u32::MAX),
+            )
+        })
+        .collect();
+    // Census entries to read: new, or stamped differently, or cached with an untrusted stamp.
+    let mut to_read: Vec<usize> = Vec::new();
+    let mut seen: FxHashSet<u32> = FxHashSet::default();
+    for (ci, e) in census.entries.iter().enumerate() {
+        let space = u32::try_from(e.space).unwrap_or(u32::MAX);
+        match by_key.get(&(space, e.rel.as_str())) {
+            Some(&i) => {
+                seen.insert(i);
+                let cached = &data.entries[i as usize];
+                if needs_read(cached, &e.kind) {
+                    to_read.push(ci);
+                }
+            }
+            None => to_read.push(ci),
+        }
+    }
+    let removed: Vec<u32> = by_key
+        .values()
+        .copied()
+        .filter(|i| !seen.contains(i))
+        .collect();
+    drop(by_key);
+    if to_read.is_empty() && removed.is_empty() {
+        return Ok((report_from(&data), How::Reused { reread: 0 }, None));
+    }
+    for &i in &removed {
+        let rel = &data.entries[i as usize].rel;
+        if is_global(rel) {
+            return Err(format!(".ai/{rel} was removed"));
+        }
+    }
+    let lockfiles = data.entries.iter().any(|e| e.rel.starts_with("lockfiles/"));
+
+    // Read what may have changed through the single-item loader. Its base load holds the
+    // extractors, config and trust store: a global file read again must hash as before.
+    let (mut loader, base) = ItemLoader::new(sys, specs);
+    let mut host = Host::new();
+    let mut change = base.change;
+    change.settings = Some(lint.settings.clone());
+    host.apply(change);
+    let global: Vec<String> = to_read
+        .iter()
+        .map(|&ci| &census.entries[ci].rel)
+        .filter(|rel| is_global(rel))
+        .cloned()
+        .collect();
+    let c = loader.probe_space_files(&global);
+    host.apply(c);
+    let cfg_has = |db: &RootDb, ext: &str| extractor_config(db).has_extension(ext);
+    let mut probe_ids: Vec<String> = Vec::new();
+    let mut probe_rels: Vec<String> = Vec::new();
+    for &ci in &to_read {
+        let e = &census.entries[ci];
+        if matches!(e.kind, CensusKind::NotRegular(_) | CensusKind::Error(_)) {
+            return Err(format!(".ai/{} is not a regular file any more", e.rel));
+        }
+        match split_tool_rel(&e.rel) {
+            _ if is_global(&e.rel) => {}
+            Some((id, ext)) if cfg_has(host.db(), ext) => probe_ids.push(id.to_owned()),
+            _ => probe_rels.push(e.rel.clone()),
+        }
+    }
+    let c = loader.probe_items(host.db(), &probe_ids);
+    host.apply(c);
+    let c = loader.probe_space_files(&probe_rels);
+    host.apply(c);
+
+    let files = files_of(host.db(), specs);
+    let old_index: FxHashMap<(u32, String), u32> = data
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            (
+                (e.space, e.rel.clone()),
+                u32::try_from(i).unwrap_or(u32::MAX),
+            )
+        })
+        .collect();
+    // (census index, new content hash, cached entry) of each file read.
+    let mut changed: Vec<usize> = Vec::new();
+    let mut refreshed: Vec<(usize, u128)> = Vec::new();
+    for &ci in &to_read {
+        let e = &census.entries[ci];
+        let space = u32::try_from(e.space).unwrap_or(u32::MAX);
+        let Some(&f) = files.get(&(space, e.rel.clone())) else {
+            return Err(format!(".ai/{} vanished while it was read", e.rel));
+        };
+        let hash = content_hash(f.contents(host.db()));
+        refreshed.push((ci, hash));
+        match old_index.get(&(space, e.rel.clone())) {
+            Some(&i) if data.entries[i as usize].content == hash => {}
+            _ if is_global(&e.rel) => return Err(format!(".ai/{} changed", e.rel)),
+            _ => changed.push(ci),
+        }
+    }
+    if lockfiles && !(changed.is_empty() && removed.is_empty()) {
+        return Err(
+            "the tree has lockfiles, whose findings read every file of their chain".to_owned(),
+        );
+    }
+    let reread = to_read.len();
+    let stamp_entry = |data: &mut CacheData, ci: usize, hash: u128| {
+        let e = &census.entries[ci];
+        let space = u32::try_from(e.space).unwrap_or(u32::MAX);
+        if let Some(&i) = old_index.get(&(space, e.rel.clone())) {
+            let entry = &mut data.entries[i as usize];
+            entry.kind = Some(e.kind.clone());
+            entry.content = hash;
+            entry.racy = !trusted(&e.kind, run_start);
+        }
+    };
+    if changed.is_empty() && removed.is_empty() {
+        for &(ci, hash) in &refreshed {
+            stamp_entry(&mut data, ci, hash);
+        }
+        let report = report_from(&data);
+        return Ok((report, How::Reused { reread }, Some(data)));
+    }
+
+    // The ids the change touches, and the files whose findings read one of them.
+    let mut touched: FxHashSet<&str> = FxHashSet::default();
+    let mut ids_added_or_removed = false;
+    for &ci in &changed {
+        let e = &census.entries[ci];
+        if let Some((id, ext)) = split_tool_rel(&e.rel) {
+            touched.insert(id);
+            let space = u32::try_from(e.space).unwrap_or(u32::MAX);
+            if !old_index.contains_key(&(space, e.rel.clone())) && cfg_has(host.db(), ext) {
+                ids_added_or_removed = true;
+            }
+        }
+    }
+    for &i in &removed {
+        let e = &data.entries[i as usize];
+        if let Some((id, _)) = split_tool_rel(&e.rel) {
+            touched.insert(id);
+        }
+        ids_added_or_removed |= e.tool;
+    }
+    let touched_ix: FxHashSet<u32> = data
+        .ids
+        .iter()
+        .enumerate()
+        .filter(|(_, id)| touched.contains(id.as_str()))
+        .map(|(i, _)| u32::try_from(i).unwrap_or(u32::MAX))
+        .collect();
+    // (space, rel) of every file to check again: the changed ones the full lint checks, and the
+    // files that depend on a touched id.
+    let mut recheck: Vec<(u32, String)> = changed
+        .iter()
+        .map(|&ci| &census.entries[ci])
+        .filter(|e| lintable(host.db(), &e.rel))
+        .map(|e| (u32::try_from(e.space).unwrap_or(u32::MAX), e.rel.clone()))
+        .collect();
+    let removed_set: FxHashSet<u32> = removed.iter().copied().collect();
+    for (i, e) in data.entries.iter().enumerate() {
+        let i = u32::try_from(i).unwrap_or(u32::MAX);
+        if !removed_set.contains(&i)
+            && e.deps.iter().any(|d| touched_ix.contains(d))
+            && !recheck.iter().any(|(s, r)| *s == e.space && *r == e.rel)
+        {
+            recheck.push((e.space, e.rel.clone()));
+        }
+    }
+    // A cycle through a file that changed or is checked again may have changed: the graph-wide
+    // findings are recomputed by a full run. (Cycles whose members all stay untouched keep
+    // their edges, so their findings stand.)
+    let base = lint.opts.display_base.as_deref();
+    let kind_of = |space: u32| specs.get(space as usize).map(|s| s.space.kind());
+    let path_of = |space: u32, rel: &str| -> Option<PathBuf> {
+        match &specs.get(space as usize)?.source {
+            SpaceSource::Dir(b) => Some(b.join(".ai").join(rel)),
+            SpaceSource::Embedded => None,
+        }
+    };
+    let mut shown: FxHashSet<String> = FxHashSet::default();
+    for (s, r) in &recheck {
+        if let Some(p) = path_of(*s, r) {
+            shown.insert(display_path(&p, base));
+        }
+    }
+    for &i in &removed {
+        let e = &data.entries[i as usize];
+        if let Some(p) = path_of(e.space, &e.rel) {
+            shown.insert(display_path(&p, base));
+        }
+    }
+    for (owner, f) in &data.findings {
+        let involved = shown.contains(&f.path)
+            || f.notes
+                .iter()
+                .any(|n| n.path.as_ref().is_some_and(|p| shown.contains(p)));
+        if *owner == GRAPH && involved {
+            return Err("a changed file is part of an executor cycle".to_owned());
+        }
+    }
+
+    // "Did you mean" for a missing executor searches every visible id: when ids come or go, a
+    // finding that stays must suggest what it did (else a full run).
+    let old_tools: Vec<(SpaceKind, &str)> = data
+        .entries
+        .iter()
+        .filter(|e| e.tool)
+        .filter_map(|e| Some((kind_of(e.space)?, split_tool_rel(&e.rel)?.0)))
+        .collect();
+    let mut new_tools: Vec<(SpaceKind, &str)> = data
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| e.tool && !removed_set.contains(&u32::try_from(*i).unwrap_or(u32::MAX)))
+        .filter_map(|(_, e)| Some((kind_of(e.space)?, split_tool_rel(&e.rel)?.0)))
+        .collect();
+    for &ci in &changed {
+        let e = &census.entries[ci];
+        let space = u32::try_from(e.space).unwrap_or(u32::MAX);
+        if let (Some(kind), Some((id, ext))) = (kind_of(space), split_tool_rel(&e.rel))
+            && !old_index.contains_key(&(space, e.rel.clone()))
+            && cfg_has(host.db(), ext)
+        {
+            new_tools.push((kind, id));
+        }
+    }
+    let primitives = &lint.settings.primitives;
+    let visible = |tools: &[(SpaceKind, &str)], kind: SpaceKind| {
+        let seen = kind.visible_kinds();
+        VisibleIds::new(
+            tools
+                .iter()
+                .filter(|(k, _)| seen.contains(k))
+                .map(|(_, id)| *id)
+                .chain(primitives.iter().map(String::as_str)),
+        )
+    };
+    let mut new_visible: FxHashMap<SpaceKind, VisibleIds> = FxHashMap::default();
+    if ids_added_or_removed {
+        let mut old_visible: FxHashMap<SpaceKind, VisibleIds> = FxHashMap::default();
+        for (i, e) in data.entries.iter().enumerate() {
+            let (Some(missing), Some(kind)) = (&e.missing, kind_of(e.space)) else {
+                continue;
+            };
+            if removed_set.contains(&u32::try_from(i).unwrap_or(u32::MAX))
+                || recheck.iter().any(|(s, r)| *s == e.space && *r == e.rel)
+            {
+                continue;
+            }
+            let old = old_visible
+                .entry(kind)
+                .or_insert_with(|| visible(&old_tools, kind));
+            let before = closest_ids(old, missing);
+            let new = new_visible
+                .entry(kind)
+                .or_insert_with(|| visible(&new_tools, kind));
+            if closest_ids(new, missing) != before {
+                return Err(format!(
+                    "an added or removed tool changes the suggestions for the missing `{missing}`"
+                ));
+            }
+        }
+    }
+
+    // Load what the re-checked files' chains read (the loader's argument: `chain_needs`).
+    let rel_ids: Vec<String> = recheck
+        .iter()
+        .filter_map(|(_, r)| split_tool_rel(r).map(|(id, _)| id.to_owned()))
+        .collect();
+    let c = loader.probe_items(host.db(), &rel_ids);
+    host.apply(c);
+    let mut targets: Vec<SourceFile>;
+    loop {
+        let files = files_of(host.db(), specs);
+        targets = Vec::with_capacity(recheck.len());
+        for key in &recheck {
+            match files.get(key) {
+                Some(&f) => targets.push(f),
+                None => return Err(format!(".ai/{} could not be loaded again", key.1)),
+            }
+        }
+        let loaded = Loaded::Some(loader.probed_items().clone());
+        let mut needs: Vec<String> = Vec::new();
+        for &f in &targets {
+            if tool_id(host.db(), f).is_none() {
+                continue;
+            }
+            for n in file_chain_needs(host.db(), f, &loaded) {
+                if !needs.contains(&n) {
+                    needs.push(n);
+                }
+            }
+        }
+        if needs.is_empty() {
+            break;
+        }
+        let c = loader.probe_items(host.db(), &needs);
+        host.apply(c);
+    }
+    // A re-checked file's suggestions come from the ids loaded here: they must be the ones of
+    // every visible id. The ids every visible id suggests are loaded and the file checked again
+    // once; if they still differ, a full run decides.
+    let mut round = 0;
+    let (db, checked) = loop {
+        let db = host.snapshot();
+        let integrity = integrity_enabled(&db);
+        let checked = par_files(&db, &targets, &|db, f| {
+            lint_file(db, f, lint.opts, integrity, true)
+        });
+        if checked.iter().any(|c| c.deps.cycle) {
+            return Err("a re-checked file's chain runs into a cycle".to_owned());
+        }
+        let mut wanted: Vec<String> = Vec::new();
+        for c in &checked {
+            let space = space_index(&db, specs, c.file);
+            let (Some(missing), Some(kind)) = (&c.deps.missing, space.and_then(kind_of)) else {
+                continue;
+            };
+            let all = new_visible
+                .entry(kind)
+                .or_insert_with(|| visible(&new_tools, kind));
+            let want = closest_ids(all, missing);
+            if suggestions(&db, missing, kind) != &want {
+                wanted.extend(want.ids);
+            }
+        }
+        if wanted.is_empty() {
+            break (db, checked);
+        }
+        if round > 0 {
+            return Err("the suggestions for a missing executor need every id".to_owned());
+        }
+        round += 1;
+        drop(db);
+        let c = loader.probe_items(host.db(), &wanted);
+        host.apply(c);
+        let files = files_of(host.db(), specs);
+        targets = match recheck.iter().map(|k| files.get(k).copied()).collect() {
+            Some(t) => t,
+            None => return Err("a re-checked file could not be loaded again".to_owned()),
+        };
+    };
+    let panicked = checked.iter().filter(|c| c.panicked).count();
+
+    // The new cache: entries by (space, rel); the re-checked files' findings replace theirs.
+    for &(ci, hash) in &refreshed {
+        stamp_entry(&mut data, ci, hash);
+    }
+    let CacheData {
+        key,
+        notices,
+        ids,
+        entries,
+        findings,
+    } = data;
+    let mut ids = Ids::from(ids);
+    let mut map: BTreeMap<(u32, String), (Entry, Vec<Finding>)> = BTreeMap::new();
+    let mut owned: Vec<Vec<Finding>> = vec![Vec::new(); entries.len()];
+    let mut graph: Vec<Finding> = Vec::new();
+    for (owner, f) in findings {
+        match owned.get_mut(owner as usize) {
+            Some(v) => v.push(f),
+            None => graph.push(f),
+        }
+    }
+    for (i, (e, fs)) in entries.into_iter().zip(owned).enumerate() {
+        if removed_set.contains(&u32::try_from(i).unwrap_or(u32::MAX)) {
+            continue;
+        }
+        map.insert((e.space, e.rel.clone()), (e, fs));
+    }
+    let hash_of: FxHashMap<usize, u128> = refreshed.iter().copied().collect();
+    for &ci in &changed {
+        let e = &census.entries[ci];
+        let key = (u32::try_from(e.space).unwrap_or(u32::MAX), e.rel.clone());
+        map.entry(key.clone()).or_insert_with(|| {
+            (
+                Entry {
+                    space: key.0,
+                    rel: key.1.clone(),
+                    kind: Some(e.kind.clone()),
+                    content: hash_of.get(&ci).copied().unwrap_or_default(),
+                    racy: !trusted(&e.kind, run_start),
+                    tool: false,
+                    deps: Vec::new(),
+                    missing: None,
+                },
+                Vec::new(),
+            )
+        });
+    }
+    for (key, lf) in recheck.iter().zip(checked) {
+        if let Some((entry, fs)) = map.get_mut(key) {
+            entry.tool = tool_id(&db, lf.file).is_some();
+            entry.deps = lf.deps.ids.iter().map(|d| ids.intern(d)).collect();
+            entry.missing = lf.deps.missing;
+            *fs = lf.findings;
+        }
+    }
+    let mut entries = Vec::with_capacity(map.len());
+    let mut findings: Vec<(u32, Finding)> = Vec::new();
+    for (_, (e, fs)) in map {
+        let i = u32::try_from(entries.len()).unwrap_or(u32::MAX);
+        findings.extend(fs.into_iter().map(|f| (i, f)));
+        entries.push(e);
+    }
+    findings.extend(graph.into_iter().map(|f| (GRAPH, f)));
+    findings.sort_by(|a, b| compare_findings(&a.1, &b.1));
+    let new = CacheData {
+        key,
+        notices,
+        ids: ids.ids,
+        entries,
+        findings,
+    };
+    let mut report = report_from(&new);
+    report.internal_errors = panicked;
+    let how = How::Partial {
+        rechecked: recheck.len(),
+        changed: changed.len() + removed.len(),
+        reread,
+    };
+    Ok((report, how, (panicked == 0).then_some(new)))
+}

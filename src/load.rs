@@ -347,70 +347,94 @@ pub struct Census {
 /// resolved (a file reached through a retargeted directory symlink is another inode, so its
 /// stamp differs), a symlink's is.
 pub fn census(sys: &dyn System, spaces: &[SpaceSpec]) -> Census {
+    let per_space: Vec<Census> = spaces
+        .par_iter()
+        .enumerate()
+        .map(|(i, spec)| space_census(sys, i, spec))
+        .collect();
     let mut out = Census::default();
-    for (i, spec) in spaces.iter().enumerate() {
-        let SpaceSource::Dir(base) = &spec.source else {
+    for c in per_space {
+        out.entries.extend(c.entries);
+        out.notices.extend(c.notices);
+    }
+    out
+}
+
+/// The census of one space (`census`).
+fn space_census(sys: &dyn System, i: usize, spec: &SpaceSpec) -> Census {
+    let mut out = Census::default();
+    let SpaceSource::Dir(base) = &spec.source else {
+        return out;
+    };
+    let ai = base.join(".ai");
+    if !sys.is_dir(&ai) {
+        out.notices.push(format!(
+            "the {} space has no `.ai/` directory at {}",
+            spec.space.label(),
+            ai.display()
+        ));
+        return out;
+    }
+    // `space_entries`, stamped as it walks.
+    let mut entries: Vec<(WalkEntry, Option<FileStamp>)> = Vec::new();
+    for dir in WALKED_DIRS {
+        let dir = ai.join(dir);
+        if sys.is_dir(&dir) {
+            entries.extend(sys.walk_stamped(&dir));
+        }
+    }
+    for name in crate::config::CONFIG_RELS {
+        let p = ai.join(name);
+        if sys.is_file(&p) {
+            let stamp = sys.stamp(&p);
+            let entry = WalkEntry {
+                path: p,
+                is_symlink: false,
+                error: None,
+                not_regular: None,
+            };
+            entries.push((entry, stamp));
+        }
+    }
+    entries.sort_by_cached_key(|(e, _)| path_order_key(&e.path));
+    for (e, stamp) in entries {
+        let rel = rel_of(&ai, &e.path);
+        if let Some(err) = &e.error {
+            match rel.filter(|r| r.contains('.') && !r.ends_with('/')) {
+                Some(rel) if !sys.is_dir(&e.path) => out.entries.push(CensusEntry {
+                    space: i,
+                    kind: CensusKind::Error(err.clone()),
+                    path: e.path,
+                    rel,
+                }),
+                _ => out.notices.push(format!("{}: {err}", e.path.display())),
+            }
             continue;
-        };
-        let ai = base.join(".ai");
-        if !sys.is_dir(&ai) {
+        }
+        let Some(rel) = rel else {
             out.notices.push(format!(
-                "the {} space has no `.ai/` directory at {}",
-                spec.space.label(),
-                ai.display()
+                "{}: not valid UTF-8 in its path; skipped",
+                e.path.display()
             ));
             continue;
-        }
-        let entries = space_entries(sys, &ai, &WALKED_DIRS, WalkSize::Large);
-        let stamp = |e: &WalkEntry| -> Result<CensusEntry, String> {
-            let rel = rel_of(&ai, &e.path);
-            if let Some(err) = &e.error {
-                let rel = rel.filter(|r| r.contains('.') && !r.ends_with('/'));
-                return match rel {
-                    Some(rel) if !sys.is_dir(&e.path) => Ok(CensusEntry {
-                        space: i,
-                        path: e.path.clone(),
-                        rel,
-                        kind: CensusKind::Error(err.clone()),
-                    }),
-                    _ => Err(format!("{}: {err}", e.path.display())),
-                };
-            }
-            let Some(rel) = rel else {
-                return Err(format!(
-                    "{}: not valid UTF-8 in its path; skipped",
-                    e.path.display()
-                ));
-            };
-            let kind = if let Some(what) = &e.not_regular {
-                CensusKind::NotRegular(what.clone())
-            } else if e.is_symlink {
-                let real = sys
-                    .canonicalize(&e.path)
-                    .ok()
-                    .map(|p| p.display().to_string());
-                CensusKind::Link(real, sys.stamp(&e.path))
-            } else {
-                CensusKind::Plain(sys.stamp(&e.path))
-            };
-            Ok(CensusEntry {
-                space: i,
-                path: e.path.clone(),
-                rel,
-                kind,
-            })
         };
-        let results: Vec<Result<CensusEntry, String>> = if entries.len() < PARALLEL_MIN_FILES {
-            entries.iter().map(stamp).collect()
+        let kind = if let Some(what) = &e.not_regular {
+            CensusKind::NotRegular(what.clone())
+        } else if e.is_symlink {
+            let real = sys
+                .canonicalize(&e.path)
+                .ok()
+                .map(|p| p.display().to_string());
+            CensusKind::Link(real, stamp)
         } else {
-            entries.par_iter().map(stamp).collect()
+            CensusKind::Plain(stamp)
         };
-        for r in results {
-            match r {
-                Ok(e) => out.entries.push(e),
-                Err(msg) => out.notices.push(msg),
-            }
-        }
+        out.entries.push(CensusEntry {
+            space: i,
+            path: e.path,
+            rel,
+            kind,
+        });
     }
     out
 }

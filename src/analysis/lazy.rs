@@ -74,8 +74,9 @@ pub fn file_chain_needs(db: &dyn Db, file: SourceFile, loaded: &Loaded) -> Vec<S
 /// What the checks of one tool read beyond the file itself (`file_chain_ids`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChainIds {
-    /// Its own id (shadowing, ambiguity), every element id of its chain and the id at which it
-    /// stops (`Missing`, `Cycle`), each once.
+    /// Every element id of its chain after the root and the id at which it stops (`Missing`,
+    /// `Cycle`), each once. The file's own id (read for shadowing and ambiguity) is not listed:
+    /// it is the file's path minus `tools/` and the extension.
     pub ids: Vec<String>,
     /// The chain runs into a cycle.
     pub cycle: bool,
@@ -84,7 +85,7 @@ pub struct ChainIds {
     pub missing: Option<String>,
 }
 
-/// The ids the checks of tool `file` read beyond the file itself. A change to a file that
+/// The ids the checks of tool `file` read beyond the file itself and its own id. A change to a file that
 /// carries none of these ids leaves the file's chain, and so its findings, as they were (the
 /// argument of `chain_needs`) — except the suggestions for a missing executor, which read the
 /// set of every visible id (`ChainIds::missing`). The lint cache relies on this to re-check only
@@ -101,13 +102,9 @@ pub fn file_chain_ids(db: &dyn Db, file: SourceFile) -> ChainIds {
         _ => (None, None),
     };
     let mut ids: Vec<String> = Vec::new();
-    let all = own
-        .as_deref()
-        .into_iter()
-        .chain(ch.elements.iter().map(|e| e.item_id.as_str()))
-        .chain(stop);
+    let all = ch.elements.iter().map(|e| e.item_id.as_str()).chain(stop);
     for id in all {
-        if !ids.iter().any(|n| n == id) {
+        if Some(id) != own.as_deref() && !ids.iter().any(|n| n == id) {
             ids.push(id.to_owned());
         }
     }

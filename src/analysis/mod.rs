@@ -256,11 +256,47 @@ fn par_files_with_progress<T: Send>(
 pub struct LintedFile {
     pub file: SourceFile,
     pub findings: Vec<Finding>,
-    /// What its findings depend on beyond its own text (`lazy::file_chain_ids`); empty unless
-    /// asked for, and for files that are not tools.
-    pub deps: lazy::ChainIds,
+    /// The ids its findings depend on besides its own (`lazy::file_chain_ids`), as indices into
+    /// the `DepIds` the lint was given; empty unless asked for, and for files that are not tools.
+    pub deps: Vec<u32>,
+    /// Its chain runs into a cycle (only known when deps were asked for).
+    pub cycle: bool,
+    /// The executor id its chain stops at because it resolves nowhere (idem).
+    pub missing: Option<Box<str>>,
     /// A panic was caught while checking it.
     pub panicked: bool,
+}
+
+/// Interns the dependency ids of a lint (`LintedFile::deps`), shared by its threads: most tools
+/// name the same few runtimes, so each file keeps a few `u32`s.
+#[derive(Debug, Default)]
+pub struct DepIds {
+    inner: std::sync::Mutex<(Vec<String>, rustc_hash::FxHashMap<String, u32>)>,
+}
+
+impl DepIds {
+    fn intern(&self, ids: Vec<String>) -> Vec<u32> {
+        let Ok(mut guard) = self.inner.lock() else {
+            return Vec::new();
+        };
+        let (table, index) = &mut *guard;
+        ids.into_iter()
+            .map(|id| {
+                if let Some(&i) = index.get(&id) {
+                    return i;
+                }
+                let i = u32::try_from(table.len()).unwrap_or(u32::MAX);
+                table.push(id.clone());
+                index.insert(id, i);
+                i
+            })
+            .collect()
+    }
+
+    /// The interned ids, by index.
+    pub fn into_table(self) -> Vec<String> {
+        self.inner.into_inner().map(|(t, _)| t).unwrap_or_default()
+    }
 }
 
 /// A lint before its findings are merged: each checked file's part, and the graph-wide findings.
@@ -271,6 +307,8 @@ pub struct LintParts {
     /// `Summary::files` and `Summary::tools`.
     pub file_count: usize,
     pub tool_count: usize,
+    /// The ids `LintedFile::deps` index (empty unless deps were asked for).
+    pub dep_ids: Vec<String>,
 }
 
 impl LintParts {
@@ -322,22 +360,30 @@ pub fn lint_file(
     file: SourceFile,
     opts: &LintOptions,
     integrity: bool,
-    deps: bool,
+    deps: Option<&DepIds>,
 ) -> LintedFile {
     let (diags, panicked) = check_file(db, file, integrity);
     let findings = diags
         .into_iter()
         .filter_map(|d| finish(db, d, opts))
         .collect();
-    let deps = if deps && tool_id(db, file).is_some() && !panicked {
-        lazy::file_chain_ids(db, file)
-    } else {
-        lazy::ChainIds::default()
+    let (deps, cycle, missing) = match deps {
+        Some(table) if tool_id(db, file).is_some() && !panicked => {
+            let c = lazy::file_chain_ids(db, file);
+            (
+                table.intern(c.ids),
+                c.cycle,
+                c.missing.map(String::into_boxed_str),
+            )
+        }
+        _ => (Vec::new(), false, None),
     };
     LintedFile {
         file,
         findings,
         deps,
+        cycle,
+        missing,
         panicked,
     }
 }
@@ -353,13 +399,15 @@ pub fn lint_parts(
 ) -> LintParts {
     let files = lint_files(db);
     let integrity = integrity_enabled(db);
+    let table = deps.then(DepIds::default);
     let parts = par_files_with_progress(
         db,
         &files,
-        &|db, file| lint_file(db, file, opts, integrity, deps),
+        &|db, file| lint_file(db, file, opts, integrity, table.as_ref()),
         progress,
     );
     LintParts {
+        dep_ids: table.map(DepIds::into_table).unwrap_or_default(),
         files: parts,
         graph: graph_findings(db, opts),
         file_count: db

@@ -17,13 +17,14 @@ pub mod store;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::lazy::file_chain_needs;
 use crate::analysis::{
-    Host, LintOptions, LintParts, LintReport, display_path, integrity_enabled, lint_file,
+    DepIds, Host, LintOptions, LintParts, LintReport, display_path, integrity_enabled, lint_file,
     par_files, report_of,
 };
 use crate::db::{Db, FileContents, RootDb, Settings, SourceFile};
@@ -95,7 +96,8 @@ impl CacheKey {
 pub struct Entry {
     /// Index of its space in the specs.
     pub space: u32,
-    pub rel: String,
+    /// Shared with the database's input while a run has one.
+    pub rel: Arc<str>,
     /// How the census met it; `None` for a file of an embedded space (part of the build).
     pub kind: Option<CensusKind>,
     /// `content_hash` of what the load made of it.
@@ -104,7 +106,8 @@ pub struct Entry {
     pub racy: bool,
     /// A tool file (counted in the summary).
     pub tool: bool,
-    /// Indices into `CacheData::ids`: the ids its findings depend on.
+    /// Indices into `CacheData::ids`: the ids its findings depend on besides its own
+    /// (`lazy::ChainIds`).
     pub deps: Vec<u32>,
     /// The executor id its chain stops at because it resolves nowhere (whose suggestions read
     /// every visible id).
@@ -244,7 +247,10 @@ fn is_global(rel: &str) -> bool {
 /// must call `analysis::lint_parts` with `deps`) and rebuild it.
 pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outcome {
     let mut warnings = Vec::new();
-    let cached = match store::read(&lint.path) {
+    // The census (a walk and a `stat` per file) and the decoding overlap.
+    let run_start = now_ns();
+    let (read, census) = rayon::join(|| store::read(&lint.path), || census(lint.sys, lint.specs));
+    let cached = match read {
         store::Read::Hit(data) if data.key == lint.key => Some(*data),
         store::Read::Hit(_) | store::Read::Missing => None,
         store::Read::Discarded(why) => {
@@ -256,10 +262,9 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
         }
     };
     let Some(data) = cached else {
+        drop(census);
         return full_run(lint, full, warnings, "no usable cache".to_owned());
     };
-    let run_start = now_ns();
-    let census = census(lint.sys, lint.specs);
     if census.notices != data.notices {
         return full_run(
             lint,
@@ -305,22 +310,41 @@ fn full_run(
     host.apply(change);
     let db = host.snapshot();
     let parts = full(&db);
-    let report = parts.report();
-    if report.internal_errors == 0 {
-        let mut data = cache_data(lint, &db, &parts);
-        // The files' texts and every memo go before the census, which is small.
-        drop((parts, db, host));
-        // Stamped after the files were read: a file written since has a ctime past `run_start`,
-        // so it is racy and read again next time.
-        let census = census(lint.sys, lint.specs);
-        attach_census(&mut data, lint.specs, &census, run_start);
-        if let Err(e) = store::write(&lint.path, &data) {
-            warnings.push(format!(
-                "the lint cache {} cannot be written: {e}",
-                lint.path.display()
-            ));
-        }
+    // A run that hit an internal error is not cached.
+    if parts.files.iter().any(|f| f.panicked) {
+        return Outcome {
+            report: parts.report(),
+            notices: loaded.notices,
+            warnings,
+            how: How::Full(why),
+        };
     }
+    let rows = rows_of(lint, &db);
+    // The files' texts and every memo go before the census is taken and the cache built.
+    drop((db, host));
+    // Built on a pool thread: the memory just freed was mostly allocated by the pool's threads,
+    // and an allocator with per-thread heaps (mimalloc) hands it out again there first, so the
+    // cache does not raise the run's peak.
+    let (data, written) = rayon::scope(|_| {
+        // Stamped after the files were read: a file written since has a ctime past
+        // `run_start`, so it is racy and read again next time.
+        let census = census(lint.sys, lint.specs);
+        let mut data = cache_data(lint, rows, parts);
+        attach_census(&mut data, lint.specs, &census, run_start);
+        drop(census);
+        let written = store::write(&lint.path, &data);
+        (data, written)
+    });
+    if let Err(e) = written {
+        warnings.push(format!(
+            "the lint cache {} cannot be written: {e}",
+            lint.path.display()
+        ));
+    }
+    let files = data.entries.len();
+    let tools = data.entries.iter().filter(|e| e.tool).count();
+    let findings = data.findings.into_iter().map(|(_, f)| f).collect();
+    let report = report_of(findings, files, tools, 0);
     Outcome {
         report,
         notices: loaded.notices,
@@ -378,45 +402,66 @@ impl Ids {
     }
 }
 
-/// The cache of a full run, without stamps (`attach_census` adds them).
-fn cache_data(lint: &CachedLint<'_>, db: &RootDb, parts: &LintParts) -> CacheData {
-    let mut entries = Vec::new();
+/// What the cache keeps of each file of a full run's database, by `SourceFile`: small, so it can
+/// outlive the database (whose texts and memos are the run's peak).
+struct Rows {
+    /// (space index, rel, content hash, is a tool), in load order.
+    rows: Vec<(u32, Arc<str>, u128, bool)>,
+    index: FxHashMap<SourceFile, u32>,
+}
+
+fn rows_of(lint: &CachedLint<'_>, db: &RootDb) -> Rows {
+    let mut rows = Vec::new();
     let mut index: FxHashMap<SourceFile, u32> = FxHashMap::default();
     for root in db.workspace().roots(db) {
         for &f in root.files(db).iter() {
             let Some(space) = space_index(db, lint.specs, f) else {
                 continue;
             };
-            index.insert(f, u32::try_from(entries.len()).unwrap_or(u32::MAX));
-            entries.push(Entry {
+            index.insert(f, u32::try_from(rows.len()).unwrap_or(u32::MAX));
+            rows.push((
                 space,
-                rel: f.rel(db).to_string(),
-                kind: None,
-                content: content_hash(f.contents(db)),
-                racy: false,
-                tool: tool_id(db, f).is_some(),
-                deps: Vec::new(),
-                missing: None,
-            });
+                f.rel(db).clone(),
+                content_hash(f.contents(db)),
+                tool_id(db, f).is_some(),
+            ));
         }
     }
-    let mut ids = Ids::default();
+    Rows { rows, index }
+}
+
+/// The cache of a full run, without stamps (`attach_census` adds them).
+fn cache_data(lint: &CachedLint<'_>, rows: Rows, parts: LintParts) -> CacheData {
+    let mut entries: Vec<Entry> = rows
+        .rows
+        .into_iter()
+        .map(|(space, rel, content, tool)| Entry {
+            space,
+            rel,
+            kind: None,
+            content,
+            racy: false,
+            tool,
+            deps: Vec::new(),
+            missing: None,
+        })
+        .collect();
     let mut findings = Vec::new();
-    for lf in &parts.files {
-        let Some(&i) = index.get(&lf.file) else {
+    for lf in parts.files {
+        let Some(&i) = rows.index.get(&lf.file) else {
             continue;
         };
         let entry = &mut entries[i as usize];
-        entry.deps = lf.deps.ids.iter().map(|d| ids.intern(d)).collect();
-        entry.missing.clone_from(&lf.deps.missing);
-        findings.extend(lf.findings.iter().map(|f| (i, f.clone())));
+        entry.deps = lf.deps;
+        entry.missing = lf.missing.map(String::from);
+        findings.extend(lf.findings.into_iter().map(|f| (i, f)));
     }
-    findings.extend(parts.graph.iter().map(|f| (GRAPH, f.clone())));
+    findings.extend(parts.graph.into_iter().map(|f| (GRAPH, f)));
     findings.sort_by(|a, b| compare_findings(&a.1, &b.1));
     CacheData {
         key: lint.key.clone(),
         notices: Vec::new(),
-        ids: ids.ids,
+        ids: parts.dep_ids,
         entries,
         findings,
     }
@@ -441,7 +486,7 @@ fn attach_census(data: &mut CacheData, specs: &[SpaceSpec], census: &Census, run
             Some(SpaceSource::Dir(_))
         ) {
             let kind = kinds
-                .get(&(e.space, e.rel.as_str()))
+                .get(&(e.space, &*e.rel))
                 .map_or(CensusKind::Plain(None), |k| (*k).clone());
             e.racy = !trusted(&kind, run_start);
             e.kind = Some(kind);
@@ -475,12 +520,7 @@ fn partial(
         .iter()
         .enumerate()
         .filter(|(_, e)| e.kind.is_some())
-        .map(|(i, e)| {
-            (
-                (e.space, e.rel.as_str()),
-                u32::try_from(i).unwrap_or(u32::MAX),
-            )
-        })
+        .map(|(i, e)| ((e.space, &*e.rel), u32::try_from(i).unwrap_or(u32::MAX)))
         .collect();
     // Census entries to read: new, or stamped differently, or cached with an untrusted stamp.
     let mut to_read: Vec<usize> = Vec::new();
@@ -556,7 +596,7 @@ fn partial(
         .enumerate()
         .map(|(i, e)| {
             (
-                (e.space, e.rel.clone()),
+                (e.space, e.rel.to_string()),
                 u32::try_from(i).unwrap_or(u32::MAX),
             )
         })
@@ -638,15 +678,24 @@ fn partial(
         .map(|e| (u32::try_from(e.space).unwrap_or(u32::MAX), e.rel.clone()))
         .collect();
     let removed_set: FxHashSet<u32> = removed.iter().copied().collect();
+    let mut in_recheck: FxHashSet<(u32, &str)> =
+        recheck.iter().map(|(s, r)| (*s, r.as_str())).collect();
+    let mut dependents: Vec<(u32, String)> = Vec::new();
     for (i, e) in data.entries.iter().enumerate() {
         let i = u32::try_from(i).unwrap_or(u32::MAX);
+        // A tool depends on its own id too (shadowing, ambiguity): it is not stored.
+        let own = e.tool && split_tool_rel(&e.rel).is_some_and(|(id, _)| touched.contains(id));
         if !removed_set.contains(&i)
-            && e.deps.iter().any(|d| touched_ix.contains(d))
-            && !recheck.iter().any(|(s, r)| *s == e.space && *r == e.rel)
+            && (own || e.deps.iter().any(|d| touched_ix.contains(d)))
+            && in_recheck.insert((e.space, &*e.rel))
         {
-            recheck.push((e.space, e.rel.clone()));
+            dependents.push((e.space, e.rel.to_string()));
         }
     }
+    drop(in_recheck);
+    recheck.extend(dependents);
+    let in_recheck: FxHashSet<(u32, &str)> =
+        recheck.iter().map(|(s, r)| (*s, r.as_str())).collect();
     // A cycle through a file that changed or is checked again may have changed: the graph-wide
     // findings are recomputed by a full run. (Cycles whose members all stay untouched keep
     // their edges, so their findings stand.)
@@ -724,7 +773,7 @@ fn partial(
                 continue;
             };
             if removed_set.contains(&u32::try_from(i).unwrap_or(u32::MAX))
-                || recheck.iter().any(|(s, r)| *s == e.space && *r == e.rel)
+                || in_recheck.contains(&(e.space, &*e.rel))
             {
                 continue;
             }
@@ -782,19 +831,20 @@ fn partial(
     // every visible id. The ids every visible id suggests are loaded and the file checked again
     // once; if they still differ, a full run decides.
     let mut round = 0;
+    let dep_table = DepIds::default();
     let (db, checked) = loop {
         let db = host.snapshot();
         let integrity = integrity_enabled(&db);
         let checked = par_files(&db, &targets, &|db, f| {
-            lint_file(db, f, lint.opts, integrity, true)
+            lint_file(db, f, lint.opts, integrity, Some(&dep_table))
         });
-        if checked.iter().any(|c| c.deps.cycle) {
+        if checked.iter().any(|c| c.cycle) {
             return Err("a re-checked file's chain runs into a cycle".to_owned());
         }
         let mut wanted: Vec<String> = Vec::new();
         for c in &checked {
             let space = space_index(&db, specs, c.file);
-            let (Some(missing), Some(kind)) = (&c.deps.missing, space.and_then(kind_of)) else {
+            let (Some(missing), Some(kind)) = (&c.missing, space.and_then(kind_of)) else {
                 continue;
             };
             let all = new_visible
@@ -835,6 +885,7 @@ fn partial(
         findings,
     } = data;
     let mut ids = Ids::from(ids);
+    let dep_ids = dep_table.into_table();
     let mut map: BTreeMap<(u32, String), (Entry, Vec<Finding>)> = BTreeMap::new();
     let mut owned: Vec<Vec<Finding>> = vec![Vec::new(); entries.len()];
     let mut graph: Vec<Finding> = Vec::new();
@@ -848,7 +899,7 @@ fn partial(
         if removed_set.contains(&u32::try_from(i).unwrap_or(u32::MAX)) {
             continue;
         }
-        map.insert((e.space, e.rel.clone()), (e, fs));
+        map.insert((e.space, e.rel.to_string()), (e, fs));
     }
     let hash_of: FxHashMap<usize, u128> = refreshed.iter().copied().collect();
     for &ci in &changed {
@@ -858,7 +909,7 @@ fn partial(
             (
                 Entry {
                     space: key.0,
-                    rel: key.1.clone(),
+                    rel: Arc::from(key.1.as_str()),
                     kind: Some(e.kind.clone()),
                     content: hash_of.get(&ci).copied().unwrap_or_default(),
                     racy: !trusted(&e.kind, run_start),
@@ -873,8 +924,13 @@ fn partial(
     for (key, lf) in recheck.iter().zip(checked) {
         if let Some((entry, fs)) = map.get_mut(key) {
             entry.tool = tool_id(&db, lf.file).is_some();
-            entry.deps = lf.deps.ids.iter().map(|d| ids.intern(d)).collect();
-            entry.missing = lf.deps.missing;
+            entry.deps = lf
+                .deps
+                .iter()
+                .filter_map(|&d| dep_ids.get(d as usize))
+                .map(|d| ids.intern(d))
+                .collect();
+            entry.missing = lf.missing.map(String::from);
             *fs = lf.findings;
         }
     }

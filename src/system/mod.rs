@@ -46,6 +46,19 @@ pub trait System: Send + Sync {
     fn walk_small(&self, dir: &Path) -> Vec<WalkEntry> {
         self.walk(dir)
     }
+    /// `walk`, with the `stamp` of every regular file and symlink listed (`None` for the rest),
+    /// taken during the walk: the lint cache's census.
+    fn walk_stamped(&self, dir: &Path) -> Vec<(WalkEntry, Option<FileStamp>)> {
+        self.walk(dir)
+            .into_iter()
+            .map(|e| {
+                let stamp = (e.error.is_none() && e.not_regular.is_none())
+                    .then(|| self.stamp(&e.path))
+                    .flatten();
+                (e, stamp)
+            })
+            .collect()
+    }
     /// The file's bytes, unless it is larger than `limit`. A file that is not a regular file (a
     /// FIFO, a device...) is an `Error` saying so; reading never blocks on it.
     fn read(&self, path: &Path, limit: u64) -> ReadResult;

@@ -106,6 +106,26 @@ fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
     opts.open(path)
 }
 
+/// The stamp of the file at `path` (symlinks followed).
+#[cfg(unix)]
+fn stamp_of(path: &Path) -> Option<super::FileStamp> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some(super::FileStamp {
+        size: m.size(),
+        mtime_ns: m.mtime().saturating_mul(1_000_000_000) + m.mtime_nsec(),
+        ctime_ns: m.ctime().saturating_mul(1_000_000_000) + m.ctime_nsec(),
+        ino: m.ino(),
+        dev: m.dev(),
+        mode: m.mode(),
+    })
+}
+
+#[cfg(not(unix))]
+fn stamp_of(_path: &Path) -> Option<super::FileStamp> {
+    None
+}
+
 /// Open without blocking, `fstat` the open file (a directory, FIFO or device is refused, a file
 /// over `limit` is not read) and read it into a buffer of its size: two `read` calls for a file
 /// that did not change size.
@@ -201,17 +221,31 @@ impl System for OsSystem {
     fn current_dir(&self) -> std::io::Result<PathBuf> {
         std::env::current_dir()
     }
-    #[cfg(unix)]
     fn stamp(&self, path: &Path) -> Option<super::FileStamp> {
-        use std::os::unix::fs::MetadataExt;
-        let m = std::fs::metadata(path).ok()?;
-        Some(super::FileStamp {
-            size: m.size(),
-            mtime_ns: m.mtime().saturating_mul(1_000_000_000) + m.mtime_nsec(),
-            ctime_ns: m.ctime().saturating_mul(1_000_000_000) + m.ctime_nsec(),
-            ino: m.ino(),
-            dev: m.dev(),
-            mode: m.mode(),
-        })
+        stamp_of(path)
+    }
+
+    fn walk_stamped(&self, dir: &Path) -> Vec<(WalkEntry, Option<super::FileStamp>)> {
+        // The `stat` of each file happens on the walker's threads, beside its `readdir`s.
+        let (tx, rx) = mpsc::channel();
+        ignore::WalkBuilder::new(dir)
+            .standard_filters(false)
+            .hidden(false)
+            .follow_links(true)
+            .build_parallel()
+            .run(|| {
+                let tx = tx.clone();
+                Box::new(move |res| {
+                    if let Some(entry) = walk_entry(dir, res) {
+                        let stamp = (entry.error.is_none() && entry.not_regular.is_none())
+                            .then(|| stamp_of(&entry.path))
+                            .flatten();
+                        let _ = tx.send((entry, stamp));
+                    }
+                    ignore::WalkState::Continue
+                })
+            });
+        drop(tx);
+        rx.into_iter().collect()
     }
 }

@@ -1,0 +1,655 @@
+//! The lint cache (issue 10): a cached run reports exactly what a run without the cache reports,
+//! on every rule's fixture and on a generated tree under random edits (proptest); an unchanged
+//! tree is replayed from stamps alone; an edit re-checks the changed files and exactly the files
+//! whose chains read their ids; a damaged, foreign or concurrently written cache is survived.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the test writes trees and caches to temp dirs and runs the binary"
+)]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use proptest::prelude::*;
+use ryechain::analysis::lazy::file_chain_ids;
+use ryechain::analysis::{Host, LintOptions, LintReport, lint, lint_parts};
+use ryechain::db::Settings;
+use ryechain::lint_cache::{self, CacheKey, CachedLint, How};
+use ryechain::load::{SpaceSource, SpaceSpec, load};
+use ryechain::model::Space;
+use ryechain::resolve::{tool_files, tool_id};
+use ryechain::rules::rules;
+use ryechain::synth::{GenOptions, generate};
+use ryechain::system::os::OsSystem;
+
+fn opts(base: &Path) -> LintOptions {
+    LintOptions {
+        display_base: Some(base.to_path_buf()),
+    }
+}
+
+/// A lint without the cache.
+fn cold(specs: &[SpaceSpec], settings: &Settings, base: &Path) -> LintReport {
+    let outcome = load(&OsSystem, specs);
+    let mut change = outcome.change;
+    change.settings = Some(settings.clone());
+    let mut host = Host::new();
+    host.apply(change);
+    lint(&host.snapshot(), &opts(base), &|_| {})
+}
+
+/// A lint through the cache file `cache`.
+fn cached(
+    specs: &[SpaceSpec],
+    settings: &Settings,
+    base: &Path,
+    cache: &Path,
+) -> (LintReport, How) {
+    let o = opts(base);
+    let run = CachedLint {
+        sys: &OsSystem,
+        specs,
+        settings: settings.clone(),
+        opts: &o,
+        key: CacheKey::new(None, settings, specs, Some(base)),
+        path: cache.to_path_buf(),
+    };
+    let out = lint_cache::lint(&run, &|db| lint_parts(db, &o, &|_| {}, true));
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    (out.report, out.how)
+}
+
+fn assert_same(what: &str, a: &LintReport, b: &LintReport) {
+    assert_eq!(a.summary, b.summary, "{what}: summary");
+    assert_eq!(
+        a.internal_errors, b.internal_errors,
+        "{what}: internal errors"
+    );
+    if a.findings != b.findings {
+        let show = |r: &LintReport| {
+            r.findings
+                .iter()
+                .map(|f| format!("{} {}:{} {}", f.rule, f.path, f.line, f.message))
+                .collect::<Vec<_>>()
+        };
+        panic!(
+            "{what}: cached and cold findings differ\ncached: {:#?}\ncold: {:#?}",
+            show(a),
+            show(b)
+        );
+    }
+}
+
+/// Copy a directory tree, symlinks as symlinks.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let ty = entry.file_type().unwrap();
+        if ty.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&src).unwrap(), &dst).unwrap();
+        } else if ty.is_dir() {
+            copy_tree(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
+/// The spaces of a rule fixture copied to `dir` (as tests/rule_fixtures.rs loads them).
+fn fixture_spaces(dir: &Path) -> Vec<SpaceSpec> {
+    let mut spaces = vec![SpaceSpec {
+        space: Space::Project,
+        source: SpaceSource::Dir(dir.join("project")),
+    }];
+    if dir.join("user").is_dir() {
+        spaces.push(SpaceSpec {
+            space: Space::User,
+            source: SpaceSource::Dir(dir.join("user")),
+        });
+    }
+    let system = if dir.join("system").is_dir() {
+        (
+            Space::System {
+                order: 0,
+                bundle: "fixture".into(),
+            },
+            SpaceSource::Dir(dir.join("system")),
+        )
+    } else {
+        (
+            Space::System {
+                order: 0,
+                bundle: "ryechain".into(),
+            },
+            SpaceSource::Embedded,
+        )
+    };
+    spaces.push(SpaceSpec {
+        space: system.0,
+        source: system.1,
+    });
+    spaces
+}
+
+/// Every regular file under `dir` (sorted), skipping symlinks.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let ty = e.file_type().unwrap();
+            if ty.is_dir() {
+                stack.push(e.path());
+            } else if ty.is_file() {
+                out.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn append(path: &Path, text: &str) {
+    let mut s = std::fs::read(path).unwrap();
+    s.extend_from_slice(text.as_bytes());
+    std::fs::write(path, s).unwrap();
+}
+
+/// Every rule's fixture (each fires its rule, beside near misses): the cached run, its replay,
+/// and the runs after an edit and a removal of each of its files report what a cold run does;
+/// together the fixtures fire every rule.
+#[test]
+fn every_rule_fixture_is_reported_identically_through_the_cache() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let settings = Settings {
+        select: Some(vec!["ALL".to_owned(), "unrunnable-item".to_owned()]),
+        ..Settings::default()
+    };
+    let mut fired: BTreeSet<String> = BTreeSet::new();
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("project").is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    dirs.sort();
+    for name in &dirs {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().canonicalize().unwrap().join(name);
+        copy_tree(&root.join(name), &dir);
+        let specs = fixture_spaces(&dir);
+        let cache = tmp.path().join("cache.bin");
+        let base = dir.clone();
+
+        let first = cold(&specs, &settings, &base);
+        fired.extend(first.findings.iter().map(|f| f.rule.clone()));
+        let (r, how) = cached(&specs, &settings, &base, &cache);
+        assert!(matches!(how, How::Full(_)), "{name}: {how}");
+        assert_same(&format!("{name}: first cached run"), &r, &first);
+        let (r, how) = cached(&specs, &settings, &base, &cache);
+        assert!(matches!(how, How::Reused { .. }), "{name}: {how}");
+        assert_same(&format!("{name}: replay"), &r, &first);
+
+        // Edit each file in turn (a comment line: signed files stop matching their hash), then
+        // remove it, comparing after each step.
+        for (i, file) in files_under(&dir).iter().enumerate() {
+            let rel = file.strip_prefix(&dir).unwrap().display().to_string();
+            append(file, &format!("\n# edit {i}\n"));
+            let (r, how) = cached(&specs, &settings, &base, &cache);
+            assert_same(
+                &format!("{name}: after editing {rel} ({how})"),
+                &r,
+                &cold(&specs, &settings, &base),
+            );
+            std::fs::remove_file(file).unwrap();
+            let (r, how) = cached(&specs, &settings, &base, &cache);
+            assert_same(
+                &format!("{name}: after removing {rel} ({how})"),
+                &r,
+                &cold(&specs, &settings, &base),
+            );
+        }
+    }
+    let all: BTreeSet<String> = rules().rules.iter().map(|r| r.id.to_string()).collect();
+    let missing: Vec<_> = all.difference(&fired).collect();
+    assert!(missing.is_empty(), "rules no fixture fired: {missing:?}");
+}
+
+/// A generated tree written to a temp dir.
+struct Tree {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    specs: Vec<SpaceSpec>,
+    cache: PathBuf,
+}
+
+fn generated(tools: usize, seed: u64) -> Tree {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("tree");
+    ryechain::testing::write_tree(&dir, &generate(&GenOptions { tools, seed })).unwrap();
+    let specs = ryechain::testing::generated_spaces(&dir);
+    let cache = tmp.path().join("cache.bin");
+    Tree {
+        _tmp: tmp,
+        dir,
+        specs,
+        cache,
+    }
+}
+
+/// Tool files of the project and user spaces, relative to the tree (extractors left out).
+fn item_files(dir: &Path) -> Vec<PathBuf> {
+    ["project/.ai/tools", "user/.ai/tools"]
+        .iter()
+        .flat_map(|d| files_under(&dir.join(d)))
+        .filter(|p| !p.to_string_lossy().contains("/extractors/"))
+        .filter(|p| p.extension().is_some_and(|e| e == "py" || e == "yaml"))
+        .collect()
+}
+
+/// Tools whose findings read `id` (their chains name it, or they carry it), from a cold database.
+fn readers_of(specs: &[SpaceSpec], id: &str) -> usize {
+    let outcome = load(&OsSystem, specs);
+    let mut host = Host::new();
+    let mut change = outcome.change;
+    change.settings = Some(Settings::default());
+    host.apply(change);
+    let db = host.snapshot();
+    tool_files(&db)
+        .iter()
+        .copied()
+        .filter(|&f| {
+            tool_id(&db, f).as_deref() == Some(id)
+                || file_chain_ids(&db, f).ids.iter().any(|d| d == id)
+        })
+        .count()
+}
+
+/// Edits re-check exactly the changed files and the tools that read their ids, and the reports
+/// stay those of a cold run.
+#[test]
+fn an_edit_rechecks_the_changed_file_and_what_reads_its_id() {
+    let t = generated(300, 7);
+    let settings = Settings::default();
+    let base = t.dir.clone();
+    let (r, how) = cached(&t.specs, &settings, &base, &t.cache);
+    assert!(matches!(how, How::Full(_)), "{how}");
+    assert_same("first", &r, &cold(&t.specs, &settings, &base));
+
+    // A leaf's body: only the leaf (nothing names a leaf).
+    let leaf = item_files(&t.dir)
+        .into_iter()
+        .find(|p| {
+            let id = p
+                .strip_prefix(t.dir.join("project/.ai/tools"))
+                .ok()
+                .map(|r| r.with_extension("").display().to_string());
+            p.extension().is_some_and(|e| e == "py")
+                && id.is_some_and(|id| readers_of(&t.specs, &id) == 1)
+        })
+        .expect("a project leaf tool");
+    append(&leaf, "\nx = 1\n");
+    let (r, how) = cached(&t.specs, &settings, &base, &t.cache);
+    // (Files written less than two seconds before a run are read again and hashed: `reread`.)
+    assert!(
+        matches!(
+            how,
+            How::Partial {
+                rechecked: 1,
+                changed: 1,
+                ..
+            }
+        ),
+        "{how}"
+    );
+    assert_same("leaf body", &r, &cold(&t.specs, &settings, &base));
+
+    // A runtime: it and every tool that reads its id.
+    let tools_dir = t.dir.join("project/.ai/tools");
+    let id_of_runtime = |p: &Path| {
+        p.strip_prefix(&tools_dir)
+            .unwrap()
+            .with_extension("")
+            .display()
+            .to_string()
+    };
+    let (runtime, readers) = files_under(&tools_dir)
+        .into_iter()
+        .filter(|p| {
+            p.to_string_lossy().contains("/runtimes/") && p.extension().is_some_and(|e| e == "yaml")
+        })
+        .map(|p| {
+            let n = readers_of(&t.specs, &id_of_runtime(&p));
+            (p, n)
+        })
+        .max_by_key(|(_, n)| *n)
+        .expect("a project runtime");
+    let rid = id_of_runtime(&runtime);
+    assert!(readers > 1, "{rid} is read by {readers} tools");
+    // The runtime may be reached through symlinks too: each is another changed file.
+    append(&runtime, "\n# runtime edit\n");
+    let (r, how) = cached(&t.specs, &settings, &base, &t.cache);
+    match how {
+        How::Partial {
+            rechecked, changed, ..
+        } => {
+            assert!(changed >= 1);
+            assert_eq!(rechecked, readers + changed - 1, "{how}");
+        }
+        other => panic!("expected a partial run, got {other}"),
+    }
+    assert_same("runtime edit", &r, &cold(&t.specs, &settings, &base));
+
+    // Nothing changed since: replayed (files written within the racy window are read again).
+    let (r, how) = cached(&t.specs, &settings, &base, &t.cache);
+    assert!(matches!(how, How::Reused { .. }), "{how}");
+    assert_same("replay", &r, &cold(&t.specs, &settings, &base));
+
+    // A config change moves everything: a full run.
+    let cfg = t.dir.join("project/.ai/config/ryechain.yaml");
+    std::fs::create_dir_all(cfg.parent().unwrap()).unwrap();
+    std::fs::write(&cfg, "lint:\n  ignore: [invalid-version]\n").unwrap();
+    let (r, how) = cached(&t.specs, &settings, &base, &t.cache);
+    assert!(matches!(how, How::Full(_)), "{how}");
+    assert_same("config", &r, &cold(&t.specs, &settings, &base));
+}
+
+/// One random change to a generated tree.
+#[derive(Clone, Debug)]
+enum Op {
+    Body(usize),
+    Executor(usize, usize),
+    Typo(usize, usize),
+    Remove(usize),
+    Copy(usize),
+    Shadow(usize),
+    Touch(usize),
+    Config(bool),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        any::<usize>().prop_map(Op::Body),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Op::Executor(a, b)),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Op::Typo(a, b)),
+        any::<usize>().prop_map(Op::Remove),
+        any::<usize>().prop_map(Op::Copy),
+        any::<usize>().prop_map(Op::Shadow),
+        any::<usize>().prop_map(Op::Touch),
+        any::<bool>().prop_map(Op::Config),
+    ]
+}
+
+/// The id of a tool file (path under `tools/` without its extension).
+fn id_of(dir: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(dir).unwrap().display().to_string();
+    let rel = rel
+        .split_once(".ai/tools/")
+        .map_or(rel.clone(), |(_, r)| r.to_owned());
+    rel.rsplit_once('.')
+        .map_or(rel.clone(), |(id, _)| id.to_owned())
+}
+
+/// Point `file`'s executor at `target` (a Python or YAML header line).
+fn set_executor(file: &Path, target: &str) {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return;
+    };
+    let out: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("__executor_id__") {
+                format!("__executor_id__ = \"{target}\"")
+            } else if l.starts_with("executor_id:") {
+                format!("executor_id: {target}")
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect();
+    std::fs::write(file, out.join("\n") + "\n").unwrap();
+}
+
+fn apply(dir: &Path, op: &Op, step: usize) {
+    let files = item_files(dir);
+    if files.is_empty() {
+        return;
+    }
+    let pick = |i: usize| &files[i % files.len()];
+    match op {
+        Op::Body(i) => append(pick(*i), &format!("\n# step {step}\n")),
+        Op::Executor(i, j) => set_executor(pick(*i), &id_of(dir, pick(*j))),
+        Op::Typo(i, j) => {
+            // A near miss of an existing id: a missing executor with suggestions.
+            let mut id = id_of(dir, pick(*j));
+            id.push('x');
+            set_executor(pick(*i), &id);
+        }
+        Op::Remove(i) => std::fs::remove_file(pick(*i)).unwrap(),
+        Op::Copy(i) => {
+            let from = pick(*i);
+            let name = format!(
+                "copy_{step}.{}",
+                from.extension().unwrap_or_default().to_string_lossy()
+            );
+            std::fs::copy(from, from.with_file_name(name)).unwrap();
+        }
+        Op::Shadow(i) => {
+            // The same id in the other space (project shadows user).
+            let from = pick(*i);
+            let rel = from.strip_prefix(dir).unwrap().display().to_string();
+            let to = if let Some(r) = rel.strip_prefix("project/") {
+                dir.join("user").join(r)
+            } else {
+                dir.join("project").join(rel.trim_start_matches("user/"))
+            };
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(from, to).unwrap();
+        }
+        Op::Touch(i) => {
+            let bytes = std::fs::read(pick(*i)).unwrap();
+            std::fs::write(pick(*i), bytes).unwrap();
+        }
+        Op::Config(on) => {
+            let cfg = dir.join("project/.ai/config/ryechain.yaml");
+            std::fs::create_dir_all(cfg.parent().unwrap()).unwrap();
+            let text = if *on {
+                "lint:\n  ignore: [invalid-version]\n"
+            } else {
+                "lint: {}\n"
+            };
+            std::fs::write(cfg, text).unwrap();
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    /// Incremental equals from scratch: after any sequence of edits, the cached report is the
+    /// cold one.
+    #[test]
+    fn cached_lint_equals_cold_lint_after_random_edits(
+        seed in 0u64..1000,
+        ops in proptest::collection::vec(op(), 1..6),
+    ) {
+        let t = generated(40, seed);
+        let settings = Settings::default();
+        let base = t.dir.clone();
+        let (r, _) = cached(&t.specs, &settings, &base, &t.cache);
+        assert_same("initial", &r, &cold(&t.specs, &settings, &base));
+        for (step, op) in ops.iter().enumerate() {
+            apply(&t.dir, op, step);
+            let (r, how) = cached(&t.specs, &settings, &base, &t.cache);
+            assert_same(&format!("after {op:?} ({how})"), &r, &cold(&t.specs, &settings, &base));
+        }
+    }
+}
+
+// The binary: flags, the cache directory, damaged caches, concurrent runs.
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_ryechain")
+}
+
+fn run_lint(dir: &Path, cache_dir: &Path, extra: &[&str]) -> (String, String) {
+    let out = Command::new(bin())
+        .args([
+            "lint",
+            "project",
+            "--user-space",
+            "user",
+            "--system-space",
+            "gen=system",
+        ])
+        .args(["--format", "json", "--no-progress"])
+        .args(extra)
+        .current_dir(dir)
+        .env("RYECHAIN_CACHE_DIR", cache_dir)
+        .env("RYECHAIN_CACHE_REPORT", "1")
+        .output()
+        .unwrap();
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn cache_files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_binary_replays_from_stamps_and_no_cache_bypasses_it() {
+    let t = generated(120, 3);
+    let caches = t._tmp.path().join("caches");
+    let (cold_out, _) = run_lint(&t.dir, &caches, &["--no-cache"]);
+    assert!(cache_files(&caches).is_empty(), "--no-cache wrote a cache");
+    // Past the racy window of the files just written: the replay reads no file.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let (first, err) = run_lint(&t.dir, &caches, &[]);
+    assert!(err.contains("cache: full run"), "{err}");
+    assert_eq!(first, cold_out);
+    assert_eq!(cache_files(&caches).len(), 1);
+    let (again, err) = run_lint(&t.dir, &caches, &[]);
+    assert!(err.contains("cache: reused (0 files re-read)"), "{err}");
+    assert_eq!(again, cold_out);
+    // A file rewritten with the same bytes is read and found unchanged.
+    let f = &item_files(&t.dir)[0];
+    std::fs::write(f, std::fs::read(f).unwrap()).unwrap();
+    let (again, err) = run_lint(&t.dir, &caches, &[]);
+    assert!(err.contains("cache: reused (1 files re-read)"), "{err}");
+    assert_eq!(again, cold_out);
+}
+
+#[test]
+fn a_damaged_or_foreign_cache_is_discarded_with_a_warning_and_rebuilt() {
+    let t = generated(60, 5);
+    let caches = t._tmp.path().join("caches");
+    let (cold_out, _) = run_lint(&t.dir, &caches, &["--no-cache"]);
+    run_lint(&t.dir, &caches, &[]);
+    let file = cache_files(&caches).pop().expect("a cache file");
+    let good = std::fs::read(&file).unwrap();
+    let damages: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("truncated", good[..good.len() / 2].to_vec(), "cut short"),
+        ("empty", Vec::new(), "not a ryechain lint cache"),
+        (
+            "foreign",
+            b"PK\x03\x04 some zip file".to_vec(),
+            "not a ryechain lint cache",
+        ),
+        (
+            "flipped byte",
+            {
+                let mut b = good.clone();
+                let mid = b.len() / 2;
+                b[mid] ^= 0x55;
+                b
+            },
+            "checksum",
+        ),
+        (
+            "other version",
+            {
+                // The version string follows the magic (16 bytes), the format (4) and its length (2).
+                let mut b = good.clone();
+                b[22] = b'9';
+                b
+            },
+            "written by ryechain 9",
+        ),
+    ];
+    for (what, bytes, says) in damages {
+        std::fs::write(&file, &bytes).unwrap();
+        let (out, err) = run_lint(&t.dir, &caches, &[]);
+        assert!(
+            err.contains("discarding the lint cache") && err.contains(says),
+            "{what}: {err}"
+        );
+        assert!(err.contains("cache: full run"), "{what}: {err}");
+        assert_eq!(out, cold_out, "{what}");
+        // Rebuilt: the next run replays it.
+        let (out, err) = run_lint(&t.dir, &caches, &[]);
+        assert!(err.contains("cache: reused"), "{what}: {err}");
+        assert_eq!(out, cold_out, "{what}");
+    }
+}
+
+#[test]
+fn concurrent_runs_share_the_cache_safely() {
+    let t = generated(200, 9);
+    let caches = t._tmp.path().join("caches");
+    let (cold_out, _) = run_lint(&t.dir, &caches, &["--no-cache"]);
+    for round in 0..2 {
+        if round == 1 {
+            append(&item_files(&t.dir)[3], "\n# concurrent edit\n");
+        }
+        let expected = run_lint(&t.dir, &caches, &["--no-cache"]).0;
+        if round == 0 {
+            assert_eq!(expected, cold_out);
+        }
+        let children: Vec<_> = (0..4)
+            .map(|_| {
+                Command::new(bin())
+                    .args([
+                        "lint",
+                        "project",
+                        "--user-space",
+                        "user",
+                        "--system-space",
+                        "gen=system",
+                    ])
+                    .args(["--format", "json", "--no-progress"])
+                    .current_dir(&t.dir)
+                    .env("RYECHAIN_CACHE_DIR", &caches)
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            assert!(
+                !String::from_utf8_lossy(&out.stderr).contains("discarding"),
+                "a concurrent run saw a half-written cache: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(String::from_utf8(out.stdout).unwrap(), expected);
+        }
+        // One cache file, whole (no temp files left), replayed by the next run.
+        let files = cache_files(&caches);
+        assert_eq!(files.len(), 1, "{files:?}");
+        let (out, err) = run_lint(&t.dir, &caches, &[]);
+        assert!(err.contains("cache: reused"), "{err}");
+        assert_eq!(out, expected);
+    }
+}

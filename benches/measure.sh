@@ -32,10 +32,11 @@ files=$(find "$out/project/.ai" "$out/user/.ai" "$out/system/.ai" -type f | wc -
 bytes=$(find "$out/project/.ai" "$out/user/.ai" "$out/system/.ai" -type f -printf '%s\n' |
   awk '{s+=$1} END {print s}')
 echo "tree: $out, $n tools, $files files, $bytes bytes, $(nproc) cores, $signed"
-lint() { # lint CASE
+lint() { # lint CASE [cached]: cold (--no-cache) unless `cached` (the cache in $cache_dir)
   local extra=()
   [ "$1" = ignore ] && extra=(--ignore integrity)
-  ./target/release/ryechain lint "$out/project" --user-space "$out/user" \
+  [ "${2:-}" = cached ] || extra+=(--no-cache)
+  RYECHAIN_CACHE_DIR=$cache_dir ./target/release/ryechain lint "$out/project" --user-space "$out/user" \
     --system-space "gen=$out/system" "${extra[@]}" --format json --no-progress >/dev/null ||
     [ $? -eq 1 ]
 }
@@ -43,8 +44,10 @@ hash_files() { # two sha256sum processes, each over half of the files
   find "$out/project/.ai" "$out/user/.ai" "$out/system/.ai" -type f -print0 |
     xargs -0 -P 2 -n $(((files + 1) / 2)) sha256sum >/dev/null
 }
+cache_dir=$(mktemp -d)
+trap 'rm -rf "$cache_dir"' EXIT
 export -f lint hash_files
-export out files
+export out files cache_dir
 timed() { # timed LABEL COMMAND...: prints the line, leaves wall seconds in $wall
   local label=$1 log
   shift
@@ -64,3 +67,24 @@ for i in $(seq "$runs"); do
     echo "run $i  $case: lint/sha256sum = $(awk -v a="$wall" -v b="$sha" 'BEGIN {printf "%.2f", a / b}')×  (lint $wall s, sha256sum $sha s, peak RSS $((rss / 1024)) MiB)"
   done
 done
+
+# The lint cache: a cold run that writes it, a second run of the unchanged tree, and a run after
+# one tool's body changed (it is restored afterwards). Ratios against this case's last cold run.
+leaf=$(find "$out/project/.ai/tools" -name '*.py' -not -path '*/extractors/*' | sort | sed -n 1p)
+backup=$(mktemp)
+cp -p "$leaf" "$backup"
+for case in ignore default; do
+  timed "$case" lint "$case"
+  nocache=$wall
+  rm -rf "${cache_dir:?}"/*
+  timed "$case+write" lint "$case" cached
+  echo "cache  $case: cold run writing the cache $wall s ($(awk -v a="$wall" -v b="$nocache" 'BEGIN {printf "%.2f", a / b}')× --no-cache $nocache s), peak RSS $((rss / 1024)) MiB"
+  sleep 2.1 # past the racy window of the cache's stamps
+  timed "$case warm" lint "$case" cached
+  echo "cache  $case: unchanged tree $wall s = $(awk -v a="$wall" -v b="$nocache" 'BEGIN {printf "%.3f", a / b}')× cold, peak RSS $((rss / 1024)) MiB"
+  printf '\n# measure.sh edit\n' >>"$leaf"
+  timed "$case edit" lint "$case" cached
+  echo "cache  $case: one tool's body edited $wall s = $(awk -v a="$wall" -v b="$nocache" 'BEGIN {printf "%.3f", a / b}')× cold, peak RSS $((rss / 1024)) MiB"
+  cp -p "$backup" "$leaf"
+done
+rm -f "$backup"

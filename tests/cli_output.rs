@@ -9,7 +9,7 @@
 use std::fs::File;
 use std::io::Read as _;
 use std::os::unix::process::CommandExt as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn repo() -> PathBuf {
@@ -23,6 +23,11 @@ fn cmd(args: &[&str]) -> Command {
         .current_dir(repo())
         .env("NO_COLOR", "1")
         .env("HOME", repo().join("examples/user"))
+        // The lint cache goes under target/, never into the example tree (HOME above).
+        .env(
+            "RYECHAIN_CACHE_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-output-cache"),
+        )
         .env_remove("USER_SPACE")
         .env_remove("RYE_SYSTEM_SPACE");
     c

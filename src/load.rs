@@ -51,7 +51,29 @@ pub fn embedded_root(bundle: &str) -> PathBuf {
     PathBuf::from(format!("{}{bundle}>", crate::model::EMBEDDED_PATH_PREFIX))
 }
 
+/// `path` relative to `ai`, `/`-separated; `None` when it is not below `ai` or not UTF-8.
 fn rel_of(ai: &Path, path: &Path) -> Option<String> {
+    // Walked paths are `ai` joined with plain names: their bytes after `ai/` are the answer
+    // (a `memcmp` and a UTF-8 check, against splitting both paths into components per file).
+    // Anything unusual takes the component route.
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let prefix = ai.as_os_str().as_encoded_bytes();
+    if std::path::MAIN_SEPARATOR == '/'
+        && let Some(rest) = bytes
+            .strip_prefix(prefix)
+            .and_then(|r| r.strip_prefix(b"/"))
+        && !rest.is_empty()
+        && !prefix.ends_with(b"/")
+        && rest
+            .split(|&b| b == b'/')
+            .all(|seg| !seg.is_empty() && seg != b"." && seg != b"..")
+    {
+        return std::str::from_utf8(rest).ok().map(str::to_owned);
+    }
+    rel_of_components(ai, path)
+}
+
+fn rel_of_components(ai: &Path, path: &Path) -> Option<String> {
     let rel = path.strip_prefix(ai).ok()?;
     let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
     Some(parts?.join("/"))
@@ -851,6 +873,33 @@ impl<'s> Reloader<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rel_of_agrees_with_the_component_route() {
+        let cases = [
+            ("/t/.ai", "/t/.ai/tools/a/b.py"),
+            ("/t/.ai", "/t/.ai/tools/a//b.py"),
+            ("/t/.ai", "/t/.ai/tools/./b.py"),
+            ("/t/.ai", "/t/.ai/tools/../b.py"),
+            ("/t/.ai/", "/t/.ai/tools/b.py"),
+            ("/t/.ai", "/t/.ai"),
+            ("/t/.ai", "/t/.aix/b.py"),
+            ("/t/.ai", "/u/.ai/b.py"),
+            ("/t/./.ai", "/t/./.ai/tools/b.py"),
+            ("/t/.ai", "/t/.ai/tools/é ü/b.py"),
+            ("/t/.ai", "/t/.ai/tools/b.py/"),
+        ];
+        for (ai, path) in cases {
+            assert_eq!(
+                rel_of(Path::new(ai), Path::new(path)),
+                rel_of_components(Path::new(ai), Path::new(path)),
+                "{ai} {path}"
+            );
+        }
+        use std::os::unix::ffi::OsStrExt;
+        let bad = Path::new(std::ffi::OsStr::from_bytes(b"/t/.ai/tools/\xff.py"));
+        assert_eq!(rel_of(Path::new("/t/.ai"), bad), None);
+    }
 
     #[test]
     fn path_order_key_sorts_as_paths_do() {

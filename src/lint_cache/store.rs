@@ -110,21 +110,26 @@ impl<W: Write> Write for Hashing<W> {
     }
 }
 
-/// Encode `data` into `out` (streamed: the payload is never held twice in memory).
-pub fn encode(data: &CacheData, out: impl Write) -> std::io::Result<()> {
-    let mut out = out;
+/// Encode `data` into `out`, streamed (the payload is never held whole in memory): postcard's
+/// many small writes are buffered before they reach the hash and the file.
+pub fn encode(data: &CacheData, mut out: impl Write) -> std::io::Result<()> {
     out.write_all(&header())?;
-    let mut w = Hashing {
-        inner: out,
-        hasher: Sha256::new(),
-        len: 0,
-    };
+    let mut w = std::io::BufWriter::with_capacity(
+        1 << 20,
+        Hashing {
+            inner: out,
+            hasher: Sha256::new(),
+            len: 0,
+        },
+    );
     postcard::to_io(data, &mut w).map_err(std::io::Error::other)?;
     let Hashing {
         mut inner,
         hasher,
         len,
-    } = w;
+    } = w
+        .into_inner()
+        .map_err(std::io::IntoInnerError::into_error)?;
     inner.write_all(&len.to_le_bytes())?;
     inner.write_all(&hasher.finalize())?;
     inner.flush()
@@ -145,7 +150,7 @@ pub fn write(path: &Path, data: &CacheData) -> std::io::Result<()> {
     let tmp: PathBuf = dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
     let result = (|| {
         let file = std::fs::File::create(&tmp)?;
-        encode(data, std::io::BufWriter::with_capacity(1 << 20, file))?;
+        encode(data, file)?;
         std::fs::rename(&tmp, path)
     })();
     if result.is_err() {

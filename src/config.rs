@@ -67,11 +67,11 @@ fn config_files(db: &dyn Db) -> Vec<SourceFile> {
     // Lowest precedence first: the last bundle, ..., the first bundle, user, project.
     let mut out = Vec::new();
     for root in db.workspace().roots(db).iter().rev() {
-        let files = root.files(db);
+        let (files, rels) = (root.files(db), root.rels(db));
         for rel in CONFIG_RELS {
-            let i = files.partition_point(|f| f.rel(db).as_ref() < rel);
-            if let Some(&f) = files.get(i)
-                && f.rel(db).as_ref() == rel
+            let i = rels.partition_point(|r| r.as_ref() < rel);
+            if let (Some(&f), Some(r)) = (files.get(i), rels.get(i))
+                && r.as_ref() == rel
             {
                 out.push(f);
             }

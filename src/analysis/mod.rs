@@ -96,13 +96,16 @@ pub fn lint_files(db: &dyn Db) -> Vec<SourceFile> {
     files.extend(lint_config(db).sources.iter().copied());
     // Directives, knowledge, trust-store documents and lockfiles (tools are already in).
     for root in db.workspace().roots(db) {
-        files.extend(root.files(db).iter().copied().filter(|&f| {
-            let rel = f.rel(db);
-            rel.starts_with("directives/")
-                || rel.starts_with("knowledge/")
-                || rel.starts_with("lockfiles/")
-                || crate::integrity::trust::trust_doc_rank(rel).is_some()
-        }));
+        files.extend(
+            root.entries(db)
+                .filter(|(rel, _)| {
+                    rel.starts_with("directives/")
+                        || rel.starts_with("knowledge/")
+                        || rel.starts_with("lockfiles/")
+                        || crate::integrity::trust::trust_doc_rank(rel).is_some()
+                })
+                .map(|(_, f)| f),
+        );
     }
     for &f in &crate::resolve::extractor_config(db).sources {
         if !files.contains(&f) {

@@ -105,9 +105,15 @@ impl Change {
                     files.push(file);
                 }
                 files.sort_by(|a, b| a.rel(db).cmp(b.rel(db)));
-                let root = SpaceRoot::builder(spec.space, Arc::new(spec.root), Arc::new(files))
-                    .durability(d)
-                    .new(db);
+                let rels: Vec<Arc<str>> = files.iter().map(|f| f.rel(db).clone()).collect();
+                let root = SpaceRoot::builder(
+                    spec.space,
+                    Arc::new(spec.root),
+                    Arc::new(files),
+                    Arc::new(rels),
+                )
+                .durability(d)
+                .new(db);
                 new_roots.push(root);
             }
             ws.set_roots(db).to(new_roots);
@@ -158,10 +164,13 @@ fn write_file(db: &mut RootDb, spec: FileSpec) {
     };
     let file = new_file(db, spec, d);
     let mut files: Vec<SourceFile> = root.files(db).as_ref().clone();
+    let mut rels: Vec<Arc<str>> = root.rels(db).as_ref().clone();
     let rel = file.rel(db).clone();
-    let at = files.partition_point(|f| f.rel(db).as_ref() < rel.as_ref());
+    let at = rels.partition_point(|r| r.as_ref() < rel.as_ref());
     files.insert(at, file);
+    rels.insert(at, rel);
     root.set_files(db).with_durability(d).to(Arc::new(files));
+    root.set_rels(db).with_durability(d).to(Arc::new(rels));
     let path = file.path(db).clone();
     Arc::make_mut(&mut db.files_by_path).insert(path, file);
 }
@@ -174,13 +183,12 @@ fn remove_file(db: &mut RootDb, path: &PathBuf) {
     let Some(root) = root_of(db, &space) else {
         return;
     };
-    let files: Vec<SourceFile> = root
-        .files(db)
-        .iter()
-        .copied()
-        .filter(|f| *f != file)
-        .collect();
-    root.set_files(db)
-        .with_durability(durability(space.kind()))
-        .to(Arc::new(files));
+    let (rels, files): (Vec<Arc<str>>, Vec<SourceFile>) = root
+        .entries(db)
+        .filter(|(_, f)| *f != file)
+        .map(|(r, f)| (r.clone(), f))
+        .unzip();
+    let d = durability(space.kind());
+    root.set_files(db).with_durability(d).to(Arc::new(files));
+    root.set_rels(db).with_durability(d).to(Arc::new(rels));
 }

@@ -95,8 +95,21 @@ pub struct SpaceRoot {
     /// The `.ai` directory.
     #[returns(ref)]
     pub root: Arc<PathBuf>,
+    /// Sorted by `rel`.
     #[returns(ref)]
     pub files: Arc<Vec<SourceFile>>,
+    /// The `rel` of each of `files`, in the same order: queries that scan a space's paths (the
+    /// index, the extractors, the trust store) read this one input instead of one field per file,
+    /// so after an edit their memos are verified in O(1), not O(files).
+    #[returns(ref)]
+    pub rels: Arc<Vec<Arc<str>>>,
+}
+
+impl SpaceRoot {
+    /// `(rel, file)` of every file of the space, in `rel` order, reading two inputs in all.
+    pub fn entries(self, db: &dyn Db) -> impl Iterator<Item = (&Arc<str>, SourceFile)> + '_ {
+        self.rels(db).iter().zip(self.files(db).iter().copied())
+    }
 }
 
 /// The whole workspace: spaces in search order (project, user, bundles...) and the settings.

@@ -180,10 +180,10 @@ pub fn parse_decl(v: &Value) -> Result<ConfigDecl, String> {
 fn files_at(db: &dyn Db, rel: &str) -> Vec<SourceFile> {
     let mut out = Vec::new();
     for root in db.workspace().roots(db) {
-        let files = root.files(db);
-        let i = files.partition_point(|f| f.rel(db).as_ref() < rel);
-        if let Some(&f) = files.get(i)
-            && f.rel(db).as_ref() == rel
+        let (files, rels) = (root.files(db), root.rels(db));
+        let i = rels.partition_point(|r| r.as_ref() < rel);
+        if let (Some(&f), Some(r)) = (files.get(i), rels.get(i))
+            && r.as_ref() == rel
         {
             out.push(f);
         }

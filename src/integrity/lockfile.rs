@@ -431,8 +431,7 @@ pub fn lockfile_index(db: &dyn Db) -> FxHashMap<Arc<str>, SourceFile> {
             }
             seen_system = true;
         }
-        for &file in root.files(db).iter() {
-            let rel = file.rel(db);
+        for (rel, file) in root.entries(db) {
             if is_lockfile_rel(rel) {
                 index.entry(rel.clone()).or_insert(file);
             }

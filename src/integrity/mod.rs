@@ -136,8 +136,7 @@ pub fn signature_formats(db: &dyn Db, key: KindKey) -> SignatureFormats {
     let wanted = *key.kind(db);
     let mut out = SignatureFormats::default();
     for root in db.workspace().roots(db) {
-        for &file in root.files(db).iter() {
-            let rel = file.rel(db);
+        for (rel, file) in root.entries(db) {
             if !rel.starts_with(EXTRACTORS_DIR) || rel.ends_with(".py") {
                 continue;
             }
@@ -250,9 +249,8 @@ pub fn trust_store(db: &dyn Db) -> TrustStore {
     let mut store = TrustStore::default();
     for root in db.workspace().roots(db) {
         let mut docs: Vec<(u8, SourceFile)> = root
-            .files(db)
-            .iter()
-            .filter_map(|&f| trust::trust_doc_rank(f.rel(db)).map(|r| (r, f)))
+            .entries(db)
+            .filter_map(|(rel, f)| trust::trust_doc_rank(rel).map(|r| (r, f)))
             .collect();
         docs.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.rel(db).cmp(b.1.rel(db))));
         for (_, file) in docs {

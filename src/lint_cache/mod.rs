@@ -274,10 +274,15 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
         );
     }
     match partial(lint, data, &census, run_start) {
-        Ok((outcome_report, how, new_data)) => {
-            if let Some(new_data) = new_data
-                && outcome_report.internal_errors == 0
-                && let Err(e) = store::write(&lint.path, &new_data)
+        Ok(Partial {
+            how,
+            data,
+            write,
+            internal_errors,
+        }) => {
+            if write
+                && internal_errors == 0
+                && let Err(e) = store::write(&lint.path, &data)
             {
                 warnings.push(format!(
                     "the lint cache {} cannot be written: {e}",
@@ -285,7 +290,7 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
                 ));
             }
             Outcome {
-                report: outcome_report,
+                report: report_from(data, internal_errors),
                 notices: census.notices,
                 warnings,
                 how,
@@ -341,12 +346,8 @@ fn full_run(
             lint.path.display()
         ));
     }
-    let files = data.entries.len();
-    let tools = data.entries.iter().filter(|e| e.tool).count();
-    let findings = data.findings.into_iter().map(|(_, f)| f).collect();
-    let report = report_of(findings, files, tools, 0);
     Outcome {
-        report,
+        report: report_from(data, 0),
         notices: loaded.notices,
         warnings,
         how: How::Full(why),
@@ -495,24 +496,32 @@ fn attach_census(data: &mut CacheData, specs: &[SpaceSpec], census: &Census, run
     data.notices.clone_from(&census.notices);
 }
 
-/// The report from cached findings.
-fn report_from(data: &CacheData) -> LintReport {
-    report_of(
-        data.findings.iter().map(|(_, f)| f.clone()).collect(),
-        data.entries.len(),
-        data.entries.iter().filter(|e| e.tool).count(),
-        0,
-    )
+/// The report from cached findings (moved out of the cache).
+fn report_from(data: CacheData, internal_errors: usize) -> LintReport {
+    let files = data.entries.len();
+    let tools = data.entries.iter().filter(|e| e.tool).count();
+    let findings = data.findings.into_iter().map(|(_, f)| f).collect();
+    report_of(findings, files, tools, internal_errors)
+}
+
+/// What the census and the re-check made of the cache.
+struct Partial {
+    how: How,
+    /// The cache after this run (its findings are the report's).
+    data: CacheData,
+    /// `data` differs from the file (stamps refreshed, files re-checked).
+    write: bool,
+    internal_errors: usize,
 }
 
 /// The census against the cache, then the re-check of what changed. `Err`: a full run is needed,
-/// and why. `Ok((report, how, Some(data)))`: the cache to write (`None`: unchanged).
+/// and why.
 fn partial(
     lint: &CachedLint<'_>,
     mut data: CacheData,
     census: &Census,
     run_start: i64,
-) -> Result<(LintReport, How, Option<CacheData>), String> {
+) -> Result<Partial, String> {
     let sys = lint.sys;
     let specs = lint.specs;
     let by_key: FxHashMap<(u32, &str), u32> = data
@@ -545,7 +554,12 @@ fn partial(
         .collect();
     drop(by_key);
     if to_read.is_empty() && removed.is_empty() {
-        return Ok((report_from(&data), How::Reused { reread: 0 }, None));
+        return Ok(Partial {
+            how: How::Reused { reread: 0 },
+            data,
+            write: false,
+            internal_errors: 0,
+        });
     }
     for &i in &removed {
         let rel = &data.entries[i as usize].rel;
@@ -638,8 +652,12 @@ fn partial(
         for &(ci, hash) in &refreshed {
             stamp_entry(&mut data, ci, hash);
         }
-        let report = report_from(&data);
-        return Ok((report, How::Reused { reread }, Some(data)));
+        return Ok(Partial {
+            how: How::Reused { reread },
+            data,
+            write: true,
+            internal_errors: 0,
+        });
     }
 
     // The ids the change touches, and the files whose findings read one of them.
@@ -950,12 +968,14 @@ fn partial(
         entries,
         findings,
     };
-    let mut report = report_from(&new);
-    report.internal_errors = panicked;
-    let how = How::Partial {
-        rechecked: recheck.len(),
-        changed: changed.len() + removed.len(),
-        reread,
-    };
-    Ok((report, how, (panicked == 0).then_some(new)))
+    Ok(Partial {
+        how: How::Partial {
+            rechecked: recheck.len(),
+            changed: changed.len() + removed.len(),
+            reread,
+        },
+        data: new,
+        write: true,
+        internal_errors: panicked,
+    })
 }

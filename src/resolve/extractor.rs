@@ -71,8 +71,7 @@ pub fn extractor_config(db: &dyn Db) -> ExtractorConfig {
         problems: Vec::new(),
     };
     for root in db.workspace().roots(db) {
-        for &file in root.files(db).iter() {
-            let rel = file.rel(db);
+        for (rel, file) in root.entries(db) {
             // Directive/knowledge extractors do not add tool extensions (avoids the `.md` quirk, §15.19).
             if extractor_item_type(rel) != Some("tool") {
                 continue;

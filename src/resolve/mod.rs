@@ -184,8 +184,8 @@ impl SpaceIndex {
 #[salsa::tracked(returns(ref))]
 pub fn space_index(db: &dyn Db, root: SpaceRoot) -> SpaceIndex {
     let mut by_id: FxHashMap<Box<str>, Vec<(Box<str>, SourceFile)>> = FxHashMap::default();
-    for &file in root.files(db).iter() {
-        if let Some((id, ext)) = split_tool_rel(file.rel(db)) {
+    for (rel, file) in root.entries(db) {
+        if let Some((id, ext)) = split_tool_rel(rel) {
             by_id
                 .entry(Box::from(id))
                 .or_default()
@@ -634,8 +634,8 @@ pub fn tool_files(db: &dyn Db) -> Vec<SourceFile> {
     let cfg = extractor_config(db);
     let mut out = Vec::new();
     for &root in db.workspace().roots(db) {
-        for &file in root.files(db).iter() {
-            if let Some((_, ext)) = split_tool_rel(file.rel(db))
+        for (rel, file) in root.entries(db) {
+            if let Some((_, ext)) = split_tool_rel(rel)
                 && cfg.has_extension(ext)
             {
                 out.push(file);

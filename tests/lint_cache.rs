@@ -653,3 +653,57 @@ fn concurrent_runs_share_the_cache_safely() {
         assert_eq!(out, expected);
     }
 }
+
+/// Special files through the census: a FIFO, a dangling symlink, a directory symlink back to an
+/// ancestor (a loop), a symlink out of every space, a non-UTF-8 file and an unreadable
+/// directory — the cached runs (first, replay, after an edit) report what a cold run does.
+#[test]
+fn special_files_are_reported_identically_through_the_cache() {
+    let t = generated(30, 11);
+    let tools = t.dir.join("project/.ai/tools");
+    let odd = tools.join("odd");
+    std::fs::create_dir_all(&odd).unwrap();
+    let fifo = odd.join("pipe.py");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(made || !fifo.exists());
+    std::os::unix::fs::symlink(odd.join("nowhere.py"), odd.join("dangling.py")).unwrap();
+    std::os::unix::fs::symlink(&tools, odd.join("loop")).unwrap();
+    let outside = t._tmp.path().join("outside.py");
+    std::fs::write(&outside, "__version__ = \"1.0.0\"\n").unwrap();
+    std::os::unix::fs::symlink(&outside, odd.join("escape.py")).unwrap();
+    std::fs::write(
+        odd.join("latin1.py"),
+        b"__version__ = \"1.0.0\"  # caf\xe9\n",
+    )
+    .unwrap();
+    let locked = odd.join("locked");
+    std::fs::create_dir_all(&locked).unwrap();
+    std::fs::write(locked.join("hidden.py"), "x = 1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+
+    let settings = Settings::default();
+    let base = t.dir.clone();
+    for step in ["first", "replay"] {
+        let (r, _) = cached(&t.specs, &settings, &base, &t.cache);
+        assert_same(step, &r, &cold(&t.specs, &settings, &base));
+    }
+    std::fs::write(&outside, "__version__ = \"2\"\n").unwrap();
+    append(&item_files(&t.dir)[0], "\n# edit\n");
+    let (r, how) = cached(&t.specs, &settings, &base, &t.cache);
+    assert_same(
+        &format!("after edits ({how})"),
+        &r,
+        &cold(&t.specs, &settings, &base),
+    );
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (r, how) = cached(&t.specs, &settings, &base, &t.cache);
+    assert_same(
+        &format!("after unlocking ({how})"),
+        &r,
+        &cold(&t.specs, &settings, &base),
+    );
+}

@@ -106,24 +106,178 @@ fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
     opts.open(path)
 }
 
-/// The stamp of the file at `path` (symlinks followed).
 #[cfg(unix)]
-fn stamp_of(path: &Path) -> Option<super::FileStamp> {
+fn dir_id(m: &std::fs::Metadata) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).ok()?;
-    Some(super::FileStamp {
+    (m.dev(), m.ino())
+}
+
+#[cfg(not(unix))]
+fn dir_id(_m: &std::fs::Metadata) -> (u64, u64) {
+    (0, 0)
+}
+
+/// The lint cache's census walk: `walk`'s entries (symlinks followed, a symlink back to an
+/// ancestor reported as a loop, special files and dangling symlinks marked), each regular file
+/// stamped relative to its open directory (`statx` on the directory's descriptor: no lookup of
+/// the whole path per file, which was most of a census's kernel time). Directories are walked
+/// in parallel.
+fn census_walk(dir: &Path, ancestors: &[(u64, u64)]) -> Vec<(WalkEntry, Option<super::FileStamp>)> {
+    use rayon::prelude::*;
+    let entry = |path: PathBuf,
+                 is_symlink: bool,
+                 error: Option<String>,
+                 not_regular: Option<String>| WalkEntry {
+        path,
+        is_symlink,
+        error,
+        not_regular,
+    };
+    let mut out = Vec::new();
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            out.push((
+                entry(
+                    dir.to_path_buf(),
+                    false,
+                    Some(format!("{}: {e}", dir.display())),
+                    None,
+                ),
+                None,
+            ));
+            return out;
+        }
+    };
+    let mut subdirs: Vec<(PathBuf, (u64, u64))> = Vec::new();
+    for ent in rd {
+        let ent = match ent {
+            Ok(e) => e,
+            Err(e) => {
+                out.push((
+                    entry(
+                        dir.to_path_buf(),
+                        false,
+                        Some(format!("{}: {e}", dir.display())),
+                        None,
+                    ),
+                    None,
+                ));
+                continue;
+            }
+        };
+        let path = ent.path();
+        let ft = match ent.file_type() {
+            Ok(t) => t,
+            Err(e) => {
+                out.push((
+                    entry(
+                        path.clone(),
+                        false,
+                        Some(format!("{}: {e}", path.display())),
+                        None,
+                    ),
+                    None,
+                ));
+                continue;
+            }
+        };
+        if ft.is_dir() {
+            match ent.metadata() {
+                Ok(m) => subdirs.push((path, dir_id(&m))),
+                Err(e) => out.push((
+                    entry(
+                        path.clone(),
+                        false,
+                        Some(format!("{}: {e}", path.display())),
+                        None,
+                    ),
+                    None,
+                )),
+            }
+        } else if ft.is_symlink() {
+            match std::fs::metadata(&path) {
+                Ok(m) if m.is_dir() => {
+                    let id = dir_id(&m);
+                    if ancestors.contains(&id) {
+                        let msg = format!(
+                            "File system loop found: {} points to an ancestor",
+                            path.display()
+                        );
+                        out.push((entry(path, false, Some(msg), None), None));
+                    } else {
+                        subdirs.push((path, id));
+                    }
+                }
+                Ok(m) if m.is_file() => {
+                    out.push((entry(path.clone(), true, None, None), stamp_of(&path)))
+                }
+                Ok(m) => {
+                    let what =
+                        special_kind(m.file_type()).unwrap_or("neither a file nor a directory");
+                    out.push((entry(path, true, None, Some(what.to_owned())), None));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    let what = "a dangling symlink: its target does not exist".to_owned();
+                    out.push((entry(path, true, None, Some(what)), None));
+                }
+                Err(e) => {
+                    let what = format!("a symlink that cannot be followed: {e}");
+                    out.push((entry(path, true, None, Some(what)), None));
+                }
+            }
+        } else if ft.is_file() {
+            let stamp = ent.metadata().ok().map(|m| stamp_from(&m));
+            out.push((entry(path, false, None, None), stamp));
+        } else {
+            out.push((
+                entry(path, false, None, special_kind(ft).map(str::to_owned)),
+                None,
+            ));
+        }
+    }
+    let nested: Vec<Vec<(WalkEntry, Option<super::FileStamp>)>> = subdirs
+        .into_par_iter()
+        .map(|(p, id)| {
+            let mut anc = ancestors.to_vec();
+            anc.push(id);
+            census_walk(&p, &anc)
+        })
+        .collect();
+    for n in nested {
+        out.extend(n);
+    }
+    out
+}
+
+/// The stamp of the file at `path` (symlinks followed).
+fn stamp_of(path: &Path) -> Option<super::FileStamp> {
+    std::fs::metadata(path).ok().map(|m| stamp_from(&m))
+}
+
+#[cfg(unix)]
+fn stamp_from(m: &std::fs::Metadata) -> super::FileStamp {
+    use std::os::unix::fs::MetadataExt;
+    super::FileStamp {
         size: m.size(),
         mtime_ns: m.mtime().saturating_mul(1_000_000_000) + m.mtime_nsec(),
         ctime_ns: m.ctime().saturating_mul(1_000_000_000) + m.ctime_nsec(),
         ino: m.ino(),
         dev: m.dev(),
         mode: m.mode(),
-    })
+    }
 }
 
 #[cfg(not(unix))]
-fn stamp_of(_path: &Path) -> Option<super::FileStamp> {
-    None
+fn stamp_from(m: &std::fs::Metadata) -> super::FileStamp {
+    super::FileStamp {
+        size: m.len(),
+        mtime_ns: 0,
+        ctime_ns: 0,
+        ino: 0,
+        dev: 0,
+        mode: 0,
+    }
 }
 
 /// Open without blocking, `fstat` the open file (a directory, FIFO or device is refused, a file
@@ -226,26 +380,10 @@ impl System for OsSystem {
     }
 
     fn walk_stamped(&self, dir: &Path) -> Vec<(WalkEntry, Option<super::FileStamp>)> {
-        // The `stat` of each file happens on the walker's threads, beside its `readdir`s.
-        let (tx, rx) = mpsc::channel();
-        ignore::WalkBuilder::new(dir)
-            .standard_filters(false)
-            .hidden(false)
-            .follow_links(true)
-            .build_parallel()
-            .run(|| {
-                let tx = tx.clone();
-                Box::new(move |res| {
-                    if let Some(entry) = walk_entry(dir, res) {
-                        let stamp = (entry.error.is_none() && entry.not_regular.is_none())
-                            .then(|| stamp_of(&entry.path))
-                            .flatten();
-                        let _ = tx.send((entry, stamp));
-                    }
-                    ignore::WalkState::Continue
-                })
-            });
-        drop(tx);
-        rx.into_iter().collect()
+        let mut ancestors = Vec::new();
+        if let Ok(m) = std::fs::metadata(dir) {
+            ancestors.push(dir_id(&m));
+        }
+        census_walk(dir, &ancestors)
     }
 }

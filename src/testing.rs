@@ -245,6 +245,39 @@ pub fn generated_spaces(dir: &std::path::Path) -> Vec<crate::load::SpaceSpec> {
     )
 }
 
+/// The spaces of a rule fixture at `dir` (`tests/fixtures/<rule>/`): `project/`, `user/` when
+/// present, and `system/` as the bundle `fixture` when present, else the embedded bundle.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "test support looks at which fixture spaces exist"
+)]
+pub fn fixture_spaces(dir: &std::path::Path) -> Vec<crate::load::SpaceSpec> {
+    use crate::load::{SpaceSource, SpaceSpec};
+    let mut spaces = vec![SpaceSpec {
+        space: Space::Project,
+        source: SpaceSource::Dir(dir.join("project")),
+    }];
+    if dir.join("user").is_dir() {
+        spaces.push(SpaceSpec {
+            space: Space::User,
+            source: SpaceSource::Dir(dir.join("user")),
+        });
+    }
+    let (bundle, source) = if dir.join("system").is_dir() {
+        ("fixture", SpaceSource::Dir(dir.join("system")))
+    } else {
+        ("ryechain", SpaceSource::Embedded)
+    };
+    spaces.push(SpaceSpec {
+        space: Space::System {
+            order: 0,
+            bundle: Arc::from(bundle),
+        },
+        source,
+    });
+    spaces
+}
+
 /// A throwaway Ed25519 key derived from a seed byte, for tests that sign (never stored).
 pub struct TestKey {
     pub sk: ed25519_dalek::SigningKey,

@@ -16,8 +16,7 @@ use ryechain::analysis::lazy::file_chain_ids;
 use ryechain::analysis::{Host, LintOptions, LintReport, lint, lint_parts};
 use ryechain::db::Settings;
 use ryechain::lint_cache::{self, CacheKey, CachedLint, How};
-use ryechain::load::{SpaceSource, SpaceSpec, load};
-use ryechain::model::Space;
+use ryechain::load::{SpaceSpec, load};
 use ryechain::resolve::{tool_files, tool_id};
 use ryechain::rules::rules;
 use ryechain::synth::{GenOptions, generate};
@@ -98,42 +97,6 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// The spaces of a rule fixture copied to `dir` (as tests/rule_fixtures.rs loads them).
-fn fixture_spaces(dir: &Path) -> Vec<SpaceSpec> {
-    let mut spaces = vec![SpaceSpec {
-        space: Space::Project,
-        source: SpaceSource::Dir(dir.join("project")),
-    }];
-    if dir.join("user").is_dir() {
-        spaces.push(SpaceSpec {
-            space: Space::User,
-            source: SpaceSource::Dir(dir.join("user")),
-        });
-    }
-    let system = if dir.join("system").is_dir() {
-        (
-            Space::System {
-                order: 0,
-                bundle: "fixture".into(),
-            },
-            SpaceSource::Dir(dir.join("system")),
-        )
-    } else {
-        (
-            Space::System {
-                order: 0,
-                bundle: "ryechain".into(),
-            },
-            SpaceSource::Embedded,
-        )
-    };
-    spaces.push(SpaceSpec {
-        space: system.0,
-        source: system.1,
-    });
-    spaces
-}
-
 /// Every regular file under `dir` (sorted), skipping symlinks.
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -183,7 +146,7 @@ fn every_rule_fixture_is_reported_identically_through_the_cache() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().canonicalize().unwrap().join(name);
         copy_tree(&root.join(name), &dir);
-        let specs = fixture_spaces(&dir);
+        let specs = ryechain::testing::fixture_spaces(&dir);
         let cache = tmp.path().join("cache.bin");
         let base = dir.clone();
 
@@ -497,20 +460,25 @@ fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_ryechain")
 }
 
-fn run_lint(dir: &Path, cache_dir: &Path, extra: &[&str]) -> (String, String) {
-    let out = Command::new(bin())
+/// `ryechain lint` of the generated tree at `dir`, JSON, with the cache in `cache_dir`.
+fn lint_cmd(dir: &Path, cache_dir: &Path) -> Command {
+    let mut c = Command::new(bin());
+    c.args(["lint", "project", "--user-space", "user"])
         .args([
-            "lint",
-            "project",
-            "--user-space",
-            "user",
             "--system-space",
             "gen=system",
+            "--format",
+            "json",
+            "--no-progress",
         ])
-        .args(["--format", "json", "--no-progress"])
-        .args(extra)
         .current_dir(dir)
-        .env("RYECHAIN_CACHE_DIR", cache_dir)
+        .env("RYECHAIN_CACHE_DIR", cache_dir);
+    c
+}
+
+fn run_lint(dir: &Path, cache_dir: &Path, extra: &[&str]) -> (String, String) {
+    let out = lint_cmd(dir, cache_dir)
+        .args(extra)
         .env("RYECHAIN_CACHE_REPORT", "1")
         .output()
         .unwrap();
@@ -618,18 +586,7 @@ fn concurrent_runs_share_the_cache_safely() {
         }
         let children: Vec<_> = (0..4)
             .map(|_| {
-                Command::new(bin())
-                    .args([
-                        "lint",
-                        "project",
-                        "--user-space",
-                        "user",
-                        "--system-space",
-                        "gen=system",
-                    ])
-                    .args(["--format", "json", "--no-progress"])
-                    .current_dir(&t.dir)
-                    .env("RYECHAIN_CACHE_DIR", &caches)
+                lint_cmd(&t.dir, &caches)
                     .stdout(std::process::Stdio::piped())
                     .stderr(std::process::Stdio::piped())
                     .spawn()

@@ -13,8 +13,7 @@ use std::path::{Path, PathBuf};
 use ryechain::analysis::{Host, LintOptions, LintReport, lint};
 use ryechain::db::Settings;
 use ryechain::diagnostic::Finding;
-use ryechain::load::{SpaceSource, SpaceSpec, load};
-use ryechain::model::Space;
+use ryechain::load::load;
 use ryechain::rules::rules;
 use ryechain::system::os::OsSystem;
 
@@ -62,33 +61,7 @@ fn run_fixture(rule_id: &str) -> FixtureRun {
         .join(rule_id)
         .canonicalize()
         .unwrap_or_else(|e| panic!("fixture dir for `{rule_id}`: {e}"));
-    let mut spaces = vec![SpaceSpec {
-        space: Space::Project,
-        source: SpaceSource::Dir(dir.join("project")),
-    }];
-    if dir.join("user").is_dir() {
-        spaces.push(SpaceSpec {
-            space: Space::User,
-            source: SpaceSource::Dir(dir.join("user")),
-        });
-    }
-    if dir.join("system").is_dir() {
-        spaces.push(SpaceSpec {
-            space: Space::System {
-                order: 0,
-                bundle: "fixture".into(),
-            },
-            source: SpaceSource::Dir(dir.join("system")),
-        });
-    } else {
-        spaces.push(SpaceSpec {
-            space: Space::System {
-                order: 0,
-                bundle: "ryechain".into(),
-            },
-            source: SpaceSource::Embedded,
-        });
-    }
+    let spaces = ryechain::testing::fixture_spaces(&dir);
     let outcome = load(&OsSystem, &spaces);
     let mut change = outcome.change;
     change.settings = Some(Settings {

@@ -133,19 +133,16 @@ fn census_walk(dir: &Path, ancestors: &[(u64, u64)]) -> Vec<(WalkEntry, Option<s
         error,
         not_regular,
     };
+    // A walk error at `path`, worded as the load's walk words it (path, then the error).
+    let error_at = |path: &Path, e: &dyn std::fmt::Display| {
+        let msg = format!("{}: {e}", path.display());
+        (entry(path.to_path_buf(), false, Some(msg), None), None)
+    };
     let mut out = Vec::new();
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) => {
-            out.push((
-                entry(
-                    dir.to_path_buf(),
-                    false,
-                    Some(format!("{}: {e}", dir.display())),
-                    None,
-                ),
-                None,
-            ));
+            out.push(error_at(dir, &e));
             return out;
         }
     };
@@ -154,15 +151,7 @@ fn census_walk(dir: &Path, ancestors: &[(u64, u64)]) -> Vec<(WalkEntry, Option<s
         let ent = match ent {
             Ok(e) => e,
             Err(e) => {
-                out.push((
-                    entry(
-                        dir.to_path_buf(),
-                        false,
-                        Some(format!("{}: {e}", dir.display())),
-                        None,
-                    ),
-                    None,
-                ));
+                out.push(error_at(dir, &e));
                 continue;
             }
         };
@@ -170,30 +159,14 @@ fn census_walk(dir: &Path, ancestors: &[(u64, u64)]) -> Vec<(WalkEntry, Option<s
         let ft = match ent.file_type() {
             Ok(t) => t,
             Err(e) => {
-                out.push((
-                    entry(
-                        path.clone(),
-                        false,
-                        Some(format!("{}: {e}", path.display())),
-                        None,
-                    ),
-                    None,
-                ));
+                out.push(error_at(&path, &e));
                 continue;
             }
         };
         if ft.is_dir() {
             match ent.metadata() {
                 Ok(m) => subdirs.push((path, dir_id(&m))),
-                Err(e) => out.push((
-                    entry(
-                        path.clone(),
-                        false,
-                        Some(format!("{}: {e}", path.display())),
-                        None,
-                    ),
-                    None,
-                )),
+                Err(e) => out.push(error_at(&path, &e)),
             }
         } else if ft.is_symlink() {
             match std::fs::metadata(&path) {

@@ -208,25 +208,146 @@ impl Value {
     }
 }
 
+/// One field of the normalised metadata record (§2.1), in the record's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Field {
+    Version,
+    ToolType,
+    /// Absent or `Null` means terminal (§2.1).
+    ExecutorId,
+    Category,
+    ToolDescription,
+    ConfigSchema,
+    EnvConfig,
+    Config,
+    Anchor,
+    VerifyDeps,
+    ConfigResolve,
+    Inputs,
+    Outputs,
+    ChildConstraints,
+}
+
+impl Field {
+    /// Every field, in the record's order.
+    pub const ALL: [Field; 14] = [
+        Field::Version,
+        Field::ToolType,
+        Field::ExecutorId,
+        Field::Category,
+        Field::ToolDescription,
+        Field::ConfigSchema,
+        Field::EnvConfig,
+        Field::Config,
+        Field::Anchor,
+        Field::VerifyDeps,
+        Field::ConfigResolve,
+        Field::Inputs,
+        Field::Outputs,
+        Field::ChildConstraints,
+    ];
+    /// The field's name in the record (`tool_description`, `child_constraints`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Version => "version",
+            Field::ToolType => "tool_type",
+            Field::ExecutorId => "executor_id",
+            Field::Category => "category",
+            Field::ToolDescription => "tool_description",
+            Field::ConfigSchema => "config_schema",
+            Field::EnvConfig => "env_config",
+            Field::Config => "config",
+            Field::Anchor => "anchor",
+            Field::VerifyDeps => "verify_deps",
+            Field::ConfigResolve => "config_resolve",
+            Field::Inputs => "inputs",
+            Field::Outputs => "outputs",
+            Field::ChildConstraints => "child_constraints",
+        }
+    }
+}
+
 /// The normalised metadata record of one file (§2.1, §2.3 normalisation, DESIGN.md metadata decision).
 /// Header values only: nothing derived from a tool's body lives here, so body edits backdate it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+///
+/// Only the fields a file sets are stored, in field order: a tool sets a handful of the 14, and
+/// one record is kept per file for the whole run (an `Option` per field was 560 bytes a file,
+/// most of them `None`). Read a field with its accessor (`version()`, ...) or [`Metadata::get`].
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct Metadata {
-    pub version: Option<Spanned<Value>>,
-    pub tool_type: Option<Spanned<Value>>,
+    fields: Box<[(Field, Spanned<Value>)]>,
+}
+
+macro_rules! field_accessors {
+    ($($(#[$doc:meta])* $name:ident => $field:ident),* $(,)?) => {
+        impl Metadata {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self) -> Option<&Spanned<Value>> {
+                    self.get(Field::$field)
+                }
+            )*
+        }
+    };
+}
+
+field_accessors! {
+    version => Version,
+    tool_type => ToolType,
     /// Absent or `Null` means terminal (§2.1).
-    pub executor_id: Option<Spanned<Value>>,
-    pub category: Option<Spanned<Value>>,
-    pub tool_description: Option<Spanned<Value>>,
-    pub config_schema: Option<Spanned<Value>>,
-    pub env_config: Option<Spanned<Value>>,
-    pub config: Option<Spanned<Value>>,
-    pub anchor: Option<Spanned<Value>>,
-    pub verify_deps: Option<Spanned<Value>>,
-    pub config_resolve: Option<Spanned<Value>>,
-    pub inputs: Option<Spanned<Value>>,
-    pub outputs: Option<Spanned<Value>>,
-    pub child_constraints: Option<Spanned<Value>>,
+    executor_id => ExecutorId,
+    category => Category,
+    tool_description => ToolDescription,
+    config_schema => ConfigSchema,
+    env_config => EnvConfig,
+    config => Config,
+    anchor => Anchor,
+    verify_deps => VerifyDeps,
+    config_resolve => ConfigResolve,
+    inputs => Inputs,
+    outputs => Outputs,
+    child_constraints => ChildConstraints,
+}
+
+impl Metadata {
+    /// The record of the given fields (a field given twice keeps its last value).
+    pub fn from_fields(fields: impl IntoIterator<Item = (Field, Spanned<Value>)>) -> Self {
+        let mut fields: Vec<(Field, Spanned<Value>)> = fields.into_iter().collect();
+        // Stable: of two entries for one field, the later stays last and wins the dedup below.
+        fields.sort_by_key(|(f, _)| *f);
+        let mut out: Vec<(Field, Spanned<Value>)> = Vec::with_capacity(fields.len());
+        for entry in fields {
+            match out.last_mut() {
+                Some(last) if last.0 == entry.0 => *last = entry,
+                _ => out.push(entry),
+            }
+        }
+        Metadata {
+            fields: out.into_boxed_slice(),
+        }
+    }
+    /// One field's value, if the file sets it.
+    pub fn get(&self, field: Field) -> Option<&Spanned<Value>> {
+        self.fields
+            .binary_search_by_key(&field, |(f, _)| *f)
+            .ok()
+            .map(|i| &self.fields[i].1)
+    }
+    /// The fields the file sets, in field order.
+    pub fn iter(&self) -> impl Iterator<Item = (Field, &Spanned<Value>)> {
+        self.fields.iter().map(|(f, v)| (*f, v))
+    }
+}
+
+/// Shows every field, set or not, as the record's fields would.
+impl fmt::Debug for Metadata {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = f.debug_struct("Metadata");
+        for field in Field::ALL {
+            s.field(field.name(), &self.get(field));
+        }
+        s.finish()
+    }
 }
 
 /// What a file's executor field says.
@@ -242,7 +363,7 @@ pub enum ExecutorRef<'a> {
 
 impl Metadata {
     pub fn executor(&self) -> ExecutorRef<'_> {
-        match &self.executor_id {
+        match self.executor_id() {
             None => ExecutorRef::Terminal,
             Some(Spanned {
                 value: Value::Null, ..
@@ -255,29 +376,27 @@ impl Metadata {
         }
     }
     pub fn version_str(&self) -> Option<Spanned<&str>> {
-        let v = self.version.as_ref()?;
+        let v = self.version()?;
         v.value.as_str().map(|s| Spanned::new(s, v.span))
     }
     pub fn tool_type_str(&self) -> Option<&str> {
-        self.tool_type.as_ref()?.value.as_str()
+        self.tool_type()?.value.as_str()
     }
     /// Declared input names (`inputs`), see `io_names`.
     pub fn input_names(&self) -> Vec<String> {
-        self.inputs
-            .as_ref()
+        self.inputs()
             .map(|v| io_names(&v.value))
             .unwrap_or_default()
     }
     /// Declared output names (`outputs`), see `io_names`.
     pub fn output_names(&self) -> Vec<String> {
-        self.outputs
-            .as_ref()
+        self.outputs()
             .map(|v| io_names(&v.value))
             .unwrap_or_default()
     }
     /// `child_constraints[child_id]` as `(min_version, max_version)` spanned strings.
     pub fn constraint_for(&self, child_id: &str) -> Option<ChildConstraint> {
-        let cc = self.child_constraints.as_ref()?;
+        let cc = self.child_constraints()?;
         let entry = cc.value.get(child_id)?;
         let bound = |key: &str| {
             entry.value.get(key).and_then(|v| match &v.value {

@@ -393,7 +393,7 @@ impl Scanner<'_> {
 /// (lockfile logic skipped).
 pub fn tool_version(db: &dyn Db, file: SourceFile) -> Option<String> {
     let meta = metadata(db, file);
-    match &meta.version {
+    match meta.version() {
         Some(v) => py_str(&v.value),
         None => {
             let rel = file.rel(db);
@@ -608,14 +608,14 @@ pub fn build_lockfile(db: &dyn Db, item_id: &str, generated_at: &str) -> Result<
         let meta = e.file.map(|f| metadata(db, f).clone());
         let tool_type = meta
             .as_deref()
-            .and_then(|m| m.tool_type.as_ref())
+            .and_then(|m| m.tool_type())
             .map(|v| v.value.to_json())
             .filter(|v| !v.is_null())
             .or_else(|| e.primitive.then(|| Json::from("primitive")))
             .unwrap_or(Json::Null);
         let executor_id = meta
             .as_deref()
-            .and_then(|m| m.executor_id.as_ref())
+            .and_then(|m| m.executor_id())
             .map_or(Json::Null, |v| v.value.to_json());
         let integrity = match e.file {
             Some(f) => Json::from(hash_of(f)?),

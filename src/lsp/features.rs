@@ -253,20 +253,20 @@ pub fn header_symbols(db: &RootDb, file: SourceFile) -> Vec<HeaderSymbol> {
     }
     let m = metadata(db, file);
     let fields = [
-        ("version", &m.version),
-        ("tool_type", &m.tool_type),
-        ("executor_id", &m.executor_id),
-        ("category", &m.category),
-        ("description", &m.tool_description),
-        ("config_schema", &m.config_schema),
-        ("env_config", &m.env_config),
-        ("config", &m.config),
-        ("anchor", &m.anchor),
-        ("verify_deps", &m.verify_deps),
-        ("config_resolve", &m.config_resolve),
-        ("inputs", &m.inputs),
-        ("outputs", &m.outputs),
-        ("child_constraints", &m.child_constraints),
+        ("version", m.version()),
+        ("tool_type", m.tool_type()),
+        ("executor_id", m.executor_id()),
+        ("category", m.category()),
+        ("description", m.tool_description()),
+        ("config_schema", m.config_schema()),
+        ("env_config", m.env_config()),
+        ("config", m.config()),
+        ("anchor", m.anchor()),
+        ("verify_deps", m.verify_deps()),
+        ("config_resolve", m.config_resolve()),
+        ("inputs", m.inputs()),
+        ("outputs", m.outputs()),
+        ("child_constraints", m.child_constraints()),
     ];
     let mut out: Vec<HeaderSymbol> = fields
         .into_iter()

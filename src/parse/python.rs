@@ -548,7 +548,7 @@ mod tests {
     }
 
     fn value_of(text: &str) -> Option<Value> {
-        parse(text).metadata.config.map(|v| v.value)
+        parse(text).metadata.config().map(|v| v.value.clone())
     }
 
     fn s(x: &str) -> Value {
@@ -574,25 +574,22 @@ mod tests {
         let p = parse(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
         let m = &p.metadata;
-        let v = m.version.as_ref().unwrap();
+        let v = m.version().unwrap();
         assert_eq!(v.value, s("1.2.3"));
         assert_eq!(slice(text, v.span), "\"1.2.3\"");
-        assert_eq!(m.tool_type.as_ref().unwrap().value, s("python"));
+        assert_eq!(m.tool_type().unwrap().value, s("python"));
         assert_eq!(
-            m.executor_id.as_ref().unwrap().value,
+            m.executor_id().unwrap().value,
             s("rye/core/runtimes/python_script_runtime")
         );
-        assert_eq!(m.category.as_ref().unwrap().value, s("rye/file"));
-        assert_eq!(
-            m.tool_description.as_ref().unwrap().value,
-            s("Reads a file")
-        );
+        assert_eq!(m.category().unwrap().value, s("rye/file"));
+        assert_eq!(m.tool_description().unwrap().value, s("Reads a file"));
     }
 
     #[test]
     fn executor_none_is_explicit_null() {
         let p = parse("__executor_id__ = None\n");
-        let e = p.metadata.executor_id.unwrap();
+        let e = p.metadata.executor_id().unwrap();
         assert_eq!(e.value, Value::Null);
         assert_eq!(e.span, Span::new(18, 22));
     }
@@ -688,7 +685,11 @@ mod tests {
             let text = format!("CONFIG = {src}\n");
             let p = parse(&text);
             assert!(p.problems.is_empty(), "{src:?}: {:?}", p.problems);
-            assert_eq!(p.metadata.config, None, "source {src:?} should be skipped");
+            assert_eq!(
+                p.metadata.config(),
+                None,
+                "source {src:?} should be skipped"
+            );
         }
     }
 
@@ -697,7 +698,7 @@ mod tests {
         let text = "CONFIG = {\n    'command': 'python',\n    \"args\": [\n        '{tool_path}',\n        '--flag',\n    ],\n    'tuple': (1, 2.5,),\n    'single': (1,),\n    'set': {3},\n    'empty_set': set(),\n    'nested': {'a': {'b': None, 'c': True,},},\n    1: 'int key',\n    -2.5: 'float key',\n    True: 'bool key',\n    None: 'none key',\n    1e20: 'big float key',\n}\n";
         let p = parse(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        let cfg = p.metadata.config.unwrap();
+        let cfg = p.metadata.config().unwrap();
         assert_eq!(
             plain(&cfg.value),
             serde_json::json!({
@@ -744,21 +745,21 @@ mod tests {
         let p = parse(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
         let m = &p.metadata;
-        assert_eq!(m.version.as_ref().unwrap().value, s("0.2.0"));
-        assert_eq!(line_of(text, m.version.as_ref().unwrap().span.start), 2);
-        assert_eq!(m.tool_type, None);
-        assert_eq!(m.category, None);
-        assert_eq!(m.executor_id, None);
-        assert_eq!(m.config, None);
-        assert_eq!(m.env_config, None);
-        assert_eq!(m.config_schema, None);
+        assert_eq!(m.version().unwrap().value, s("0.2.0"));
+        assert_eq!(line_of(text, m.version().unwrap().span.start), 2);
+        assert_eq!(m.tool_type(), None);
+        assert_eq!(m.category(), None);
+        assert_eq!(m.executor_id(), None);
+        assert_eq!(m.config(), None);
+        assert_eq!(m.env_config(), None);
+        assert_eq!(m.config_schema(), None);
         assert_eq!(
-            m.inputs.as_ref().map(|v| plain(&v.value)),
+            m.inputs().map(|v| plain(&v.value)),
             Some(serde_json::json!(["a"]))
         );
         // A later non-literal assignment is skipped, so the earlier literal stays (§2.3 [L]).
         assert_eq!(
-            m.outputs.as_ref().map(|v| plain(&v.value)),
+            m.outputs().map(|v| plain(&v.value)),
             Some(serde_json::json!(["kept"]))
         );
     }
@@ -767,31 +768,31 @@ mod tests {
     fn normalisation_prefers_dunders_and_upper_case() {
         let text = "version = 'bare'\n__version__ = 'dunder'\ntool_type = 'bare-type'\nconfig = {'lower': 1}\nCONFIG = {'upper': 1}\nenv_config = {'e': 1}\nanchor = {'enabled': True}\nverify_deps = {'scope': 'anchor'}\nCONFIG_RESOLVE = {'path': 'x.yaml'}\nCHILD_CONSTRAINTS = {'a/b': {'min_version': '1.0.0'}}\noutputs = ['o']\nINPUTS = ['i']\n";
         let m = parse(text).metadata;
-        assert_eq!(m.version.unwrap().value, s("dunder"));
-        assert_eq!(m.tool_type.unwrap().value, s("bare-type"));
+        assert_eq!(m.version().unwrap().value, s("dunder"));
+        assert_eq!(m.tool_type().unwrap().value, s("bare-type"));
         assert_eq!(
-            plain(&m.config.unwrap().value),
+            plain(&m.config().unwrap().value),
             serde_json::json!({"upper": 1})
         );
         assert_eq!(
-            plain(&m.env_config.unwrap().value),
+            plain(&m.env_config().unwrap().value),
             serde_json::json!({"e": 1})
         );
         assert_eq!(
-            plain(&m.anchor.unwrap().value),
+            plain(&m.anchor().unwrap().value),
             serde_json::json!({"enabled": true})
         );
         assert_eq!(
-            plain(&m.verify_deps.unwrap().value),
+            plain(&m.verify_deps().unwrap().value),
             serde_json::json!({"scope": "anchor"})
         );
         assert_eq!(
-            plain(&m.config_resolve.unwrap().value),
+            plain(&m.config_resolve().unwrap().value),
             serde_json::json!({"path": "x.yaml"})
         );
-        assert_eq!(plain(&m.outputs.unwrap().value), serde_json::json!(["o"]));
-        assert_eq!(plain(&m.inputs.unwrap().value), serde_json::json!(["i"]));
-        let cc = m.child_constraints.unwrap();
+        assert_eq!(plain(&m.outputs().unwrap().value), serde_json::json!(["o"]));
+        assert_eq!(plain(&m.inputs().unwrap().value), serde_json::json!(["i"]));
+        let cc = m.child_constraints().unwrap();
         assert!(cc.value.get("a/b").is_some());
     }
 
@@ -807,10 +808,10 @@ mod tests {
             first.message
         );
         assert_eq!(line_of(text, first.span.start), 4);
-        assert_eq!(p.metadata.version.unwrap().value, s("1.0.0"));
-        assert_eq!(p.metadata.executor_id.unwrap().value, s("rye/x"));
+        assert_eq!(p.metadata.version().unwrap().value, s("1.0.0"));
+        assert_eq!(p.metadata.executor_id().unwrap().value, s("rye/x"));
         assert_eq!(
-            plain(&p.metadata.config.unwrap().value),
+            plain(&p.metadata.config().unwrap().value),
             serde_json::json!({"after": "error"})
         );
     }
@@ -820,15 +821,15 @@ mod tests {
         let text = "__version__ = '1.0.0'\nCONFIG = {'a': 1,\n";
         let p = parse(text);
         assert!(!p.problems.is_empty());
-        assert_eq!(p.metadata.version.unwrap().value, s("1.0.0"));
-        assert_eq!(p.metadata.config, None);
+        assert_eq!(p.metadata.version().unwrap().value, s("1.0.0"));
+        assert_eq!(p.metadata.config(), None);
 
         let text = "__version__ = 'unterminated\n__category__ = 'ok'\n";
         let p = parse(text);
         assert!(!p.problems.is_empty());
         assert_eq!(line_of(text, p.problems[0].span.start), 1);
-        assert_eq!(p.metadata.version, None);
-        assert_eq!(p.metadata.category.unwrap().value, s("ok"));
+        assert_eq!(p.metadata.version(), None);
+        assert_eq!(p.metadata.category().unwrap().value, s("ok"));
     }
 
     #[test]
@@ -859,8 +860,8 @@ mod tests {
     fn error_on_the_same_line_skips_the_assignment() {
         let p = parse("__version__ = '1' )\n__category__ = 'c'\n");
         assert!(!p.problems.is_empty());
-        assert_eq!(p.metadata.version, None);
-        assert_eq!(p.metadata.category.unwrap().value, s("c"));
+        assert_eq!(p.metadata.version(), None);
+        assert_eq!(p.metadata.category().unwrap().value, s("c"));
     }
 
     #[test]
@@ -868,13 +869,13 @@ mod tests {
         let text = "x = )\n__version__ = '1'\n".repeat(20_000);
         let p = parse(&text);
         assert!(p.problems.len() >= 20_000);
-        assert_eq!(p.metadata.version.unwrap().value, s("1"));
+        assert_eq!(p.metadata.version().unwrap().value, s("1"));
         // The same on one line (statements separated by `;`): every assignment shares its line
         // with an error, so none is read, and finding that out stays linear.
         let text = format!("{}\n", "x = ); __version__ = '1'; ".repeat(20_000));
         let p = parse(&text);
         assert!(p.problems.len() >= 20_000);
-        assert_eq!(p.metadata.version, None);
+        assert_eq!(p.metadata.version(), None);
     }
 
     #[test]
@@ -891,7 +892,7 @@ mod tests {
             assert_eq!(p.metadata, Default::default(), "{text:?}");
         }
         let p = parse("\u{feff}__version__ = '1'\r\n");
-        assert_eq!(p.metadata.version.unwrap().value, s("1"));
+        assert_eq!(p.metadata.version().unwrap().value, s("1"));
     }
 
     #[test]
@@ -922,7 +923,7 @@ mod tests {
         ];
         for text in &texts {
             let p = parse(text);
-            assert_eq!(p.metadata.config, None);
+            assert_eq!(p.metadata.config(), None);
         }
     }
 
@@ -935,12 +936,12 @@ mod tests {
             "]".repeat(depth)
         );
         let p = parse(&text);
-        assert_eq!(p.metadata.config, None);
+        assert_eq!(p.metadata.config(), None);
         assert_eq!(p.problems.len(), 1, "{:?}", p.problems);
         assert!(p.problems[0].message.contains("`CONFIG` is nested deeper"));
-        assert_eq!(p.metadata.version.unwrap().value, s("1"));
+        assert_eq!(p.metadata.version().unwrap().value, s("1"));
         let ok = format!("CONFIG = {}1{}\n", "[".repeat(50), "]".repeat(50));
-        assert!(parse(&ok).metadata.config.is_some());
+        assert!(parse(&ok).metadata.config().is_some());
     }
 
     #[test]

@@ -833,24 +833,24 @@ mod tests {
         let p = parse_yaml(TOOL);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
         let m = &p.metadata;
-        let v = m.version.as_ref().unwrap();
+        let v = m.version().unwrap();
         assert_eq!(v.value, s("1.0.0"));
         assert_eq!(slice(TOOL, v.span), "\"1.0.0\"");
         assert_eq!(line_of(TOOL, v.span.start), 2);
-        let t = m.tool_type.as_ref().unwrap();
+        let t = m.tool_type().unwrap();
         assert_eq!(
             (slice(TOOL, t.span), line_of(TOOL, t.span.start)),
             ("runtime", 3)
         );
-        let e = m.executor_id.as_ref().unwrap();
+        let e = m.executor_id().unwrap();
         assert_eq!(slice(TOOL, e.span), "rye/core/primitives/subprocess");
-        assert_eq!(m.category.as_ref().unwrap().value, s("rye/core/runtimes"));
+        assert_eq!(m.category().unwrap().value, s("rye/core/runtimes"));
         assert_eq!(
-            m.tool_description.as_ref().unwrap().value,
+            m.tool_description().unwrap().value,
             s("Runs python scripts")
         );
 
-        let env = m.env_config.as_ref().unwrap();
+        let env = m.env_config().unwrap();
         assert_eq!(slice(TOOL, env.span), "env_config:");
         assert_eq!(line_of(TOOL, env.span.start), 7);
         let interp = env.value.get("interpreter").unwrap();
@@ -889,7 +889,7 @@ mod tests {
             "\"1\""
         );
 
-        let cfg = m.config.as_ref().unwrap();
+        let cfg = m.config().unwrap();
         let args = cfg.value.get("args").unwrap();
         let items = args.value.as_list().unwrap();
         assert_eq!(slice(TOOL, items[0].span), "\"{tool_path}\"");
@@ -900,7 +900,7 @@ mod tests {
             21
         );
 
-        let inputs = m.inputs.as_ref().unwrap();
+        let inputs = m.inputs().unwrap();
         let items = inputs.value.as_list().unwrap();
         assert_eq!(line_of(TOOL, items[1].span.start), 25);
         let ty = items[1].value.get("type").unwrap();
@@ -910,15 +910,15 @@ mod tests {
         );
         assert_eq!(m.input_names(), vec!["mode", "path"]);
 
-        let anchor = m.anchor.as_ref().unwrap();
+        let anchor = m.anchor().unwrap();
         assert_eq!(slice(TOOL, anchor.span), "{enabled: true, mode: auto}");
         assert_eq!(
             anchor.value.get("enabled").unwrap().value,
             Value::Bool(true)
         );
-        assert_eq!(m.verify_deps.as_ref().unwrap().value, Value::Null);
+        assert_eq!(m.verify_deps().unwrap().value, Value::Null);
         assert_eq!(
-            m.config_resolve
+            m.config_resolve()
                 .as_ref()
                 .unwrap()
                 .value
@@ -937,7 +937,7 @@ mod tests {
         let text = "config:\n  i: -12\n  f: 2.5\n  big: 123456789012345678901234567890\n  inf: .inf\n  t: yes_not_bool\n  b: false\n  n: null\n  tilde: ~\n  tagged: !custom {x: 1}\n  str_tag: !!str 12\n  hex: 0x1F\n  block: |\n    line one\n    line two\n  folded: >-\n    a\n    b\n  1: int key\n  true: bool key\n";
         let p = parse_yaml(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        let cfg = p.metadata.config.unwrap().value;
+        let cfg = p.metadata.config().unwrap().value.clone();
         let get = |k: &str| cfg.get(k).unwrap().value.clone();
         assert_eq!(get("i"), Value::Int(-12));
         assert_eq!(get("f"), Value::Float(F64(2.5)));
@@ -963,10 +963,10 @@ mod tests {
         let text = "version: 0.1.0\nversion: 0.2.0\nbase: &base\n  command: python\n  timeout: 10\nconfig:\n  <<: *base\n  timeout: 20\n";
         let p = parse_yaml(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        let v = p.metadata.version.unwrap();
+        let v = p.metadata.version().unwrap();
         assert_eq!(v.value, s("0.2.0"));
         assert_eq!(line_of(text, v.span.start), 2);
-        let cfg = p.metadata.config.unwrap();
+        let cfg = p.metadata.config().unwrap();
         assert_eq!(cfg.value.get("command").unwrap().value, s("python"));
         assert_eq!(cfg.value.get("timeout").unwrap().value, Value::Int(20));
         assert_eq!(
@@ -980,13 +980,13 @@ mod tests {
         let text = "\"version\": '2.0.0'\n'outputs':\n- a\n- b\ninputs: [x, y]\n";
         let p = parse_yaml(text);
         let m = p.metadata;
-        assert_eq!(slice(text, m.version.unwrap().span), "'2.0.0'");
-        let outs = m.outputs.unwrap();
+        assert_eq!(slice(text, m.version().unwrap().span), "'2.0.0'");
+        let outs = m.outputs().unwrap();
         let items = outs.value.as_list().unwrap();
         assert_eq!(line_of(text, items[1].span.start), 4);
         assert_eq!(slice(text, items[1].span), "b");
         assert_eq!(
-            m.inputs.unwrap().value.to_json(),
+            m.inputs().unwrap().value.to_json(),
             serde_json::json!(["x", "y"])
         );
     }
@@ -996,7 +996,7 @@ mod tests {
         let text = "config:\n  matrix:\n    - - 1\n      - 2\n    -\n      name: x\n      deep:\n        - k: v\n";
         let p = parse_yaml(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        let m = p.metadata.config.unwrap();
+        let m = p.metadata.config().unwrap();
         let matrix = m
             .value
             .get("matrix")
@@ -1086,23 +1086,23 @@ mod tests {
             "# rye:validated:2025:hash\n%YAML 1.2\n---\nversion: 3.0.0\nexecutor_id: null\n---\n";
         let p = parse_yaml(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        let v = p.metadata.version.unwrap();
+        let v = p.metadata.version().unwrap();
         assert_eq!(line_of(text, v.span.start), 4);
-        assert_eq!(p.metadata.executor_id.unwrap().value, Value::Null);
+        assert_eq!(p.metadata.executor_id().unwrap().value, Value::Null);
     }
 
     #[test]
     fn multi_document_streams() {
         let text = "version: 1.0.0\n---\nversion: 2.0.0\n";
         let p = parse_yaml(text);
-        assert_eq!(p.metadata.version.unwrap().value, s("1.0.0"));
+        assert_eq!(p.metadata.version().unwrap().value, s("1.0.0"));
         assert_eq!(p.problems.len(), 1);
         assert!(p.problems[0].message.contains("more than one document"));
         assert_eq!(slice(text, p.problems[0].span), "---");
 
         let text = "version: 1.0.0\n---\nbad: [\n";
         let p = parse_yaml(text);
-        assert_eq!(p.metadata.version.unwrap().value, s("1.0.0"));
+        assert_eq!(p.metadata.version().unwrap().value, s("1.0.0"));
         assert_eq!(p.problems.len(), 1);
         assert!(p.problems[0].message.starts_with("YAML syntax error"));
     }
@@ -1112,8 +1112,8 @@ mod tests {
         let text = "\u{feff}version: 1.0.0\r\nconfig:\r\n  a: x\r\n";
         let p = parse_yaml(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        assert_eq!(slice(text, p.metadata.version.unwrap().span), "1.0.0");
-        let a = p.metadata.config.unwrap().value.get("a").unwrap().clone();
+        assert_eq!(slice(text, p.metadata.version().unwrap().span), "1.0.0");
+        let a = p.metadata.config().unwrap().value.get("a").unwrap().clone();
         assert_eq!(slice(text, a.span), "x");
     }
 
@@ -1134,11 +1134,11 @@ mod tests {
         text.push_str("version: 1.0.0\n");
         let p = parse_yaml(&text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        let cfg = p.metadata.config.unwrap();
+        let cfg = p.metadata.config().unwrap();
         let entry = cfg.value.get("kA19999").unwrap();
         assert_eq!(entry.value, Value::Int(19999));
         assert_eq!(entry.span, cfg.span);
-        assert_eq!(slice(&text, p.metadata.version.unwrap().span), "1.0.0");
+        assert_eq!(slice(&text, p.metadata.version().unwrap().span), "1.0.0");
     }
 
     #[test]
@@ -1148,7 +1148,7 @@ mod tests {
         assert_eq!(p.problems.len(), 1);
         assert!(p.problems[0].message.contains("not a scalar"));
         assert_eq!(
-            p.metadata.config.unwrap().value.to_json(),
+            p.metadata.config().unwrap().value.to_json(),
             serde_json::json!({"ok": 1})
         );
     }
@@ -1159,6 +1159,6 @@ mod tests {
         let p = parse_yaml(&text);
         assert_eq!(p.problems.len(), 1);
         let text = format!("config: {}1{}\n", "[".repeat(100), "]".repeat(100));
-        assert!(parse_yaml(&text).metadata.config.is_some());
+        assert!(parse_yaml(&text).metadata.config().is_some());
     }
 }

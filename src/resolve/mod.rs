@@ -119,17 +119,16 @@ pub fn run_facts(db: &dyn Db, file: SourceFile) -> RunFacts {
     let kind = extractor_config(db).parser_for(ext);
     let meta = &parsed.metadata;
     let package_marker = rel.rsplit('/').next() == Some("__init__.py");
-    let present = |v: &Option<crate::model::Spanned<crate::model::Value>>| {
-        v.as_ref()
-            .is_some_and(|v| !matches!(v.value, crate::model::Value::Null))
+    let present = |v: Option<&crate::model::Spanned<crate::model::Value>>| {
+        v.is_some_and(|v| !matches!(v.value, crate::model::Value::Null))
     };
     let sign = if package_marker {
         None
     } else if let Some(e) = crate::parse::entry_point(kind, text) {
         Some(RunSign::EntryPoint(e))
-    } else if present(&meta.config) || present(&meta.env_config) {
+    } else if present(meta.config()) || present(meta.env_config()) {
         Some(RunSign::RunConfig)
-    } else if kind != Some(crate::parse::ParserKind::PythonAst) && present(&meta.tool_type) {
+    } else if kind != Some(crate::parse::ParserKind::PythonAst) && present(meta.tool_type()) {
         Some(RunSign::DeclaredToolType)
     } else {
         None

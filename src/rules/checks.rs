@@ -432,7 +432,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         }
     }
 
-    if let Some(v) = &parsed.metadata.version
+    if let Some(v) = parsed.metadata.version()
         && let Some(rule) = rule_for(|c| matches!(c, Check::InvalidVersion { .. }))
     {
         let (shown, reason) = match &v.value {
@@ -460,7 +460,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     }
 
     // An interpreter the execution path can never find (static: no file system is consulted).
-    if let Some(env) = &parsed.metadata.env_config
+    if let Some(env) = parsed.metadata.env_config()
         && let Some(p) = interpreter_problem(&env.value)
         && let Some(rule) = rule_for(|c| matches!(c, Check::UnresolvableInterpreter { .. }))
     {
@@ -558,10 +558,9 @@ pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
                     && !data_types.iter().any(|t| t == tool_type)
                 {
                     let span = meta
-                        .executor_id
-                        .as_ref()
+                        .executor_id()
                         .map(|e| e.span)
-                        .or(meta.tool_type.as_ref().map(|t| t.span));
+                        .or(meta.tool_type().map(|t| t.span));
                     let shown = if tool_type.is_empty() {
                         "(none)".to_owned()
                     } else {
@@ -643,8 +642,7 @@ pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
             ChainEnd::WrongType { type_name, span } => {
                 if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidItemId { .. })) {
                     let shown = meta
-                        .executor_id
-                        .as_ref()
+                        .executor_id()
                         .map(|e| e.value.to_json().to_string())
                         .unwrap_or_default();
                     let reason =
@@ -785,11 +783,8 @@ fn edge_checks(
             ("missing", py_list(&verdict.missing_inputs)),
             ("outputs", py_list(&verdict.child_outputs)),
         ];
-        let span = cm
-            .and_then(|m| m.outputs.as_ref())
-            .map(|o| o.span)
-            .or(site.span);
-        let inputs_span = pm.and_then(|m| m.inputs.as_ref()).map(|i| i.span);
+        let span = cm.and_then(|m| m.outputs()).map(|o| o.span).or(site.span);
+        let inputs_span = pm.and_then(|m| m.inputs()).map(|i| i.span);
         let notes = vec![note(
             format!("`{}` declares its inputs here", parent.item_id),
             parent_path,
@@ -836,10 +831,7 @@ fn edge_checks(
                             .find(|b| &b.value == bound)
                             .map(|b| b.span)
                     });
-                    let span = cm
-                        .and_then(|m| m.version.as_ref())
-                        .map(|v| v.span)
-                        .or(site.span);
+                    let span = cm.and_then(|m| m.version()).map(|v| v.span).or(site.span);
                     let notes = vec![note(
                         format!("`{}` requires this version bound", parent.item_id),
                         parent_path,
@@ -920,7 +912,12 @@ mod tests {
             crate::parse::ParserKind::Yaml,
             &format!("env_config:\n  interpreter: {yaml}\n"),
         );
-        parsed.metadata.env_config.expect("env_config").value
+        parsed
+            .metadata
+            .env_config()
+            .expect("env_config")
+            .value
+            .clone()
     }
 
     fn verdict(yaml: &str) -> Option<InterpreterProblemKind> {

@@ -355,6 +355,8 @@ impl LiteralReader<'_, '_> {
                 return self.err(open, "this `{` is never closed");
             };
             if tok.is_punct(self.text, "}") {
+                // Kept for the whole run (metadata memos): no spare capacity.
+                entries.shrink_to_fit();
                 return Ok((Spanned::new(Value::Map(entries), self.span(open, i)), i + 1));
             }
             let key_text = tok.text(self.text);
@@ -426,6 +428,7 @@ impl LiteralReader<'_, '_> {
                 return self.err(open, "this `[` is never closed");
             };
             if tok.is_punct(self.text, "]") {
+                items.shrink_to_fit();
                 return Ok((Spanned::new(Value::List(items), self.span(open, i)), i + 1));
             }
             if tok.is_punct(self.text, ",") {

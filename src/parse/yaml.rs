@@ -514,7 +514,8 @@ impl Locator<'_, '_> {
         depth: usize,
     ) -> Vec<(Spanned<String>, Spanned<Value>)> {
         let mut merged = Vec::new();
-        let mut out = Vec::new();
+        // Sized for every entry (the values are kept for the whole run: no growth slack).
+        let mut out = Vec::with_capacity(entries.len());
         let mut cursor = loc.map_or(0, |l| l.line);
         for (key, value) in entries {
             if let (YNode::Skipped, YNode::Str(name)) = (&value, &key) {
@@ -571,7 +572,11 @@ impl Locator<'_, '_> {
             let value = self.convert(value, value_loc, value_span, depth);
             out.push((Spanned::new(name, key_span), value));
         }
+        if merged.is_empty() {
+            return out;
+        }
         merged.extend(out);
+        merged.shrink_to_fit();
         merged
     }
 

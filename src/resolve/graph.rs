@@ -44,7 +44,9 @@ fn path_key(db: &dyn Db, n: &GraphNode) -> String {
 pub fn executor_graph(db: &dyn Db) -> ExecutorGraph {
     let files = tool_files(db);
     let primitives = &db.workspace().settings(db).primitives;
-    let mut nodes: Vec<GraphNode> = Vec::with_capacity(files.len());
+    // Room for the primitive nodes too: one push past `files.len()` would double the capacity
+    // of a vector kept for the whole run.
+    let mut nodes: Vec<GraphNode> = Vec::with_capacity(files.len() + primitives.len());
     let mut index: FxHashMap<SourceFile, usize> = FxHashMap::default();
     for &file in files {
         index.insert(file, nodes.len());
@@ -55,7 +57,8 @@ pub fn executor_graph(db: &dyn Db) -> ExecutorGraph {
         });
     }
     let mut prim_nodes: FxHashMap<String, usize> = FxHashMap::default();
-    let mut edges = Vec::new();
+    // At most one edge per file.
+    let mut edges = Vec::with_capacity(files.len());
     for (from, &file) in files.iter().enumerate() {
         if primitives.contains(&nodes[from].item_id) {
             continue; // a primitive terminates whatever its file says

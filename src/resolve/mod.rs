@@ -139,14 +139,16 @@ pub fn run_facts(db: &dyn Db, file: SourceFile) -> RunFacts {
     }
 }
 
-/// Tool files of one space by item id; each id lists its files with their extensions.
+/// Tool files of one space by item id; each id lists its files with their extensions. Ids are
+/// shared with [`VisibleIds`] and each extension is one allocation per space (100k ids are kept
+/// for the whole run).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SpaceIndex {
-    by_id: FxHashMap<Box<str>, Vec<(Box<str>, SourceFile)>>,
+    by_id: FxHashMap<Arc<str>, Vec<(Arc<str>, SourceFile)>>,
 }
 
 impl SpaceIndex {
-    pub fn candidates(&self, id: &str) -> &[(Box<str>, SourceFile)] {
+    pub fn candidates(&self, id: &str) -> &[(Arc<str>, SourceFile)] {
         self.by_id.get(id).map_or(&[], Vec::as_slice)
     }
     /// The file that wins for `id` in this space under the extension order.
@@ -182,13 +184,22 @@ impl SpaceIndex {
 
 #[salsa::tracked(returns(ref))]
 pub fn space_index(db: &dyn Db, root: SpaceRoot) -> SpaceIndex {
-    let mut by_id: FxHashMap<Box<str>, Vec<(Box<str>, SourceFile)>> = FxHashMap::default();
+    let mut by_id: FxHashMap<Arc<str>, Vec<(Arc<str>, SourceFile)>> = FxHashMap::default();
+    let mut exts: Vec<Arc<str>> = Vec::new();
     for &file in root.files(db).iter() {
         if let Some((id, ext)) = split_tool_rel(file.rel(db)) {
+            let ext = match exts.iter().find(|e| e.as_ref() == ext) {
+                Some(e) => e.clone(),
+                None => {
+                    exts.push(Arc::from(ext));
+                    exts[exts.len() - 1].clone()
+                }
+            };
             by_id
-                .entry(Box::from(id))
-                .or_default()
-                .push((Box::from(ext), file));
+                .entry(Arc::from(id))
+                // Most ids have one file: no room for four.
+                .or_insert_with(|| Vec::with_capacity(1))
+                .push((ext, file));
         }
     }
     SpaceIndex { by_id }
@@ -255,7 +266,7 @@ pub struct SpaceKindKey {
 /// puts them too far away.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VisibleIds {
-    by_len: Vec<(u32, Box<str>)>,
+    by_len: Vec<(u32, Arc<str>)>,
 }
 
 impl VisibleIds {
@@ -269,7 +280,7 @@ impl VisibleIds {
         self.by_len.is_empty()
     }
     /// Ids whose length in characters lies in `lens`.
-    fn with_len(&self, lens: std::ops::RangeInclusive<u32>) -> &[(u32, Box<str>)] {
+    fn with_len(&self, lens: std::ops::RangeInclusive<u32>) -> &[(u32, Arc<str>)] {
         let lo = self.by_len.partition_point(|(l, _)| *l < *lens.start());
         let hi = self.by_len.partition_point(|(l, _)| *l <= *lens.end());
         &self.by_len[lo..hi.max(lo)]
@@ -282,12 +293,18 @@ impl VisibleIds {
 pub fn visible_ids_of(db: &dyn Db, key: SpaceKindKey) -> VisibleIds {
     let cfg = extractor_config(db);
     let visible = key.kind(db).visible_kinds();
-    let mut ids: Vec<(u32, Box<str>)> = Vec::new();
-    for &root in db.workspace().roots(db) {
-        if !visible.contains(&root.space(db).kind()) {
-            continue;
-        }
-        let index = space_index(db, root);
+    let primitives = &db.workspace().settings(db).primitives;
+    let roots: Vec<&SpaceIndex> = db
+        .workspace()
+        .roots(db)
+        .iter()
+        .filter(|root| visible.contains(&root.space(db).kind()))
+        .map(|&root| space_index(db, root))
+        .collect();
+    // Kept for the whole run: sized once (ids are shared with the space indexes, not copied).
+    let mut ids: Vec<(u32, Arc<str>)> =
+        Vec::with_capacity(roots.iter().map(|i| i.by_id.len()).sum::<usize>() + primitives.len());
+    for index in roots {
         ids.extend(
             index
                 .by_id
@@ -296,14 +313,14 @@ pub fn visible_ids_of(db: &dyn Db, key: SpaceKindKey) -> VisibleIds {
                 .map(|(id, _)| (char_len(id), id.clone())),
         );
     }
-    let primitives = &db.workspace().settings(db).primitives;
     ids.extend(
         primitives
             .iter()
-            .map(|p| (char_len(p), Box::from(p.as_str()))),
+            .map(|p| (char_len(p), Arc::from(p.as_str()))),
     );
     ids.sort_unstable();
     ids.dedup();
+    ids.shrink_to_fit();
     VisibleIds { by_len: ids }
 }
 
@@ -658,8 +675,8 @@ mod tests {
     }
 
     fn ids(list: &[&str]) -> VisibleIds {
-        let mut by_len: Vec<(u32, Box<str>)> =
-            list.iter().map(|s| (char_len(s), Box::from(*s))).collect();
+        let mut by_len: Vec<(u32, Arc<str>)> =
+            list.iter().map(|s| (char_len(s), Arc::from(*s))).collect();
         by_len.sort_unstable();
         VisibleIds { by_len }
     }

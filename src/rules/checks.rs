@@ -356,10 +356,21 @@ pub fn interpreter_problem(env_config: &Value) -> Option<InterpreterProblem> {
     }
 }
 
+/// A query's findings as its memo keeps them for the whole run: without spare capacity (a
+/// vector's first push makes room for four diagnostics, some 860 bytes, for every file).
+pub(crate) fn kept(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    diagnostics.shrink_to_fit();
+    diagnostics
+}
+
 /// Findings about one file on its own: unreadable contents, parse problems, versions, ambiguity,
 /// config problems.
 #[salsa::tracked(returns(ref))]
 pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    kept(own_diagnostics(db, file))
+}
+
+fn own_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let path = file.path(db);
     let space = file.space(db);
@@ -512,6 +523,10 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
 /// Every edge is checked once: at its child, when that file is linted as a root.
 #[salsa::tracked(returns(ref))]
 pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    kept(edge_and_chain_diagnostics(db, file))
+}
+
+fn edge_and_chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let Some(item_id) = tool_id(db, file) else {
         return out;

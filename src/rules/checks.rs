@@ -499,7 +499,10 @@ fn own_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     {
         let cfg = extractor_config(db);
         let index = space_index(db, root);
-        if let Some(winner) = index.first_regular(db, item_id, cfg)
+        // The only file of its id wins or nothing does: no need to ask whether it is regular
+        // (that would keep an `is_regular` memo for every file of the tree).
+        if index.candidates(item_id).len() > 1
+            && let Some(winner) = index.first_regular(db, item_id, cfg)
             && winner != file
         {
             let vars = [

@@ -135,6 +135,11 @@ impl std::hash::Hash for F64 {
     }
 }
 
+/// A string of a metadata value or a mapping key. Up to 24 bytes are stored inline: most keys
+/// and many values (`type`, `string`, a version, a short category) are that short, and every
+/// file's values are kept for the whole run, so a heap allocation apiece added up.
+pub type Str = compact_str::CompactString;
+
 /// A metadata value read from a Python literal, a YAML node or a JS object literal.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Value {
@@ -142,10 +147,10 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(F64),
-    Str(String),
+    Str(Str),
     List(Vec<Spanned<Value>>),
     /// Keys in source order; later duplicates are kept (readers take the last).
-    Map(Vec<(Spanned<String>, Spanned<Value>)>),
+    Map(Vec<(Spanned<Str>, Spanned<Value>)>),
 }
 
 impl Value {
@@ -155,7 +160,7 @@ impl Value {
             _ => None,
         }
     }
-    pub fn as_map(&self) -> Option<&[(Spanned<String>, Spanned<Value>)]> {
+    pub fn as_map(&self) -> Option<&[(Spanned<Str>, Spanned<Value>)]> {
         match self {
             Value::Map(m) => Some(m),
             _ => None,
@@ -195,12 +200,12 @@ impl Value {
             Value::Bool(b) => J::Bool(*b),
             Value::Int(i) => J::from(*i),
             Value::Float(f) => serde_json::Number::from_f64(f.0).map_or(J::Null, J::Number),
-            Value::Str(s) => J::String(s.clone()),
+            Value::Str(s) => J::String(s.to_string()),
             Value::List(l) => J::Array(l.iter().map(|v| v.value.to_json()).collect()),
             Value::Map(m) => {
                 let mut out = serde_json::Map::new();
                 for (k, v) in m {
-                    out.insert(k.value.clone(), v.value.to_json());
+                    out.insert(k.value.to_string(), v.value.to_json());
                 }
                 J::Object(out)
             }
@@ -400,7 +405,7 @@ impl Metadata {
         let entry = cc.value.get(child_id)?;
         let bound = |key: &str| {
             entry.value.get(key).and_then(|v| match &v.value {
-                Value::Str(s) => Some(Spanned::new(s.clone(), v.span)),
+                Value::Str(s) => Some(Spanned::new(s.to_string(), v.span)),
                 Value::Int(i) => Some(Spanned::new(i.to_string(), v.span)),
                 Value::Float(f) => Some(Spanned::new(f.0.to_string(), v.span)),
                 _ => None,
@@ -426,11 +431,11 @@ pub struct ChildConstraint {
 /// with `name` (directive style), or a mapping whose keys are the names. Sorted, deduplicated.
 pub fn io_names(v: &Value) -> Vec<String> {
     let mut out: Vec<String> = match v {
-        Value::Str(s) => vec![s.clone()],
+        Value::Str(s) => vec![s.to_string()],
         Value::List(items) => items
             .iter()
             .filter_map(|i| match &i.value {
-                Value::Str(s) => Some(s.clone()),
+                Value::Str(s) => Some(s.to_string()),
                 Value::Map(_) => i
                     .value
                     .get("name")
@@ -439,7 +444,7 @@ pub fn io_names(v: &Value) -> Vec<String> {
                 _ => None,
             })
             .collect(),
-        Value::Map(m) => m.iter().map(|(k, _)| k.value.clone()).collect(),
+        Value::Map(m) => m.iter().map(|(k, _)| k.value.to_string()).collect(),
         _ => Vec::new(),
     };
     out.sort();

@@ -407,7 +407,7 @@ pub fn tool_version(db: &dyn Db, file: SourceFile) -> Option<String> {
 /// Python's `str()` of a scalar metadata value (`None` for null, lists and maps).
 fn py_str(v: &Value) -> Option<String> {
     match v {
-        Value::Str(s) => Some(s.clone()),
+        Value::Str(s) => Some(s.to_string()),
         Value::Int(i) => Some(i.to_string()),
         Value::Bool(b) => Some(if *b { "True" } else { "False" }.to_owned()),
         Value::Float(f) if f.0.is_finite() && f.0.fract() == 0.0 && f.0.abs() < 1e16 => {

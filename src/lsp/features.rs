@@ -273,7 +273,7 @@ pub fn header_symbols(db: &RootDb, file: SourceFile) -> Vec<HeaderSymbol> {
         .filter_map(|(name, v)| {
             let v = v.as_ref()?;
             let detail = match &v.value {
-                Value::Str(s) => Some(s.clone()),
+                Value::Str(s) => Some(s.to_string()),
                 Value::Null => Some("None".to_owned()),
                 Value::Bool(b) => Some(b.to_string()),
                 Value::Int(i) => Some(i.to_string()),

@@ -20,7 +20,7 @@
 //! silently, as a non-literal Python value is.
 
 use super::{EntryPoint, FieldNames, Fields, MAX_NESTING, MAX_TEXT_LEN, clamp_span};
-use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Value};
+use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Str, Value};
 
 /// JS names feeding each metadata field (§2.5; DESIGN.md "Metadata" adds the upper-case I/O,
 /// constraint and resolve constants).
@@ -285,11 +285,11 @@ impl LiteralReader<'_, '_> {
         let scalar = |v: Value| Ok((Spanned::new(v, self.span(at, at)), at + 1));
         match &tok.kind {
             Kind::Str => match tok.string(self.text) {
-                Ok(s) => scalar(Value::Str(s)),
+                Ok(s) => scalar(Value::Str(s.into())),
                 Err(e) => self.err(at, e),
             },
             Kind::Template => match tok.template(self.text) {
-                Some(s) => scalar(Value::Str(s)),
+                Some(s) => scalar(Value::Str(s.into())),
                 None => self.err(
                     at,
                     "a template literal with `${…}` substitutions is not a constant",
@@ -386,7 +386,7 @@ impl LiteralReader<'_, '_> {
                     );
                 }
             };
-            let key = Spanned::new(key, self.span(i, i));
+            let key = Spanned::new(Str::from(key), self.span(i, i));
             let Some(colon) = self.tokens.get(i + 1) else {
                 return self.err(open, "this `{` is never closed");
             };
@@ -969,7 +969,7 @@ mod tests {
     }
 
     fn s(x: &str) -> Value {
-        Value::Str(x.to_owned())
+        Value::Str(x.into())
     }
 
     #[test]

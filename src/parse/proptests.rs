@@ -176,7 +176,7 @@ proptest! {
         if parsed.problems.is_empty() {
             let v = parsed.metadata.version().map(|v| v.value.clone());
             if !noise.contains("__version__") {
-                prop_assert_eq!(v, Some(Value::Str(version)));
+                prop_assert_eq!(v, Some(Value::Str(version.into())));
             }
         }
     }

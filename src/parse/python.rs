@@ -26,7 +26,7 @@ use ruff_python_parser::parse_unchecked_source;
 use ruff_text_size::{Ranged, TextRange};
 
 use super::{EntryPoint, FieldNames, Fields, MAX_NESTING, MAX_TEXT_LEN, clamp_span};
-use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Value};
+use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Str, Value};
 
 /// Python variable names feeding each metadata field: dunder before bare name, upper-case
 /// before lower-case (§2.3 normalisation, DESIGN.md "Metadata").
@@ -523,10 +523,10 @@ impl LiteralReader<'_> {
             return None;
         }
         let value = match expr {
-            Expr::StringLiteral(s) => Value::Str(s.value.to_str().to_owned()),
+            Expr::StringLiteral(s) => Value::Str(Str::from(s.value.to_str())),
             Expr::BytesLiteral(b) => {
                 let bytes: Vec<u8> = b.value.bytes().collect();
-                Value::Str(String::from_utf8_lossy(&bytes).into_owned())
+                Value::Str(String::from_utf8_lossy(&bytes).into())
             }
             Expr::NumberLiteral(n) => number(&n.value, false)?,
             Expr::BooleanLiteral(b) => Value::Bool(b.value),
@@ -602,9 +602,16 @@ fn signed(u: &ast::ExprUnaryOp) -> Option<Value> {
 }
 
 /// The string a literal dict key is stored under: strings as is, other scalars as Python `repr`.
-fn dict_key(expr: &Expr) -> Option<String> {
+fn dict_key(expr: &Expr) -> Option<Str> {
+    Some(match expr {
+        Expr::StringLiteral(s) => Str::from(s.value.to_str()),
+        other => dict_key_text(other)?.into(),
+    })
+}
+
+/// A dict key other than a string literal, as Python's `repr` writes it.
+fn dict_key_text(expr: &Expr) -> Option<String> {
     match expr {
-        Expr::StringLiteral(s) => Some(s.value.to_str().to_owned()),
         Expr::BytesLiteral(b) => {
             let bytes: Vec<u8> = b.value.bytes().collect();
             Some(String::from_utf8_lossy(&bytes).into_owned())
@@ -728,7 +735,7 @@ mod tests {
     }
 
     fn s(x: &str) -> Value {
-        Value::Str(x.to_owned())
+        Value::Str(x.into())
     }
 
     /// Drop spans so structures can be compared with plain expectations.

@@ -106,7 +106,7 @@ fn from_json(v: serde_json::Value, span: Span, depth: usize) -> Option<Value> {
             Some(i) => Value::Int(i),
             None => Value::Float(F64(n.as_f64()?)),
         },
-        J::String(s) => Value::Str(s),
+        J::String(s) => Value::Str(s.into()),
         J::Array(items) => Value::List(
             items
                 .into_iter()
@@ -117,7 +117,7 @@ fn from_json(v: serde_json::Value, span: Span, depth: usize) -> Option<Value> {
             map.into_iter()
                 .map(|(k, v)| {
                     from_json(v, span, depth + 1)
-                        .map(|v| (Spanned::new(k, span), Spanned::new(v, span)))
+                        .map(|v| (Spanned::new(k.into(), span), Spanned::new(v, span)))
                 })
                 .collect::<Option<_>>()?,
         ),
@@ -165,7 +165,7 @@ pub fn parse_shell(text: &str) -> ParsedFile {
         };
         let span = clamp_span(text, value_at, value_at + len);
         if is_dunder {
-            fields.insert(name, Spanned::new(Value::Str(value), span));
+            fields.insert(name, Spanned::new(Value::Str(value.into()), span));
             continue;
         }
         match serde_json::from_str::<serde_json::Value>(&value) {

@@ -25,7 +25,7 @@ use serde::de::{self, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAcc
 use super::python::py_float_repr;
 use super::yaml_fast::Fast;
 use super::{FieldNames, Fields, MAX_NESTING, MAX_TEXT_LEN, ceil_boundary, clamp_span};
-use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Value};
+use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Str, Value};
 
 /// How many lines at a mapping's indentation are tried for one key before giving up on its span.
 const MAX_KEY_CANDIDATES: usize = 64;
@@ -490,7 +490,7 @@ impl Locator<'_, '_> {
             YNode::Bool(b) => Value::Bool(b),
             YNode::Int(i) => Value::Int(i),
             YNode::Float(f) => Value::Float(F64(f)),
-            YNode::Str(s) => Value::Str(s),
+            YNode::Str(s) => Value::Str(s.into()),
             _ if depth > MAX_NESTING => {
                 self.problems.push(ParseProblem {
                     span,
@@ -512,7 +512,7 @@ impl Locator<'_, '_> {
         loc: Option<Loc>,
         fallback: Span,
         depth: usize,
-    ) -> Vec<(Spanned<String>, Spanned<Value>)> {
+    ) -> Vec<(Spanned<Str>, Spanned<Value>)> {
         let mut merged = Vec::new();
         // Sized for every entry (the values are kept for the whole run: no growth slack).
         let mut out = Vec::with_capacity(entries.len());
@@ -570,7 +570,7 @@ impl Locator<'_, '_> {
                 }
             }
             let value = self.convert(value, value_loc, value_span, depth);
-            out.push((Spanned::new(name, key_span), value));
+            out.push((Spanned::new(name.into(), key_span), value));
         }
         if merged.is_empty() {
             return out;
@@ -828,7 +828,7 @@ mod tests {
     }
 
     fn s(x: &str) -> Value {
-        Value::Str(x.to_owned())
+        Value::Str(x.into())
     }
 
     const TOOL: &str = "# rye:signed:2025-01-01T00:00:00Z:abc123:def456:fp\nversion: \"1.0.0\"   # the version\ntool_type: runtime\nexecutor_id: rye/core/primitives/subprocess\ncategory: rye/core/runtimes\ndescription: Runs python scripts\nenv_config:\n  interpreter:\n    type: local_binary\n    binaries:\n      - python\n      - python3\n    search_paths: [\".venv/bin\", \".venv/Scripts\"]\n  env:\n    PYTHONUNBUFFERED: \"1\"\nconfig:\n  command: \"${RYE_PYTHON}\"\n  args:\n  - \"{tool_path}\"\n  - --project-path\n  timeout: 300\ninputs:\n  - name: path\n    type: string\n  - name: mode\n    type: string\nanchor: {enabled: true, mode: auto}\nverify_deps: ~\nconfig_resolve:\n  path: runtimes/python.yaml\n  mode: merge\nchild_constraints:\n  rye/x/y:\n    min_version: 1.0.0\n";

@@ -449,7 +449,7 @@ fn own_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         let (shown, reason) = match &v.value {
             Value::Str(s) => match semver::Version::parse(s) {
                 Ok(_) => (None, String::new()),
-                Err(e) => (Some(s.clone()), e.to_string()),
+                Err(e) => (Some(s.to_string()), e.to_string()),
             },
             other => (
                 Some(other.to_json().to_string()),

@@ -148,9 +148,10 @@ pub enum Value {
     Int(i64),
     Float(F64),
     Str(Str),
-    List(Vec<Spanned<Value>>),
+    /// Boxed slices rather than vectors (no capacity word): a `Value` is 24 bytes, not 32.
+    List(Box<[Spanned<Value>]>),
     /// Keys in source order; later duplicates are kept (readers take the last).
-    Map(Vec<(Spanned<Str>, Spanned<Value>)>),
+    Map(Box<[(Spanned<Str>, Spanned<Value>)]>),
 }
 
 impl Value {
@@ -526,19 +527,22 @@ mod tests {
     #[test]
     fn io_names_accepts_three_shapes() {
         let s = |x: &str| Spanned::new(Value::Str(x.into()), Span::default());
-        let list = Value::List(vec![s("b"), s("a"), s("a")]);
+        let list = Value::List(Box::new([s("b"), s("a"), s("a")]));
         assert_eq!(io_names(&list), vec!["a", "b"]);
-        let map = Value::Map(vec![(
+        let map = Value::Map(Box::new([(
             Spanned::new("x".into(), Span::default()),
             s("string"),
-        )]);
+        )]));
         assert_eq!(io_names(&map), vec!["x"]);
-        let named = Value::List(vec![Spanned::new(map.clone(), Span::default())]);
+        let named = Value::List(Box::new([Spanned::new(map.clone(), Span::default())]));
         assert_eq!(io_names(&named), Vec::<String>::new());
-        let named = Value::List(vec![Spanned::new(
-            Value::Map(vec![(Spanned::new("name".into(), Span::default()), s("q"))]),
+        let named = Value::List(Box::new([Spanned::new(
+            Value::Map(Box::new([(
+                Spanned::new("name".into(), Span::default()),
+                s("q"),
+            )])),
             Span::default(),
-        )]);
+        )]));
         assert_eq!(io_names(&named), vec!["q"]);
     }
 }

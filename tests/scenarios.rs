@@ -226,19 +226,19 @@ fn validator_io_and_version_messages() {
     };
     let child =
         Metadata::from_fields([(Field::Version, s("1.0.0")), (Field::Outputs, list(&["a"]))]);
-    let constraint = Value::Map(vec![(
+    let constraint = Value::Map(Box::new([(
         Spanned::new("min_version".into(), Span::default()),
         s("2.0.0"),
-    )]);
+    )]));
     let parent = Metadata::from_fields([
         (Field::Inputs, list(&["a", "b"])),
         (
             Field::ChildConstraints,
             Spanned::new(
-                Value::Map(vec![(
+                Value::Map(Box::new([(
                     Spanned::new("c".into(), Span::default()),
                     Spanned::new(constraint, Span::default()),
-                )]),
+                )])),
                 Span::default(),
             ),
         ),

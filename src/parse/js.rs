@@ -355,9 +355,8 @@ impl LiteralReader<'_, '_> {
                 return self.err(open, "this `{` is never closed");
             };
             if tok.is_punct(self.text, "}") {
-                // Kept for the whole run (metadata memos): no spare capacity.
-                entries.shrink_to_fit();
-                return Ok((Spanned::new(Value::Map(entries), self.span(open, i)), i + 1));
+                let map = Value::Map(entries.into_boxed_slice());
+                return Ok((Spanned::new(map, self.span(open, i)), i + 1));
             }
             let key_text = tok.text(self.text);
             let literal_key = match tok.kind {
@@ -428,8 +427,8 @@ impl LiteralReader<'_, '_> {
                 return self.err(open, "this `[` is never closed");
             };
             if tok.is_punct(self.text, "]") {
-                items.shrink_to_fit();
-                return Ok((Spanned::new(Value::List(items), self.span(open, i)), i + 1));
+                let list = Value::List(items.into_boxed_slice());
+                return Ok((Spanned::new(list, self.span(open, i)), i + 1));
             }
             if tok.is_punct(self.text, ",") {
                 return self.err(i, "an array hole (`,,`) is not a JSON value");

@@ -537,7 +537,7 @@ impl LiteralReader<'_> {
             | Expr::Set(ast::ExprSet { elts, .. }) => Value::List(
                 elts.iter()
                     .map(|e| self.literal(e, depth + 1))
-                    .collect::<Option<Vec<_>>>()?,
+                    .collect::<Option<Box<[_]>>>()?,
             ),
             Expr::Dict(d) => {
                 let mut entries = Vec::with_capacity(d.items.len());
@@ -546,7 +546,7 @@ impl LiteralReader<'_> {
                     let key = Spanned::new(dict_key(key_expr)?, self.span(key_expr.range()));
                     entries.push((key, self.literal(&item.value, depth + 1)?));
                 }
-                Value::Map(entries)
+                Value::Map(entries.into_boxed_slice())
             }
             // `set()` is the one call `ast.literal_eval` accepts: the empty set.
             Expr::Call(call)
@@ -554,7 +554,7 @@ impl LiteralReader<'_> {
                     && call.arguments.keywords.is_empty()
                     && matches!(&*call.func, Expr::Name(n) if n.id.as_str() == "set") =>
             {
-                Value::List(Vec::new())
+                Value::List(Box::default())
             }
             _ => return None,
         };

@@ -500,8 +500,14 @@ impl Locator<'_, '_> {
                 });
                 Value::Null
             }
-            YNode::Seq(items) => Value::List(self.seq_items(items, loc, span, depth + 1)),
-            YNode::Map(entries) => Value::Map(self.map_entries(entries, loc, span, depth + 1)),
+            YNode::Seq(items) => Value::List(
+                self.seq_items(items, loc, span, depth + 1)
+                    .into_boxed_slice(),
+            ),
+            YNode::Map(entries) => Value::Map(
+                self.map_entries(entries, loc, span, depth + 1)
+                    .into_boxed_slice(),
+            ),
         };
         Spanned::new(value, span)
     }

@@ -1001,7 +1001,7 @@ mod tests {
         );
         assert_eq!(verdict("null"), None);
         assert_eq!(verdict("python3"), Some(Unresolvable));
-        assert!(interpreter_problem(&Value::Map(Vec::new())).is_none());
+        assert!(interpreter_problem(&Value::Map(Box::default())).is_none());
         let p = interpreter_problem(&env_config("{type: pipenv, var: V}")).unwrap();
         assert_eq!(p.message, "unknown interpreter type `pipenv`");
     }

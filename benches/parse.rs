@@ -129,7 +129,10 @@ fn bench(c: &mut Criterion) {
                 assert!(parsed.problems.len() < text.len());
                 if name.ends_with("big_config") {
                     assert!(parsed.problems.is_empty(), "{name}: {:?}", parsed.problems);
-                    assert!(parsed.metadata.config.is_some(), "{name}: CONFIG not read");
+                    assert!(
+                        parsed.metadata.config().is_some(),
+                        "{name}: CONFIG not read"
+                    );
                 }
                 parsed
             })

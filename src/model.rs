@@ -135,6 +135,11 @@ impl std::hash::Hash for F64 {
     }
 }
 
+/// A string of a metadata value or a mapping key. Up to 24 bytes are stored inline: most keys
+/// and many values (`type`, `string`, a version, a short category) are that short, and every
+/// file's values are kept for the whole run, so a heap allocation apiece added up.
+pub type Str = compact_str::CompactString;
+
 /// A metadata value read from a Python literal, a YAML node or a JS object literal.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Value {
@@ -142,10 +147,11 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(F64),
-    Str(String),
-    List(Vec<Spanned<Value>>),
+    Str(Str),
+    /// Boxed slices rather than vectors (no capacity word): a `Value` is 24 bytes, not 32.
+    List(Box<[Spanned<Value>]>),
     /// Keys in source order; later duplicates are kept (readers take the last).
-    Map(Vec<(Spanned<String>, Spanned<Value>)>),
+    Map(Box<[(Spanned<Str>, Spanned<Value>)]>),
 }
 
 impl Value {
@@ -155,7 +161,7 @@ impl Value {
             _ => None,
         }
     }
-    pub fn as_map(&self) -> Option<&[(Spanned<String>, Spanned<Value>)]> {
+    pub fn as_map(&self) -> Option<&[(Spanned<Str>, Spanned<Value>)]> {
         match self {
             Value::Map(m) => Some(m),
             _ => None,
@@ -195,12 +201,12 @@ impl Value {
             Value::Bool(b) => J::Bool(*b),
             Value::Int(i) => J::from(*i),
             Value::Float(f) => serde_json::Number::from_f64(f.0).map_or(J::Null, J::Number),
-            Value::Str(s) => J::String(s.clone()),
+            Value::Str(s) => J::String(s.to_string()),
             Value::List(l) => J::Array(l.iter().map(|v| v.value.to_json()).collect()),
             Value::Map(m) => {
                 let mut out = serde_json::Map::new();
                 for (k, v) in m {
-                    out.insert(k.value.clone(), v.value.to_json());
+                    out.insert(k.value.to_string(), v.value.to_json());
                 }
                 J::Object(out)
             }
@@ -208,25 +214,146 @@ impl Value {
     }
 }
 
+/// One field of the normalised metadata record (§2.1), in the record's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Field {
+    Version,
+    ToolType,
+    /// Absent or `Null` means terminal (§2.1).
+    ExecutorId,
+    Category,
+    ToolDescription,
+    ConfigSchema,
+    EnvConfig,
+    Config,
+    Anchor,
+    VerifyDeps,
+    ConfigResolve,
+    Inputs,
+    Outputs,
+    ChildConstraints,
+}
+
+impl Field {
+    /// Every field, in the record's order.
+    pub const ALL: [Field; 14] = [
+        Field::Version,
+        Field::ToolType,
+        Field::ExecutorId,
+        Field::Category,
+        Field::ToolDescription,
+        Field::ConfigSchema,
+        Field::EnvConfig,
+        Field::Config,
+        Field::Anchor,
+        Field::VerifyDeps,
+        Field::ConfigResolve,
+        Field::Inputs,
+        Field::Outputs,
+        Field::ChildConstraints,
+    ];
+    /// The field's name in the record (`tool_description`, `child_constraints`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Version => "version",
+            Field::ToolType => "tool_type",
+            Field::ExecutorId => "executor_id",
+            Field::Category => "category",
+            Field::ToolDescription => "tool_description",
+            Field::ConfigSchema => "config_schema",
+            Field::EnvConfig => "env_config",
+            Field::Config => "config",
+            Field::Anchor => "anchor",
+            Field::VerifyDeps => "verify_deps",
+            Field::ConfigResolve => "config_resolve",
+            Field::Inputs => "inputs",
+            Field::Outputs => "outputs",
+            Field::ChildConstraints => "child_constraints",
+        }
+    }
+}
+
 /// The normalised metadata record of one file (§2.1, §2.3 normalisation, DESIGN.md metadata decision).
 /// Header values only: nothing derived from a tool's body lives here, so body edits backdate it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+///
+/// Only the fields a file sets are stored, in field order: a tool sets a handful of the 14, and
+/// one record is kept per file for the whole run (an `Option` per field was 560 bytes a file,
+/// most of them `None`). Read a field with its accessor (`version()`, ...) or [`Metadata::get`].
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct Metadata {
-    pub version: Option<Spanned<Value>>,
-    pub tool_type: Option<Spanned<Value>>,
+    fields: Box<[(Field, Spanned<Value>)]>,
+}
+
+macro_rules! field_accessors {
+    ($($(#[$doc:meta])* $name:ident => $field:ident),* $(,)?) => {
+        impl Metadata {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self) -> Option<&Spanned<Value>> {
+                    self.get(Field::$field)
+                }
+            )*
+        }
+    };
+}
+
+field_accessors! {
+    version => Version,
+    tool_type => ToolType,
     /// Absent or `Null` means terminal (§2.1).
-    pub executor_id: Option<Spanned<Value>>,
-    pub category: Option<Spanned<Value>>,
-    pub tool_description: Option<Spanned<Value>>,
-    pub config_schema: Option<Spanned<Value>>,
-    pub env_config: Option<Spanned<Value>>,
-    pub config: Option<Spanned<Value>>,
-    pub anchor: Option<Spanned<Value>>,
-    pub verify_deps: Option<Spanned<Value>>,
-    pub config_resolve: Option<Spanned<Value>>,
-    pub inputs: Option<Spanned<Value>>,
-    pub outputs: Option<Spanned<Value>>,
-    pub child_constraints: Option<Spanned<Value>>,
+    executor_id => ExecutorId,
+    category => Category,
+    tool_description => ToolDescription,
+    config_schema => ConfigSchema,
+    env_config => EnvConfig,
+    config => Config,
+    anchor => Anchor,
+    verify_deps => VerifyDeps,
+    config_resolve => ConfigResolve,
+    inputs => Inputs,
+    outputs => Outputs,
+    child_constraints => ChildConstraints,
+}
+
+impl Metadata {
+    /// The record of the given fields (a field given twice keeps its last value).
+    pub fn from_fields(fields: impl IntoIterator<Item = (Field, Spanned<Value>)>) -> Self {
+        let mut fields: Vec<(Field, Spanned<Value>)> = fields.into_iter().collect();
+        // Stable: of two entries for one field, the later stays last and wins the dedup below.
+        fields.sort_by_key(|(f, _)| *f);
+        let mut out: Vec<(Field, Spanned<Value>)> = Vec::with_capacity(fields.len());
+        for entry in fields {
+            match out.last_mut() {
+                Some(last) if last.0 == entry.0 => *last = entry,
+                _ => out.push(entry),
+            }
+        }
+        Metadata {
+            fields: out.into_boxed_slice(),
+        }
+    }
+    /// One field's value, if the file sets it.
+    pub fn get(&self, field: Field) -> Option<&Spanned<Value>> {
+        self.fields
+            .binary_search_by_key(&field, |(f, _)| *f)
+            .ok()
+            .map(|i| &self.fields[i].1)
+    }
+    /// The fields the file sets, in field order.
+    pub fn iter(&self) -> impl Iterator<Item = (Field, &Spanned<Value>)> {
+        self.fields.iter().map(|(f, v)| (*f, v))
+    }
+}
+
+/// Shows every field, set or not, as the record's fields would.
+impl fmt::Debug for Metadata {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = f.debug_struct("Metadata");
+        for field in Field::ALL {
+            s.field(field.name(), &self.get(field));
+        }
+        s.finish()
+    }
 }
 
 /// What a file's executor field says.
@@ -242,7 +369,7 @@ pub enum ExecutorRef<'a> {
 
 impl Metadata {
     pub fn executor(&self) -> ExecutorRef<'_> {
-        match &self.executor_id {
+        match self.executor_id() {
             None => ExecutorRef::Terminal,
             Some(Spanned {
                 value: Value::Null, ..
@@ -255,33 +382,31 @@ impl Metadata {
         }
     }
     pub fn version_str(&self) -> Option<Spanned<&str>> {
-        let v = self.version.as_ref()?;
+        let v = self.version()?;
         v.value.as_str().map(|s| Spanned::new(s, v.span))
     }
     pub fn tool_type_str(&self) -> Option<&str> {
-        self.tool_type.as_ref()?.value.as_str()
+        self.tool_type()?.value.as_str()
     }
     /// Declared input names (`inputs`), see `io_names`.
     pub fn input_names(&self) -> Vec<String> {
-        self.inputs
-            .as_ref()
+        self.inputs()
             .map(|v| io_names(&v.value))
             .unwrap_or_default()
     }
     /// Declared output names (`outputs`), see `io_names`.
     pub fn output_names(&self) -> Vec<String> {
-        self.outputs
-            .as_ref()
+        self.outputs()
             .map(|v| io_names(&v.value))
             .unwrap_or_default()
     }
     /// `child_constraints[child_id]` as `(min_version, max_version)` spanned strings.
     pub fn constraint_for(&self, child_id: &str) -> Option<ChildConstraint> {
-        let cc = self.child_constraints.as_ref()?;
+        let cc = self.child_constraints()?;
         let entry = cc.value.get(child_id)?;
         let bound = |key: &str| {
             entry.value.get(key).and_then(|v| match &v.value {
-                Value::Str(s) => Some(Spanned::new(s.clone(), v.span)),
+                Value::Str(s) => Some(Spanned::new(s.to_string(), v.span)),
                 Value::Int(i) => Some(Spanned::new(i.to_string(), v.span)),
                 Value::Float(f) => Some(Spanned::new(f.0.to_string(), v.span)),
                 _ => None,
@@ -307,11 +432,11 @@ pub struct ChildConstraint {
 /// with `name` (directive style), or a mapping whose keys are the names. Sorted, deduplicated.
 pub fn io_names(v: &Value) -> Vec<String> {
     let mut out: Vec<String> = match v {
-        Value::Str(s) => vec![s.clone()],
+        Value::Str(s) => vec![s.to_string()],
         Value::List(items) => items
             .iter()
             .filter_map(|i| match &i.value {
-                Value::Str(s) => Some(s.clone()),
+                Value::Str(s) => Some(s.to_string()),
                 Value::Map(_) => i
                     .value
                     .get("name")
@@ -320,7 +445,7 @@ pub fn io_names(v: &Value) -> Vec<String> {
                 _ => None,
             })
             .collect(),
-        Value::Map(m) => m.iter().map(|(k, _)| k.value.clone()).collect(),
+        Value::Map(m) => m.iter().map(|(k, _)| k.value.to_string()).collect(),
         _ => Vec::new(),
     };
     out.sort();
@@ -402,19 +527,22 @@ mod tests {
     #[test]
     fn io_names_accepts_three_shapes() {
         let s = |x: &str| Spanned::new(Value::Str(x.into()), Span::default());
-        let list = Value::List(vec![s("b"), s("a"), s("a")]);
+        let list = Value::List(Box::new([s("b"), s("a"), s("a")]));
         assert_eq!(io_names(&list), vec!["a", "b"]);
-        let map = Value::Map(vec![(
+        let map = Value::Map(Box::new([(
             Spanned::new("x".into(), Span::default()),
             s("string"),
-        )]);
+        )]));
         assert_eq!(io_names(&map), vec!["x"]);
-        let named = Value::List(vec![Spanned::new(map.clone(), Span::default())]);
+        let named = Value::List(Box::new([Spanned::new(map.clone(), Span::default())]));
         assert_eq!(io_names(&named), Vec::<String>::new());
-        let named = Value::List(vec![Spanned::new(
-            Value::Map(vec![(Spanned::new("name".into(), Span::default()), s("q"))]),
+        let named = Value::List(Box::new([Spanned::new(
+            Value::Map(Box::new([(
+                Spanned::new("name".into(), Span::default()),
+                s("q"),
+            )])),
             Span::default(),
-        )]);
+        )]));
         assert_eq!(io_names(&named), vec!["q"]);
     }
 }

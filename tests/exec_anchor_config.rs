@@ -613,7 +613,12 @@ fn decl(yaml: &str) -> Value {
         ryechain::parse::ParserKind::Yaml,
         &format!("config_resolve: {yaml}\n"),
     );
-    parsed.metadata.config_resolve.expect("declared").value
+    parsed
+        .metadata
+        .config_resolve()
+        .expect("declared")
+        .value
+        .clone()
 }
 
 fn resolve(fixture: &str, d: &str) -> Result<ResolvedConfig, String> {

@@ -66,7 +66,7 @@ fn yaml_deep_flow_nesting_is_refused_quickly() {
             ParserKind::Yaml,
             format!("version: 1.0.0\nexecutor_id: {body}\n"),
         );
-        assert_eq!(p.metadata.version, None, "{what}: metadata stays empty");
+        assert_eq!(p.metadata.version(), None, "{what}: metadata stays empty");
         assert_eq!(p.problems.len(), 1, "{what}: {:?}", p.problems);
         let problem = &p.problems[0];
         assert!(
@@ -92,7 +92,7 @@ fn yaml_parens_are_a_long_plain_scalar() {
     );
     assert!(p.problems.is_empty(), "{:?}", p.problems);
     assert_eq!(
-        p.metadata.executor_id.map(|e| e.value.to_json()),
+        p.metadata.executor_id().map(|e| e.value.to_json()),
         Some(serde_json::Value::String(body))
     );
 }
@@ -108,7 +108,7 @@ fn yaml_deep_block_nesting_is_refused() {
         depth += 1;
     }
     let p = parsed("deep block", ParserKind::Yaml, text);
-    assert_eq!(p.metadata.version, None);
+    assert_eq!(p.metadata.version(), None);
     assert!(
         p.problems[0].message.contains("nested deeper than 128"),
         "{:?}",
@@ -121,7 +121,7 @@ fn yaml_deep_block_nesting_is_refused() {
     }
     let p = parsed("block depth 100", ParserKind::Yaml, ok);
     assert!(p.problems.is_empty(), "{:?}", p.problems);
-    assert!(p.metadata.version.is_some());
+    assert!(p.metadata.version().is_some());
 }
 
 #[test]
@@ -134,7 +134,7 @@ fn yaml_long_lines_many_keys_and_brackets_in_strings_are_read() {
     );
     assert!(p.problems.is_empty(), "{:?}", p.problems);
     assert_eq!(
-        p.metadata.tool_description.map(|d| d.value.to_json()),
+        p.metadata.tool_description().map(|d| d.value.to_json()),
         Some(serde_json::Value::String(long))
     );
 
@@ -147,7 +147,7 @@ fn yaml_long_lines_many_keys_and_brackets_in_strings_are_read() {
     many.push_str("executor_id: rye/core/primitives/subprocess\n");
     let p = parsed("many keys", ParserKind::Yaml, many);
     assert!(p.problems.is_empty(), "{:?}", p.problems);
-    assert!(p.metadata.executor_id.is_some());
+    assert!(p.metadata.executor_id().is_some());
 
     // 1 MB of brackets inside quoted and block scalars and comments: text, not nesting.
     let brackets = "[{".repeat(MB / 8);
@@ -156,7 +156,7 @@ fn yaml_long_lines_many_keys_and_brackets_in_strings_are_read() {
     );
     let p = parsed("brackets in scalars", ParserKind::Yaml, text);
     assert!(p.problems.is_empty(), "{:?}", p.problems);
-    assert!(p.metadata.config.is_some());
+    assert!(p.metadata.config().is_some());
 }
 
 #[test]
@@ -178,14 +178,14 @@ fn yaml_alias_expansion_is_bounded() {
         text.clone(),
     );
     assert_eq!(
-        p.metadata.version.map(|v| v.value),
+        p.metadata.version().map(|v| v.value.clone()),
         Some(Value::Str("1.0.0".into()))
     );
     assert!(p.problems.is_empty(), "{:?}", p.problems);
     // Under a metadata key every alias is expanded, so serde_yaml's repetition limit refuses it.
     text.push_str("config: {bomb: *a9}\n");
     let p = parsed("billion laughs in config", ParserKind::Yaml, text);
-    assert_eq!(p.metadata.version, None);
+    assert_eq!(p.metadata.version(), None);
     assert_eq!(p.problems.len(), 1, "{:?}", p.problems);
     assert!(
         p.problems[0].message.contains("repetition limit exceeded"),
@@ -210,7 +210,7 @@ fn python_js_and_shell_parsers_finish_on_deep_brackets() {
         );
         // Python refuses any bracket nesting this deep before parsing (even `(((1)))`, which is
         // just 1): ruff's parser slows down with the depth.
-        assert_eq!(py.metadata.config, None, "python {what}");
+        assert_eq!(py.metadata.config(), None, "python {what}");
         assert_eq!(py.problems.len(), 1, "python {what}: {:?}", py.problems);
         assert!(
             py.problems[0].message.contains("nested deeper"),
@@ -224,7 +224,7 @@ fn python_js_and_shell_parsers_finish_on_deep_brackets() {
             format!("export const __version__ = '1.0.0';\nexport const CONFIG = {body};\n"),
         );
         if !parens {
-            assert_eq!(js.metadata.config, None, "js {what}");
+            assert_eq!(js.metadata.config(), None, "js {what}");
         }
 
         let sh = parsed(
@@ -232,9 +232,9 @@ fn python_js_and_shell_parsers_finish_on_deep_brackets() {
             ParserKind::Shell,
             format!("__version__=1.0.0\nCONFIG='{body}'\n"),
         );
-        assert_eq!(sh.metadata.config, None, "shell {what}");
+        assert_eq!(sh.metadata.config(), None, "shell {what}");
         assert_eq!(
-            sh.metadata.version.map(|v| v.value.to_json()),
+            sh.metadata.version().map(|v| v.value.to_json()),
             Some(serde_json::json!("1.0.0")),
             "shell {what}"
         );
@@ -249,19 +249,19 @@ fn python_js_and_shell_parsers_finish_on_long_lines_and_many_names() {
         ParserKind::PythonAst,
         format!("__tool_description__ = \"{long}\"\n"),
     );
-    assert!(py.problems.is_empty() && py.metadata.tool_description.is_some());
+    assert!(py.problems.is_empty() && py.metadata.tool_description().is_some());
     let js = parsed(
         "js long line",
         ParserKind::JavaScript,
         format!("export const __tool_description__ = \"{long}\";\n"),
     );
-    assert!(js.problems.is_empty() && js.metadata.tool_description.is_some());
+    assert!(js.problems.is_empty() && js.metadata.tool_description().is_some());
     let sh = parsed(
         "shell long line",
         ParserKind::Shell,
         format!("__tool_description__=\"{long}\"\n"),
     );
-    assert!(sh.problems.is_empty() && sh.metadata.tool_description.is_some());
+    assert!(sh.problems.is_empty() && sh.metadata.tool_description().is_some());
 
     type Line = fn(usize) -> String;
     let lines: [(ParserKind, Line); 3] = [

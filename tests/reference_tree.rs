@@ -159,7 +159,7 @@ fn extractor_without_parsers_map_falls_back_to_builtin_parsers() {
                 "{}",
                 f.rel(&db)
             );
-            assert!(meta.executor_id.is_some(), "{}", f.rel(&db));
+            assert!(meta.executor_id().is_some(), "{}", f.rel(&db));
         }
     }
 }

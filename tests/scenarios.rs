@@ -4,7 +4,7 @@
 use ryechain::analysis::chain_view::chain_of;
 use ryechain::analysis::{LintOptions, lint};
 use ryechain::db::{Db, Settings};
-use ryechain::model::{Metadata, Space, SpaceKind, Span, Spanned, Value};
+use ryechain::model::{Field, Metadata, Space, SpaceKind, Span, Spanned, Value};
 use ryechain::resolve::{DEFAULT_MAX_DEPTH, chain, resolve_root};
 use ryechain::rules::checks::parse_version_lenient;
 use ryechain::rules::validate::{Link, validate_chain};
@@ -224,26 +224,25 @@ fn validator_io_and_version_messages() {
             Span::default(),
         )
     };
-    let child = Metadata {
-        version: Some(s("1.0.0")),
-        outputs: Some(list(&["a"])),
-        ..Default::default()
-    };
-    let constraint = Value::Map(vec![(
+    let child =
+        Metadata::from_fields([(Field::Version, s("1.0.0")), (Field::Outputs, list(&["a"]))]);
+    let constraint = Value::Map(Box::new([(
         Spanned::new("min_version".into(), Span::default()),
         s("2.0.0"),
-    )]);
-    let parent = Metadata {
-        inputs: Some(list(&["a", "b"])),
-        child_constraints: Some(Spanned::new(
-            Value::Map(vec![(
-                Spanned::new("c".into(), Span::default()),
-                Spanned::new(constraint, Span::default()),
-            )]),
-            Span::default(),
-        )),
-        ..Default::default()
-    };
+    )]));
+    let parent = Metadata::from_fields([
+        (Field::Inputs, list(&["a", "b"])),
+        (
+            Field::ChildConstraints,
+            Spanned::new(
+                Value::Map(Box::new([(
+                    Spanned::new("c".into(), Span::default()),
+                    Spanned::new(constraint, Span::default()),
+                )])),
+                Span::default(),
+            ),
+        ),
+    ]);
     let r = validate_chain(&[
         Link {
             item_id: "c",

@@ -72,7 +72,7 @@ pub fn chain_of(db: &RootDb, item_id: &str) -> ChainView {
                 .map(str::to_owned)
                 .or(e.primitive.then(|| "primitive".to_owned())),
             executor_id: meta
-                .and_then(|m| m.executor_id.as_ref())
+                .and_then(|m| m.executor_id())
                 .and_then(|v| v.value.as_str())
                 .map(str::to_owned),
             shadowed: shadowed

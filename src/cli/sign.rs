@@ -424,16 +424,14 @@ fn tool_fields(db: &dyn Db, file: SourceFile, text: &str, stem: &str) -> Result<
         return Err(Refusal::new("Failed to parse tool file", details));
     }
     let m = &parsed.metadata;
-    let j = |v: &Option<crate::model::Spanned<crate::model::Value>>| {
-        v.as_ref().map(|s| s.value.to_json())
-    };
+    let j = |v: Option<&crate::model::Spanned<crate::model::Value>>| v.map(|s| s.value.to_json());
     Ok(vec![
         ("name", Some(Json::String(stem.to_owned()))),
-        ("version", j(&m.version)),
-        ("category", j(&m.category)),
-        ("tool_type", j(&m.tool_type)),
-        ("description", j(&m.tool_description)),
-        ("executor_id", j(&m.executor_id)),
+        ("version", j(m.version())),
+        ("category", j(m.category())),
+        ("tool_type", j(m.tool_type())),
+        ("description", j(m.tool_description())),
+        ("executor_id", j(m.executor_id())),
     ])
 }
 

@@ -44,8 +44,8 @@ impl AnchorElement {
                 AnchorElement {
                     item_id: e.item_id.clone(),
                     path: e.file.map(|f| f.path(db).as_ref().clone()),
-                    anchor: json(|m| m.anchor.as_ref().map(|v| v.value.to_json())),
-                    verify_deps: json(|m| m.verify_deps.as_ref().map(|v| v.value.to_json())),
+                    anchor: json(|m| m.anchor().map(|v| v.value.to_json())),
+                    verify_deps: json(|m| m.verify_deps().map(|v| v.value.to_json())),
                 }
             })
             .collect()

@@ -362,7 +362,7 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
         .iter()
         .map(|e| {
             let meta = e.file.map(|f| metadata(dbr, f).clone());
-            meta.and_then(|m| m.env_config.as_ref().map(|v| v.value.to_json()))
+            meta.and_then(|m| m.env_config().map(|v| v.value.to_json()))
         })
         .collect();
     let env_elements: Vec<EnvElement<'_>> = ch
@@ -389,7 +389,7 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
     // 7. CONFIG_RESOLVE (§7.3): the tool's config files, injected as `resolved_config`.
     let mut params = req.params.clone();
     let root_meta = metadata(dbr, root_file);
-    if let Some(decl) = &root_meta.config_resolve {
+    if let Some(decl) = root_meta.config_resolve() {
         match resolve_config(dbr, &decl.value, &ask) {
             None => return Step::Need(ask.needs()),
             Some(Err(e)) => return refuse(req, e, &ids, trace),
@@ -406,7 +406,7 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
         .iter()
         .map(|e| {
             e.file
-                .and_then(|f| metadata(dbr, f).config.as_ref().map(|v| v.value.to_json()))
+                .and_then(|f| metadata(dbr, f).config().map(|v| v.value.to_json()))
                 .unwrap_or(Json::Null)
         })
         .collect();

@@ -393,7 +393,7 @@ impl Scanner<'_> {
 /// (lockfile logic skipped).
 pub fn tool_version(db: &dyn Db, file: SourceFile) -> Option<String> {
     let meta = metadata(db, file);
-    match &meta.version {
+    match meta.version() {
         Some(v) => py_str(&v.value),
         None => {
             let rel = file.rel(db);
@@ -407,7 +407,7 @@ pub fn tool_version(db: &dyn Db, file: SourceFile) -> Option<String> {
 /// Python's `str()` of a scalar metadata value (`None` for null, lists and maps).
 fn py_str(v: &Value) -> Option<String> {
     match v {
-        Value::Str(s) => Some(s.clone()),
+        Value::Str(s) => Some(s.to_string()),
         Value::Int(i) => Some(i.to_string()),
         Value::Bool(b) => Some(if *b { "True" } else { "False" }.to_owned()),
         Value::Float(f) if f.0.is_finite() && f.0.fract() == 0.0 && f.0.abs() < 1e16 => {
@@ -607,14 +607,14 @@ pub fn build_lockfile(db: &dyn Db, item_id: &str, generated_at: &str) -> Result<
         let meta = e.file.map(|f| metadata(db, f).clone());
         let tool_type = meta
             .as_deref()
-            .and_then(|m| m.tool_type.as_ref())
+            .and_then(|m| m.tool_type())
             .map(|v| v.value.to_json())
             .filter(|v| !v.is_null())
             .or_else(|| e.primitive.then(|| Json::from("primitive")))
             .unwrap_or(Json::Null);
         let executor_id = meta
             .as_deref()
-            .and_then(|m| m.executor_id.as_ref())
+            .and_then(|m| m.executor_id())
             .map_or(Json::Null, |v| v.value.to_json());
         let integrity = match e.file {
             Some(f) => Json::from(hash_of(f)?),

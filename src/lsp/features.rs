@@ -253,27 +253,27 @@ pub fn header_symbols(db: &RootDb, file: SourceFile) -> Vec<HeaderSymbol> {
     }
     let m = metadata(db, file);
     let fields = [
-        ("version", &m.version),
-        ("tool_type", &m.tool_type),
-        ("executor_id", &m.executor_id),
-        ("category", &m.category),
-        ("description", &m.tool_description),
-        ("config_schema", &m.config_schema),
-        ("env_config", &m.env_config),
-        ("config", &m.config),
-        ("anchor", &m.anchor),
-        ("verify_deps", &m.verify_deps),
-        ("config_resolve", &m.config_resolve),
-        ("inputs", &m.inputs),
-        ("outputs", &m.outputs),
-        ("child_constraints", &m.child_constraints),
+        ("version", m.version()),
+        ("tool_type", m.tool_type()),
+        ("executor_id", m.executor_id()),
+        ("category", m.category()),
+        ("description", m.tool_description()),
+        ("config_schema", m.config_schema()),
+        ("env_config", m.env_config()),
+        ("config", m.config()),
+        ("anchor", m.anchor()),
+        ("verify_deps", m.verify_deps()),
+        ("config_resolve", m.config_resolve()),
+        ("inputs", m.inputs()),
+        ("outputs", m.outputs()),
+        ("child_constraints", m.child_constraints()),
     ];
     let mut out: Vec<HeaderSymbol> = fields
         .into_iter()
         .filter_map(|(name, v)| {
             let v = v.as_ref()?;
             let detail = match &v.value {
-                Value::Str(s) => Some(s.clone()),
+                Value::Str(s) => Some(s.to_string()),
                 Value::Null => Some("None".to_owned()),
                 Value::Bool(b) => Some(b.to_string()),
                 Value::Int(i) => Some(i.to_string()),

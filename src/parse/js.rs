@@ -20,7 +20,7 @@
 //! silently, as a non-literal Python value is.
 
 use super::{EntryPoint, FieldNames, Fields, MAX_NESTING, MAX_TEXT_LEN, clamp_span};
-use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Value};
+use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Str, Value};
 
 /// JS names feeding each metadata field (§2.5; DESIGN.md "Metadata" adds the upper-case I/O,
 /// constraint and resolve constants).
@@ -285,11 +285,11 @@ impl LiteralReader<'_, '_> {
         let scalar = |v: Value| Ok((Spanned::new(v, self.span(at, at)), at + 1));
         match &tok.kind {
             Kind::Str => match tok.string(self.text) {
-                Ok(s) => scalar(Value::Str(s)),
+                Ok(s) => scalar(Value::Str(s.into())),
                 Err(e) => self.err(at, e),
             },
             Kind::Template => match tok.template(self.text) {
-                Some(s) => scalar(Value::Str(s)),
+                Some(s) => scalar(Value::Str(s.into())),
                 None => self.err(
                     at,
                     "a template literal with `${…}` substitutions is not a constant",
@@ -355,7 +355,8 @@ impl LiteralReader<'_, '_> {
                 return self.err(open, "this `{` is never closed");
             };
             if tok.is_punct(self.text, "}") {
-                return Ok((Spanned::new(Value::Map(entries), self.span(open, i)), i + 1));
+                let map = Value::Map(entries.into_boxed_slice());
+                return Ok((Spanned::new(map, self.span(open, i)), i + 1));
             }
             let key_text = tok.text(self.text);
             let literal_key = match tok.kind {
@@ -384,7 +385,7 @@ impl LiteralReader<'_, '_> {
                     );
                 }
             };
-            let key = Spanned::new(key, self.span(i, i));
+            let key = Spanned::new(Str::from(key), self.span(i, i));
             let Some(colon) = self.tokens.get(i + 1) else {
                 return self.err(open, "this `{` is never closed");
             };
@@ -426,7 +427,8 @@ impl LiteralReader<'_, '_> {
                 return self.err(open, "this `[` is never closed");
             };
             if tok.is_punct(self.text, "]") {
-                return Ok((Spanned::new(Value::List(items), self.span(open, i)), i + 1));
+                let list = Value::List(items.into_boxed_slice());
+                return Ok((Spanned::new(list, self.span(open, i)), i + 1));
             }
             if tok.is_punct(self.text, ",") {
                 return self.err(i, "an array hole (`,,`) is not a JSON value");
@@ -966,7 +968,7 @@ mod tests {
     }
 
     fn s(x: &str) -> Value {
-        Value::Str(x.to_owned())
+        Value::Str(x.into())
     }
 
     #[test]
@@ -975,17 +977,17 @@ mod tests {
         let p = parse_js(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
         let m = &p.metadata;
-        let v = m.version.as_ref().unwrap();
+        let v = m.version().unwrap();
         assert_eq!(v.value, s("1.0.0"));
         assert_eq!(slice(text, v.span), "\"1.0.0\"");
         assert_eq!(line_of(text, v.span.start), 3);
-        assert_eq!(m.tool_type.as_ref().unwrap().value, s("javascript"));
-        assert_eq!(m.category.as_ref().unwrap().value, s("rye/web"));
-        let e = m.executor_id.as_ref().unwrap();
+        assert_eq!(m.tool_type().unwrap().value, s("javascript"));
+        assert_eq!(m.category().unwrap().value, s("rye/web"));
+        let e = m.executor_id().unwrap();
         assert_eq!(e.value, Value::Null);
         assert_eq!(slice(text, e.span), "null");
         assert_eq!(
-            m.tool_description.as_ref().unwrap().value,
+            m.tool_description().unwrap().value,
             s("It's a \"tool\"é😀A")
         );
     }
@@ -995,7 +997,7 @@ mod tests {
         let text = "export const CONFIG: Record<string, unknown> = {\n  // the command\n  command: 'node', /* inline */\n  \"args\": [\n    '{tool_path}',\n    \"--flag\", // trailing\n  ],\n  timeout: 300,\n  ratio: -1.5,\n  hex: 0xFF,\n  big: 1_000_000,\n  'nested': { a: true, b: null, c: `tpl`, },\n  42: 'numeric key',\n} as const;\n";
         let p = parse_js(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        let cfg = p.metadata.config.unwrap();
+        let cfg = p.metadata.config().unwrap();
         assert_eq!(
             cfg.value.to_json(),
             serde_json::json!({
@@ -1032,10 +1034,10 @@ mod tests {
         let p = parse_js(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
         let m = p.metadata;
-        assert!(m.config_schema.is_some());
-        assert!(m.env_config.is_some());
+        assert!(m.config_schema().is_some());
+        assert!(m.env_config().is_some());
         assert_eq!(
-            m.config_resolve
+            m.config_resolve()
                 .as_ref()
                 .unwrap()
                 .value
@@ -1096,8 +1098,8 @@ mod tests {
         ];
         for (text, at, why) in cases {
             let p = parse_js(text);
-            assert_eq!(p.metadata.config, None, "{text:?}");
-            assert_eq!(p.metadata.inputs, None, "{text:?}");
+            assert_eq!(p.metadata.config(), None, "{text:?}");
+            assert_eq!(p.metadata.inputs(), None, "{text:?}");
             assert_eq!(p.problems.len(), 1, "{text:?}: {:?}", p.problems);
             let problem = &p.problems[0];
             let name = if text.contains("INPUTS") {
@@ -1137,9 +1139,9 @@ mod tests {
         let text = "const a = '{ const CONFIG = {bad} }';\nconst b = \"}\";\nconst re = /[}{]\\/\"/g;\nconst t = `${ { x: '}' } } const __version__ = 'no'`;\n/* const __version__ = 'commented' */\n// const CONFIG = {x: 1}\nconst q = 4 / 2 / 1;\nexport const __version__ = '2.0.0';\nconst CONFIG = {ok: 1};\n";
         let p = parse_js(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        assert_eq!(p.metadata.version.unwrap().value, s("2.0.0"));
+        assert_eq!(p.metadata.version().unwrap().value, s("2.0.0"));
         assert_eq!(
-            p.metadata.config.unwrap().value.to_json(),
+            p.metadata.config().unwrap().value.to_json(),
             serde_json::json!({"ok": 1})
         );
     }
@@ -1149,7 +1151,7 @@ mod tests {
         let text = "var __version__ = '1.0.0'\nvar __version__ = '1.1.0'\nconst INPUTS = ['x']\nconst OUTPUTS = ['y']\n";
         let p = parse_js(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        let v = p.metadata.version.clone().unwrap();
+        let v = p.metadata.version().cloned().unwrap();
         assert_eq!(v.value, s("1.1.0"));
         assert_eq!(line_of(text, v.span.start), 2);
         assert_eq!(p.metadata.input_names(), vec!["x"]);
@@ -1162,11 +1164,11 @@ mod tests {
         let p = parse_js(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
         assert_eq!(
-            p.metadata.config.clone().unwrap().value.to_json(),
+            p.metadata.config().cloned().unwrap().value.to_json(),
             serde_json::json!({"command": "tsx", "args": []})
         );
         assert_eq!(p.metadata.input_names(), vec!["q"]);
-        assert_eq!(p.metadata.version.unwrap().value, s("3.1.4"));
+        assert_eq!(p.metadata.version().unwrap().value, s("3.1.4"));
     }
 
     #[test]
@@ -1190,7 +1192,7 @@ mod tests {
             let p = parse_js(&text);
             assert!(p.problems.is_empty(), "{src}: {:?}", p.problems);
             assert_eq!(
-                p.metadata.config.unwrap().value.get("n").unwrap().value,
+                p.metadata.config().unwrap().value.get("n").unwrap().value,
                 want,
                 "{src}"
             );
@@ -1205,7 +1207,7 @@ mod tests {
             "]".repeat(100_000)
         );
         let p = parse_js(&text);
-        assert_eq!(p.metadata.config, None);
+        assert_eq!(p.metadata.config(), None);
         assert_eq!(p.problems.len(), 1);
         assert!(p.problems[0].message.contains("nested deeper"));
         let text = format!("const x = `{}`;", "${`".repeat(50_000));

@@ -23,7 +23,7 @@ pub use yaml::parse_yaml;
 
 use std::collections::HashMap;
 
-use crate::model::{Metadata, ParsedFile, Span, Spanned, Value};
+use crate::model::{Field, Metadata, ParsedFile, Span, Spanned, Value};
 
 /// A built-in parser. Extractor `parsers:` names map onto these (§1.6; DESIGN.md: no Python
 /// parser modules are executed, the name is a key into this registry).
@@ -185,7 +185,7 @@ pub(crate) struct FieldNames {
 }
 
 impl FieldNames {
-    /// The source names of every field, field by field.
+    /// The source names of every field, in [`Field::ALL`] order.
     fn all(&self) -> [&'static [&'static str]; 14] {
         [
             self.version,
@@ -230,22 +230,13 @@ impl Fields {
 
     /// The normalised record: for each field, the first of its source names that was read.
     pub fn metadata(mut self, names: &FieldNames) -> Metadata {
-        Metadata {
-            version: self.pick(names.version),
-            tool_type: self.pick(names.tool_type),
-            executor_id: self.pick(names.executor_id),
-            category: self.pick(names.category),
-            tool_description: self.pick(names.tool_description),
-            config_schema: self.pick(names.config_schema),
-            env_config: self.pick(names.env_config),
-            config: self.pick(names.config),
-            anchor: self.pick(names.anchor),
-            verify_deps: self.pick(names.verify_deps),
-            config_resolve: self.pick(names.config_resolve),
-            inputs: self.pick(names.inputs),
-            outputs: self.pick(names.outputs),
-            child_constraints: self.pick(names.child_constraints),
-        }
+        let all = names.all();
+        Metadata::from_fields(
+            Field::ALL
+                .iter()
+                .zip(all)
+                .filter_map(|(&field, names)| self.pick(names).map(|v| (field, v))),
+        )
     }
 }
 

@@ -39,23 +39,8 @@ fn check_value(text: &str, v: &Spanned<Value>) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn fields(m: &Metadata) -> [&Option<Spanned<Value>>; 14] {
-    [
-        &m.version,
-        &m.tool_type,
-        &m.executor_id,
-        &m.category,
-        &m.tool_description,
-        &m.config_schema,
-        &m.env_config,
-        &m.config,
-        &m.anchor,
-        &m.verify_deps,
-        &m.config_resolve,
-        &m.inputs,
-        &m.outputs,
-        &m.child_constraints,
-    ]
+fn fields(m: &Metadata) -> [Option<&Spanned<Value>>; 14] {
+    crate::model::Field::ALL.map(|f| m.get(f))
 }
 
 fn check_parsed(text: &str, parsed: &ParsedFile) -> Result<(), TestCaseError> {
@@ -189,9 +174,9 @@ proptest! {
         let parsed = parse(ParserKind::PythonAst, &text);
         check_parsed(&text, &parsed)?;
         if parsed.problems.is_empty() {
-            let v = parsed.metadata.version.as_ref().map(|v| v.value.clone());
+            let v = parsed.metadata.version().map(|v| v.value.clone());
             if !noise.contains("__version__") {
-                prop_assert_eq!(v, Some(Value::Str(version)));
+                prop_assert_eq!(v, Some(Value::Str(version.into())));
             }
         }
     }

@@ -26,7 +26,7 @@ use ruff_python_parser::parse_unchecked_source;
 use ruff_text_size::{Ranged, TextRange};
 
 use super::{EntryPoint, FieldNames, Fields, MAX_NESTING, MAX_TEXT_LEN, clamp_span};
-use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Value};
+use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Str, Value};
 
 /// Python variable names feeding each metadata field: dunder before bare name, upper-case
 /// before lower-case (§2.3 normalisation, DESIGN.md "Metadata").
@@ -70,10 +70,7 @@ pub fn parse_python(text: &str) -> ParsedFile {
 /// too-deep wanted values). This is what the header parser (metadata names) and the Python
 /// extractor reader (`EXTENSIONS`, `PARSERS`, §1.5) both read; other names' values are never
 /// built, so a module of many constants costs only its parse. Never panics.
-pub fn top_level_literals(
-    text: &str,
-    wanted: impl Fn(&str) -> bool,
-) -> (Vec<(String, Spanned<Value>)>, Vec<ParseProblem>) {
+pub fn top_level_literals(text: &str, wanted: impl Fn(&str) -> bool) -> Literals {
     if text.len() > MAX_TEXT_LEN {
         return (Vec::new(), super::too_large("Python").problems);
     }
@@ -86,6 +83,40 @@ pub fn top_level_literals(
         };
         return (Vec::new(), vec![problem]);
     }
+    if text.len() >= LARGE_FILE_BYTES
+        && let Some(found) = literals_in_pieces(text, &wanted)
+    {
+        return found;
+    }
+    literals_whole(text, &wanted)
+}
+
+/// The wanted values and the problems met, as [`top_level_literals`] returns them.
+type Literals = (Vec<(String, Spanned<Value>)>, Vec<ParseProblem>);
+
+/// [`top_level_literals`] read a piece at a time (see [`chunks`]); `None` when a piece does not
+/// parse cleanly (the whole file must then be parsed as one).
+fn literals_in_pieces(text: &str, wanted: &impl Fn(&str) -> bool) -> Option<Literals> {
+    let mut values = Vec::new();
+    let mut problems = Vec::new();
+    let clean = chunks(text).all(|(base, chunk)| {
+        let parsed = parse_unchecked_source(chunk, PySourceType::Python);
+        let clean = parsed.errors().is_empty();
+        if clean {
+            let errors = ErrorIndex::new(chunk, std::iter::empty());
+            let found = literals_of(chunk, base, &parsed, &errors, wanted);
+            values.extend(found.0);
+            problems.extend(found.1);
+        }
+        dismantle(parsed.into_syntax().body);
+        clean
+    });
+    clean.then_some((values, problems))
+}
+
+/// [`top_level_literals`] from one parse of the whole text.
+fn literals_whole(text: &str, wanted: &impl Fn(&str) -> bool) -> Literals {
+    let _one_at_a_time = large_parse_turn(text);
     let parsed = parse_unchecked_source(text, PySourceType::Python);
     let mut problems: Vec<ParseProblem> = parsed
         .errors()
@@ -96,7 +127,23 @@ pub fn top_level_literals(
         })
         .collect();
     let errors = ErrorIndex::new(text, parsed.errors().iter().map(|e| e.location));
+    let (values, too_deep) = literals_of(text, 0, &parsed, &errors, wanted);
+    problems.extend(too_deep);
+    dismantle(parsed.into_syntax().body);
+    (values, problems)
+}
+
+/// The wanted top-level literals of one parsed module (`text` starting at byte `base` of the
+/// file), and a problem for each wanted value nested too deep.
+fn literals_of(
+    text: &str,
+    base: usize,
+    parsed: &ruff_python_parser::Parsed<ast::ModModule>,
+    errors: &ErrorIndex,
+    wanted: &impl Fn(&str) -> bool,
+) -> (Vec<(String, Spanned<Value>)>, Vec<ParseProblem>) {
     let mut values = Vec::new();
+    let mut problems = Vec::new();
     for stmt in &parsed.syntax().body {
         let Stmt::Assign(assign) = stmt else { continue };
         let [Expr::Name(target)] = assign.targets.as_slice() else {
@@ -110,12 +157,13 @@ pub fn top_level_literals(
         }
         let reader = LiteralReader {
             text,
+            base,
             too_deep: Cell::new(false),
         };
         match reader.literal(&assign.value, 0) {
             Some(value) => values.push((target.id.as_str().to_owned(), value)),
             None if reader.too_deep.get() => problems.push(ParseProblem {
-                span: span_of(text, assign.value.range()),
+                span: reader.span(assign.value.range()),
                 message: format!(
                     "`{}` is nested deeper than {MAX_NESTING} levels; its value is not read",
                     target.id.as_str()
@@ -124,8 +172,88 @@ pub fn top_level_literals(
             None => {}
         }
     }
-    dismantle(parsed.into_syntax().body);
     (values, problems)
+}
+
+/// From this size on, a file is parsed a piece at a time (see [`chunks`]): ruff's syntax tree
+/// takes about 30 bytes per byte of source, so a 7 MB module held a 200 MiB tree.
+const LARGE_FILE_BYTES: usize = 1 << 20;
+
+/// The size a piece of a large file grows to before it is cut at the next safe line.
+const CHUNK_BYTES: usize = 256 << 10;
+
+/// A large file cut into pieces of whole top-level statements, each with its byte offset. A cut
+/// goes before a line that starts in column 0 with a name character (not `else`, `elif`,
+/// `except`, `finally`), after a line that also starts in column 0 with a name character and
+/// does not end with `\`, `:`, `,` or an opening bracket: a simple top-level statement ends
+/// there, as far as a line can tell.
+///
+/// A line cannot tell whether it lies inside a string or brackets opened earlier. That is why a
+/// piece counts only when it parses without a single error, and the whole file is parsed as one
+/// otherwise: a piece that parses cleanly from a fresh start ends with the lexer in a fresh state
+/// (no string or bracket open, no block pending), which is the state the whole file's lexer is
+/// in at the cut too. So a file whose pieces all parse cleanly has exactly their statements, in
+/// order, and no syntax error, as the single parse would find.
+fn chunks(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start >= text.len() {
+            return None;
+        }
+        let end = next_cut(text, start + CHUNK_BYTES).unwrap_or(text.len());
+        let piece = (start, &text[start..end]);
+        start = end;
+        Some(piece)
+    })
+}
+
+/// The first safe cut (see [`chunks`]) at or after byte `from`, if any.
+fn next_cut(text: &str, from: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    if from >= b.len() {
+        return None;
+    }
+    let starts_statement = |at: usize| {
+        b.get(at)
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+    };
+    let mut line = from;
+    loop {
+        // The start of the next line after `line - 1`.
+        let nl = memchr::memchr(b'\n', &b[line.saturating_sub(1)..])? + line.saturating_sub(1);
+        let next = nl + 1;
+        if next >= b.len() {
+            return None;
+        }
+        let prev_start = b[..nl]
+            .iter()
+            .rposition(|c| *c == b'\n')
+            .map_or(0, |p| p + 1);
+        let prev = text[prev_start..nl].trim_end_matches('\r').trim_end();
+        let continues = ["else", "elif", "except", "finally"].iter().any(|k| {
+            text[next..].starts_with(k)
+                && !b
+                    .get(next + k.len())
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        });
+        if starts_statement(next)
+            && starts_statement(prev_start)
+            && !continues
+            && !prev.ends_with(['\\', ':', ',', '(', '[', '{'])
+        {
+            return Some(next);
+        }
+        line = next + 1;
+    }
+}
+
+/// A whole-file parse of a large file waits for any other to finish: a large file that could not
+/// be read in pieces (a syntax error, an unlucky cut) builds its whole tree, and two such trees
+/// at once on two threads doubled the peak. Nothing is awaited while the turn is held (the parse
+/// is pure), so it cannot deadlock.
+fn large_parse_turn(text: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    (text.len() >= LARGE_FILE_BYTES).then(|| TURN.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// Whether the module's code is meant to be run, and how (a fact for `unknown-primitive`, never
@@ -137,16 +265,51 @@ pub fn entry_point(text: &str) -> Option<EntryPoint> {
     {
         return None;
     }
+    if text.len() >= LARGE_FILE_BYTES
+        && let Some(found) = entry_point_in_pieces(text)
+    {
+        return found;
+    }
+    entry_point_whole(text)
+}
+
+/// [`entry_point`] read a piece at a time, up to the first piece with a syntax error: the
+/// statements before it are the whole file's (see [`chunks`]), so the first entry point among
+/// them is the answer. `None` when that piece comes first (parse the whole file).
+fn entry_point_in_pieces(text: &str) -> Option<Option<EntryPoint>> {
+    for (_, chunk) in chunks(text) {
+        let parsed = parse_unchecked_source(chunk, PySourceType::Python);
+        let clean = parsed.errors().is_empty();
+        let found = if clean { entry_point_of(&parsed) } else { None };
+        dismantle(parsed.into_syntax().body);
+        if !clean {
+            return None;
+        }
+        if found.is_some() {
+            return Some(found);
+        }
+    }
+    Some(None)
+}
+
+/// [`entry_point`] from one parse of the whole text.
+fn entry_point_whole(text: &str) -> Option<EntryPoint> {
+    let _one_at_a_time = large_parse_turn(text);
     let parsed = parse_unchecked_source(text, PySourceType::Python);
-    let found = parsed.syntax().body.iter().find_map(|stmt| match stmt {
+    let found = entry_point_of(&parsed);
+    dismantle(parsed.into_syntax().body);
+    found
+}
+
+/// The first top-level statement of a parsed module that makes it an entry point.
+fn entry_point_of(parsed: &ruff_python_parser::Parsed<ast::ModModule>) -> Option<EntryPoint> {
+    parsed.syntax().body.iter().find_map(|stmt| match stmt {
         Stmt::If(s) if is_main_test(&s.test) => Some(EntryPoint::MainBlock),
         Stmt::FunctionDef(f) if f.name.id.as_str() == "execute" => {
             Some(EntryPoint::ExecuteFunction)
         }
         _ => None,
-    });
-    dismantle(parsed.into_syntax().body);
-    found
+    })
 }
 
 /// `__name__ == "__main__"` or `"__main__" == __name__`.
@@ -331,13 +494,27 @@ fn span_of(text: &str, range: TextRange) -> Span {
 /// Converts literal expressions into spanned [`Value`]s; `None` means "not a literal".
 struct LiteralReader<'t> {
     text: &'t str,
+    /// Byte offset of `text` in the file (a piece of a large file starts past 0).
+    base: usize,
     /// Set when conversion stopped at [`MAX_NESTING`] rather than at a non-literal.
     too_deep: Cell<bool>,
 }
 
 impl LiteralReader<'_> {
     fn spanned(&self, value: Value, range: TextRange) -> Spanned<Value> {
-        Spanned::new(value, span_of(self.text, range))
+        Spanned::new(value, self.span(range))
+    }
+
+    /// The span of `range` of `text`, in the file.
+    fn span(&self, range: TextRange) -> Span {
+        let span = span_of(self.text, range);
+        if self.base == 0 {
+            return span;
+        }
+        Span::new(
+            span.start as usize + self.base,
+            span.end as usize + self.base,
+        )
     }
 
     fn literal(&self, expr: &Expr, depth: usize) -> Option<Spanned<Value>> {
@@ -346,10 +523,10 @@ impl LiteralReader<'_> {
             return None;
         }
         let value = match expr {
-            Expr::StringLiteral(s) => Value::Str(s.value.to_str().to_owned()),
+            Expr::StringLiteral(s) => Value::Str(Str::from(s.value.to_str())),
             Expr::BytesLiteral(b) => {
                 let bytes: Vec<u8> = b.value.bytes().collect();
-                Value::Str(String::from_utf8_lossy(&bytes).into_owned())
+                Value::Str(String::from_utf8_lossy(&bytes).into())
             }
             Expr::NumberLiteral(n) => number(&n.value, false)?,
             Expr::BooleanLiteral(b) => Value::Bool(b.value),
@@ -360,17 +537,16 @@ impl LiteralReader<'_> {
             | Expr::Set(ast::ExprSet { elts, .. }) => Value::List(
                 elts.iter()
                     .map(|e| self.literal(e, depth + 1))
-                    .collect::<Option<Vec<_>>>()?,
+                    .collect::<Option<Box<[_]>>>()?,
             ),
             Expr::Dict(d) => {
                 let mut entries = Vec::with_capacity(d.items.len());
                 for item in &d.items {
                     let key_expr = item.key.as_ref()?;
-                    let key =
-                        Spanned::new(dict_key(key_expr)?, span_of(self.text, key_expr.range()));
+                    let key = Spanned::new(dict_key(key_expr)?, self.span(key_expr.range()));
                     entries.push((key, self.literal(&item.value, depth + 1)?));
                 }
-                Value::Map(entries)
+                Value::Map(entries.into_boxed_slice())
             }
             // `set()` is the one call `ast.literal_eval` accepts: the empty set.
             Expr::Call(call)
@@ -378,7 +554,7 @@ impl LiteralReader<'_> {
                     && call.arguments.keywords.is_empty()
                     && matches!(&*call.func, Expr::Name(n) if n.id.as_str() == "set") =>
             {
-                Value::List(Vec::new())
+                Value::List(Box::default())
             }
             _ => return None,
         };
@@ -426,9 +602,16 @@ fn signed(u: &ast::ExprUnaryOp) -> Option<Value> {
 }
 
 /// The string a literal dict key is stored under: strings as is, other scalars as Python `repr`.
-fn dict_key(expr: &Expr) -> Option<String> {
+fn dict_key(expr: &Expr) -> Option<Str> {
+    Some(match expr {
+        Expr::StringLiteral(s) => Str::from(s.value.to_str()),
+        other => dict_key_text(other)?.into(),
+    })
+}
+
+/// A dict key other than a string literal, as Python's `repr` writes it.
+fn dict_key_text(expr: &Expr) -> Option<String> {
     match expr {
-        Expr::StringLiteral(s) => Some(s.value.to_str().to_owned()),
         Expr::BytesLiteral(b) => {
             let bytes: Vec<u8> = b.value.bytes().collect();
             Some(String::from_utf8_lossy(&bytes).into_owned())
@@ -548,11 +731,11 @@ mod tests {
     }
 
     fn value_of(text: &str) -> Option<Value> {
-        parse(text).metadata.config.map(|v| v.value)
+        parse(text).metadata.config().map(|v| v.value.clone())
     }
 
     fn s(x: &str) -> Value {
-        Value::Str(x.to_owned())
+        Value::Str(x.into())
     }
 
     /// Drop spans so structures can be compared with plain expectations.
@@ -568,31 +751,103 @@ mod tests {
         &text[span.range()]
     }
 
+    /// A large module: a header, `filler` lines up to past `LARGE_FILE_BYTES`, with `middle`
+    /// written about halfway and `tail` at the end.
+    fn large(header: &str, middle: &str, tail: &str) -> String {
+        let mut text = header.to_owned();
+        let line = "x = [1, 2, 3]  # filler\n";
+        let half = LARGE_FILE_BYTES / 2;
+        while text.len() < half {
+            text.push_str(line);
+        }
+        text.push_str(middle);
+        while text.len() < LARGE_FILE_BYTES + CHUNK_BYTES {
+            text.push_str(line);
+        }
+        text.push_str(tail);
+        text
+    }
+
+    /// Piecewise reading answers exactly what one parse of the whole file answers.
+    fn same_as_whole(text: &str) {
+        assert!(text.len() >= LARGE_FILE_BYTES);
+        let wanted = |n: &str| PYTHON_FIELDS.contains(n) || n == "late";
+        let whole = literals_whole(text, &wanted);
+        assert_eq!(top_level_literals(text, wanted), whole);
+        assert_eq!(entry_point(text), entry_point_whole(text));
+    }
+
+    #[test]
+    fn large_files_are_read_in_pieces_with_the_same_answers() {
+        let header = "__version__ = \"1.0.0\"\nCONFIG = {\"a\": [1, 2]}\n";
+        // Clean: every piece parses, so the pieces' answers are used.
+        let clean = large(header, "late = {'k': 'v'}\n", "late = 'last'\n");
+        assert!(chunks(&clean).count() > 2);
+        assert!(literals_in_pieces(&clean, &|_| true).is_some());
+        same_as_whole(&clean);
+        let p = parse(&clean);
+        assert_eq!(p.metadata.version().unwrap().value, s("1.0.0"));
+        assert_eq!(
+            slice(&clean, p.metadata.config().unwrap().span),
+            "{\"a\": [1, 2]}"
+        );
+        // An entry point after the first piece, and one inside a string (not an entry point).
+        let main = large(header, "def execute():\n    pass\n", "");
+        assert_eq!(entry_point(&main), Some(EntryPoint::ExecuteFunction));
+        same_as_whole(&main);
+        // Cuts that would fall inside a string, brackets, a decorated definition or an `if`
+        // with an `else`: the pieces do not parse, the whole file is read as one.
+        let filler = "y = 1\n".repeat(CHUNK_BYTES / 6 + 10);
+        for middle in [
+            format!("s = \"\"\"\n{filler}\"\"\"\n"),
+            format!("d = [\n{}]\n", "y,\n".repeat(CHUNK_BYTES / 3)),
+            format!("@decorator\n{filler}def f():\n    pass\n"),
+            format!("if True:\n    y = 1\nelse:\n    y = 2\n{filler}"),
+        ] {
+            same_as_whole(&large(header, &middle, "late = 1\n"));
+        }
+        // A syntax error at the end: reported as one parse reports it, earlier values kept.
+        let broken = large(header, "", "def broken(:\n");
+        assert!(literals_in_pieces(&broken, &|_| true).is_none());
+        same_as_whole(&broken);
+        assert!(!parse(&broken).problems.is_empty());
+    }
+
+    #[test]
+    fn cuts_fall_between_simple_top_level_statements() {
+        let text =
+            "a = 1\nif x:\n    b = 2\nelse:\n    b = 3\nc = (1,\n2)\nd = 4\n@dec\ne = 5\nf = 6\n";
+        let mut cuts: Vec<&str> = (0..text.len())
+            .filter_map(|i| next_cut(text, i))
+            .map(|c| text[c..].lines().next().unwrap_or_default())
+            .collect();
+        cuts.dedup();
+        // Not inside the `if`/`else`, the brackets, after a continued line or a decorator.
+        assert_eq!(cuts, ["if x:", "f = 6"]);
+    }
+
     #[test]
     fn dunders_and_spans() {
         let text = "\"\"\"Tool docstring.\"\"\"\n__version__ = \"1.2.3\"\n__tool_type__ = 'python'\n__executor_id__ = \"rye/core/runtimes/python_script_runtime\"\n__category__ = 'rye/file'\n__tool_description__ = \"Reads a file\"\n";
         let p = parse(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
         let m = &p.metadata;
-        let v = m.version.as_ref().unwrap();
+        let v = m.version().unwrap();
         assert_eq!(v.value, s("1.2.3"));
         assert_eq!(slice(text, v.span), "\"1.2.3\"");
-        assert_eq!(m.tool_type.as_ref().unwrap().value, s("python"));
+        assert_eq!(m.tool_type().unwrap().value, s("python"));
         assert_eq!(
-            m.executor_id.as_ref().unwrap().value,
+            m.executor_id().unwrap().value,
             s("rye/core/runtimes/python_script_runtime")
         );
-        assert_eq!(m.category.as_ref().unwrap().value, s("rye/file"));
-        assert_eq!(
-            m.tool_description.as_ref().unwrap().value,
-            s("Reads a file")
-        );
+        assert_eq!(m.category().unwrap().value, s("rye/file"));
+        assert_eq!(m.tool_description().unwrap().value, s("Reads a file"));
     }
 
     #[test]
     fn executor_none_is_explicit_null() {
         let p = parse("__executor_id__ = None\n");
-        let e = p.metadata.executor_id.unwrap();
+        let e = p.metadata.executor_id().unwrap();
         assert_eq!(e.value, Value::Null);
         assert_eq!(e.span, Span::new(18, 22));
     }
@@ -688,7 +943,11 @@ mod tests {
             let text = format!("CONFIG = {src}\n");
             let p = parse(&text);
             assert!(p.problems.is_empty(), "{src:?}: {:?}", p.problems);
-            assert_eq!(p.metadata.config, None, "source {src:?} should be skipped");
+            assert_eq!(
+                p.metadata.config(),
+                None,
+                "source {src:?} should be skipped"
+            );
         }
     }
 
@@ -697,7 +956,7 @@ mod tests {
         let text = "CONFIG = {\n    'command': 'python',\n    \"args\": [\n        '{tool_path}',\n        '--flag',\n    ],\n    'tuple': (1, 2.5,),\n    'single': (1,),\n    'set': {3},\n    'empty_set': set(),\n    'nested': {'a': {'b': None, 'c': True,},},\n    1: 'int key',\n    -2.5: 'float key',\n    True: 'bool key',\n    None: 'none key',\n    1e20: 'big float key',\n}\n";
         let p = parse(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        let cfg = p.metadata.config.unwrap();
+        let cfg = p.metadata.config().unwrap();
         assert_eq!(
             plain(&cfg.value),
             serde_json::json!({
@@ -744,21 +1003,21 @@ mod tests {
         let p = parse(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
         let m = &p.metadata;
-        assert_eq!(m.version.as_ref().unwrap().value, s("0.2.0"));
-        assert_eq!(line_of(text, m.version.as_ref().unwrap().span.start), 2);
-        assert_eq!(m.tool_type, None);
-        assert_eq!(m.category, None);
-        assert_eq!(m.executor_id, None);
-        assert_eq!(m.config, None);
-        assert_eq!(m.env_config, None);
-        assert_eq!(m.config_schema, None);
+        assert_eq!(m.version().unwrap().value, s("0.2.0"));
+        assert_eq!(line_of(text, m.version().unwrap().span.start), 2);
+        assert_eq!(m.tool_type(), None);
+        assert_eq!(m.category(), None);
+        assert_eq!(m.executor_id(), None);
+        assert_eq!(m.config(), None);
+        assert_eq!(m.env_config(), None);
+        assert_eq!(m.config_schema(), None);
         assert_eq!(
-            m.inputs.as_ref().map(|v| plain(&v.value)),
+            m.inputs().map(|v| plain(&v.value)),
             Some(serde_json::json!(["a"]))
         );
         // A later non-literal assignment is skipped, so the earlier literal stays (§2.3 [L]).
         assert_eq!(
-            m.outputs.as_ref().map(|v| plain(&v.value)),
+            m.outputs().map(|v| plain(&v.value)),
             Some(serde_json::json!(["kept"]))
         );
     }
@@ -767,31 +1026,31 @@ mod tests {
     fn normalisation_prefers_dunders_and_upper_case() {
         let text = "version = 'bare'\n__version__ = 'dunder'\ntool_type = 'bare-type'\nconfig = {'lower': 1}\nCONFIG = {'upper': 1}\nenv_config = {'e': 1}\nanchor = {'enabled': True}\nverify_deps = {'scope': 'anchor'}\nCONFIG_RESOLVE = {'path': 'x.yaml'}\nCHILD_CONSTRAINTS = {'a/b': {'min_version': '1.0.0'}}\noutputs = ['o']\nINPUTS = ['i']\n";
         let m = parse(text).metadata;
-        assert_eq!(m.version.unwrap().value, s("dunder"));
-        assert_eq!(m.tool_type.unwrap().value, s("bare-type"));
+        assert_eq!(m.version().unwrap().value, s("dunder"));
+        assert_eq!(m.tool_type().unwrap().value, s("bare-type"));
         assert_eq!(
-            plain(&m.config.unwrap().value),
+            plain(&m.config().unwrap().value),
             serde_json::json!({"upper": 1})
         );
         assert_eq!(
-            plain(&m.env_config.unwrap().value),
+            plain(&m.env_config().unwrap().value),
             serde_json::json!({"e": 1})
         );
         assert_eq!(
-            plain(&m.anchor.unwrap().value),
+            plain(&m.anchor().unwrap().value),
             serde_json::json!({"enabled": true})
         );
         assert_eq!(
-            plain(&m.verify_deps.unwrap().value),
+            plain(&m.verify_deps().unwrap().value),
             serde_json::json!({"scope": "anchor"})
         );
         assert_eq!(
-            plain(&m.config_resolve.unwrap().value),
+            plain(&m.config_resolve().unwrap().value),
             serde_json::json!({"path": "x.yaml"})
         );
-        assert_eq!(plain(&m.outputs.unwrap().value), serde_json::json!(["o"]));
-        assert_eq!(plain(&m.inputs.unwrap().value), serde_json::json!(["i"]));
-        let cc = m.child_constraints.unwrap();
+        assert_eq!(plain(&m.outputs().unwrap().value), serde_json::json!(["o"]));
+        assert_eq!(plain(&m.inputs().unwrap().value), serde_json::json!(["i"]));
+        let cc = m.child_constraints().unwrap();
         assert!(cc.value.get("a/b").is_some());
     }
 
@@ -807,10 +1066,10 @@ mod tests {
             first.message
         );
         assert_eq!(line_of(text, first.span.start), 4);
-        assert_eq!(p.metadata.version.unwrap().value, s("1.0.0"));
-        assert_eq!(p.metadata.executor_id.unwrap().value, s("rye/x"));
+        assert_eq!(p.metadata.version().unwrap().value, s("1.0.0"));
+        assert_eq!(p.metadata.executor_id().unwrap().value, s("rye/x"));
         assert_eq!(
-            plain(&p.metadata.config.unwrap().value),
+            plain(&p.metadata.config().unwrap().value),
             serde_json::json!({"after": "error"})
         );
     }
@@ -820,15 +1079,15 @@ mod tests {
         let text = "__version__ = '1.0.0'\nCONFIG = {'a': 1,\n";
         let p = parse(text);
         assert!(!p.problems.is_empty());
-        assert_eq!(p.metadata.version.unwrap().value, s("1.0.0"));
-        assert_eq!(p.metadata.config, None);
+        assert_eq!(p.metadata.version().unwrap().value, s("1.0.0"));
+        assert_eq!(p.metadata.config(), None);
 
         let text = "__version__ = 'unterminated\n__category__ = 'ok'\n";
         let p = parse(text);
         assert!(!p.problems.is_empty());
         assert_eq!(line_of(text, p.problems[0].span.start), 1);
-        assert_eq!(p.metadata.version, None);
-        assert_eq!(p.metadata.category.unwrap().value, s("ok"));
+        assert_eq!(p.metadata.version(), None);
+        assert_eq!(p.metadata.category().unwrap().value, s("ok"));
     }
 
     #[test]
@@ -859,8 +1118,8 @@ mod tests {
     fn error_on_the_same_line_skips_the_assignment() {
         let p = parse("__version__ = '1' )\n__category__ = 'c'\n");
         assert!(!p.problems.is_empty());
-        assert_eq!(p.metadata.version, None);
-        assert_eq!(p.metadata.category.unwrap().value, s("c"));
+        assert_eq!(p.metadata.version(), None);
+        assert_eq!(p.metadata.category().unwrap().value, s("c"));
     }
 
     #[test]
@@ -868,13 +1127,13 @@ mod tests {
         let text = "x = )\n__version__ = '1'\n".repeat(20_000);
         let p = parse(&text);
         assert!(p.problems.len() >= 20_000);
-        assert_eq!(p.metadata.version.unwrap().value, s("1"));
+        assert_eq!(p.metadata.version().unwrap().value, s("1"));
         // The same on one line (statements separated by `;`): every assignment shares its line
         // with an error, so none is read, and finding that out stays linear.
         let text = format!("{}\n", "x = ); __version__ = '1'; ".repeat(20_000));
         let p = parse(&text);
         assert!(p.problems.len() >= 20_000);
-        assert_eq!(p.metadata.version, None);
+        assert_eq!(p.metadata.version(), None);
     }
 
     #[test]
@@ -891,7 +1150,7 @@ mod tests {
             assert_eq!(p.metadata, Default::default(), "{text:?}");
         }
         let p = parse("\u{feff}__version__ = '1'\r\n");
-        assert_eq!(p.metadata.version.unwrap().value, s("1"));
+        assert_eq!(p.metadata.version().unwrap().value, s("1"));
     }
 
     #[test]
@@ -922,7 +1181,7 @@ mod tests {
         ];
         for text in &texts {
             let p = parse(text);
-            assert_eq!(p.metadata.config, None);
+            assert_eq!(p.metadata.config(), None);
         }
     }
 
@@ -935,12 +1194,12 @@ mod tests {
             "]".repeat(depth)
         );
         let p = parse(&text);
-        assert_eq!(p.metadata.config, None);
+        assert_eq!(p.metadata.config(), None);
         assert_eq!(p.problems.len(), 1, "{:?}", p.problems);
         assert!(p.problems[0].message.contains("`CONFIG` is nested deeper"));
-        assert_eq!(p.metadata.version.unwrap().value, s("1"));
+        assert_eq!(p.metadata.version().unwrap().value, s("1"));
         let ok = format!("CONFIG = {}1{}\n", "[".repeat(50), "]".repeat(50));
-        assert!(parse(&ok).metadata.config.is_some());
+        assert!(parse(&ok).metadata.config().is_some());
     }
 
     #[test]

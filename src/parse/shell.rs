@@ -106,7 +106,7 @@ fn from_json(v: serde_json::Value, span: Span, depth: usize) -> Option<Value> {
             Some(i) => Value::Int(i),
             None => Value::Float(F64(n.as_f64()?)),
         },
-        J::String(s) => Value::Str(s),
+        J::String(s) => Value::Str(s.into()),
         J::Array(items) => Value::List(
             items
                 .into_iter()
@@ -117,7 +117,7 @@ fn from_json(v: serde_json::Value, span: Span, depth: usize) -> Option<Value> {
             map.into_iter()
                 .map(|(k, v)| {
                     from_json(v, span, depth + 1)
-                        .map(|v| (Spanned::new(k, span), Spanned::new(v, span)))
+                        .map(|v| (Spanned::new(k.into(), span), Spanned::new(v, span)))
                 })
                 .collect::<Option<_>>()?,
         ),
@@ -165,7 +165,7 @@ pub fn parse_shell(text: &str) -> ParsedFile {
         };
         let span = clamp_span(text, value_at, value_at + len);
         if is_dunder {
-            fields.insert(name, Spanned::new(Value::Str(value), span));
+            fields.insert(name, Spanned::new(Value::Str(value.into()), span));
             continue;
         }
         match serde_json::from_str::<serde_json::Value>(&value) {
@@ -192,8 +192,8 @@ pub fn parse_shell(text: &str) -> ParsedFile {
 mod tests {
     use super::*;
 
-    fn s(v: &Option<Spanned<Value>>) -> Option<&str> {
-        v.as_ref().and_then(|v| v.value.as_str())
+    fn s(v: Option<&Spanned<Value>>) -> Option<&str> {
+        v.and_then(|v| v.value.as_str())
     }
 
     #[test]
@@ -201,14 +201,14 @@ mod tests {
         let text = "#!/usr/bin/env bash\n__version__=\"1.0.0\"\n__executor_id__='rye/core/runtimes/bash/bash'\nexport __category__=demo/tools\n__tool_description__=\"say \\\"hi\\\"\"\n";
         let p = parse_shell(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        assert_eq!(s(&p.metadata.version), Some("1.0.0"));
+        assert_eq!(s(p.metadata.version()), Some("1.0.0"));
         assert_eq!(
-            s(&p.metadata.executor_id),
+            s(p.metadata.executor_id()),
             Some("rye/core/runtimes/bash/bash")
         );
-        assert_eq!(s(&p.metadata.category), Some("demo/tools"));
-        assert_eq!(s(&p.metadata.tool_description), Some("say \"hi\""));
-        let span = p.metadata.executor_id.as_ref().map(|v| v.span).unwrap();
+        assert_eq!(s(p.metadata.category()), Some("demo/tools"));
+        assert_eq!(s(p.metadata.tool_description()), Some("say \"hi\""));
+        let span = p.metadata.executor_id().map(|v| v.span).unwrap();
         assert_eq!(&text[span.range()], "'rye/core/runtimes/bash/bash'");
     }
 
@@ -223,13 +223,13 @@ mod tests {
     #[test]
     fn later_assignment_wins_and_trailing_comments_end_the_word() {
         let p = parse_shell("__version__=1.0.0\n__version__=2.0.0 # bumped\n");
-        assert_eq!(s(&p.metadata.version), Some("2.0.0"));
+        assert_eq!(s(p.metadata.version()), Some("2.0.0"));
     }
 
     #[test]
     fn constants_are_json_words() {
         let p = parse_shell("CONFIG='{\"timeout\": 30, \"args\": [\"a\"]}'\nENV_CONFIG='{bad'\n");
-        let cfg = p.metadata.config.as_ref().map(|v| v.value.to_json());
+        let cfg = p.metadata.config().map(|v| v.value.to_json());
         assert_eq!(cfg, Some(serde_json::json!({"timeout": 30, "args": ["a"]})));
         assert_eq!(p.problems.len(), 1);
         assert!(p.problems[0].message.contains("ENV_CONFIG"));
@@ -238,7 +238,7 @@ mod tests {
     #[test]
     fn unterminated_quote_is_a_problem_not_a_panic() {
         let p = parse_shell("__version__=\"1.0\n");
-        assert_eq!(p.metadata.version, None);
+        assert_eq!(p.metadata.version(), None);
         assert_eq!(p.problems.len(), 1);
     }
 }

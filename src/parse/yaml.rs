@@ -25,7 +25,7 @@ use serde::de::{self, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAcc
 use super::python::py_float_repr;
 use super::yaml_fast::Fast;
 use super::{FieldNames, Fields, MAX_NESTING, MAX_TEXT_LEN, ceil_boundary, clamp_span};
-use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Value};
+use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Str, Value};
 
 /// How many lines at a mapping's indentation are tried for one key before giving up on its span.
 const MAX_KEY_CANDIDATES: usize = 64;
@@ -490,7 +490,7 @@ impl Locator<'_, '_> {
             YNode::Bool(b) => Value::Bool(b),
             YNode::Int(i) => Value::Int(i),
             YNode::Float(f) => Value::Float(F64(f)),
-            YNode::Str(s) => Value::Str(s),
+            YNode::Str(s) => Value::Str(s.into()),
             _ if depth > MAX_NESTING => {
                 self.problems.push(ParseProblem {
                     span,
@@ -500,8 +500,14 @@ impl Locator<'_, '_> {
                 });
                 Value::Null
             }
-            YNode::Seq(items) => Value::List(self.seq_items(items, loc, span, depth + 1)),
-            YNode::Map(entries) => Value::Map(self.map_entries(entries, loc, span, depth + 1)),
+            YNode::Seq(items) => Value::List(
+                self.seq_items(items, loc, span, depth + 1)
+                    .into_boxed_slice(),
+            ),
+            YNode::Map(entries) => Value::Map(
+                self.map_entries(entries, loc, span, depth + 1)
+                    .into_boxed_slice(),
+            ),
         };
         Spanned::new(value, span)
     }
@@ -512,9 +518,10 @@ impl Locator<'_, '_> {
         loc: Option<Loc>,
         fallback: Span,
         depth: usize,
-    ) -> Vec<(Spanned<String>, Spanned<Value>)> {
+    ) -> Vec<(Spanned<Str>, Spanned<Value>)> {
         let mut merged = Vec::new();
-        let mut out = Vec::new();
+        // Sized for every entry (the values are kept for the whole run: no growth slack).
+        let mut out = Vec::with_capacity(entries.len());
         let mut cursor = loc.map_or(0, |l| l.line);
         for (key, value) in entries {
             if let (YNode::Skipped, YNode::Str(name)) = (&value, &key) {
@@ -569,9 +576,13 @@ impl Locator<'_, '_> {
                 }
             }
             let value = self.convert(value, value_loc, value_span, depth);
-            out.push((Spanned::new(name, key_span), value));
+            out.push((Spanned::new(name.into(), key_span), value));
+        }
+        if merged.is_empty() {
+            return out;
         }
         merged.extend(out);
+        merged.shrink_to_fit();
         merged
     }
 
@@ -823,7 +834,7 @@ mod tests {
     }
 
     fn s(x: &str) -> Value {
-        Value::Str(x.to_owned())
+        Value::Str(x.into())
     }
 
     const TOOL: &str = "# rye:signed:2025-01-01T00:00:00Z:abc123:def456:fp\nversion: \"1.0.0\"   # the version\ntool_type: runtime\nexecutor_id: rye/core/primitives/subprocess\ncategory: rye/core/runtimes\ndescription: Runs python scripts\nenv_config:\n  interpreter:\n    type: local_binary\n    binaries:\n      - python\n      - python3\n    search_paths: [\".venv/bin\", \".venv/Scripts\"]\n  env:\n    PYTHONUNBUFFERED: \"1\"\nconfig:\n  command: \"${RYE_PYTHON}\"\n  args:\n  - \"{tool_path}\"\n  - --project-path\n  timeout: 300\ninputs:\n  - name: path\n    type: string\n  - name: mode\n    type: string\nanchor: {enabled: true, mode: auto}\nverify_deps: ~\nconfig_resolve:\n  path: runtimes/python.yaml\n  mode: merge\nchild_constraints:\n  rye/x/y:\n    min_version: 1.0.0\n";
@@ -833,24 +844,24 @@ mod tests {
         let p = parse_yaml(TOOL);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
         let m = &p.metadata;
-        let v = m.version.as_ref().unwrap();
+        let v = m.version().unwrap();
         assert_eq!(v.value, s("1.0.0"));
         assert_eq!(slice(TOOL, v.span), "\"1.0.0\"");
         assert_eq!(line_of(TOOL, v.span.start), 2);
-        let t = m.tool_type.as_ref().unwrap();
+        let t = m.tool_type().unwrap();
         assert_eq!(
             (slice(TOOL, t.span), line_of(TOOL, t.span.start)),
             ("runtime", 3)
         );
-        let e = m.executor_id.as_ref().unwrap();
+        let e = m.executor_id().unwrap();
         assert_eq!(slice(TOOL, e.span), "rye/core/primitives/subprocess");
-        assert_eq!(m.category.as_ref().unwrap().value, s("rye/core/runtimes"));
+        assert_eq!(m.category().unwrap().value, s("rye/core/runtimes"));
         assert_eq!(
-            m.tool_description.as_ref().unwrap().value,
+            m.tool_description().unwrap().value,
             s("Runs python scripts")
         );
 
-        let env = m.env_config.as_ref().unwrap();
+        let env = m.env_config().unwrap();
         assert_eq!(slice(TOOL, env.span), "env_config:");
         assert_eq!(line_of(TOOL, env.span.start), 7);
         let interp = env.value.get("interpreter").unwrap();
@@ -889,7 +900,7 @@ mod tests {
             "\"1\""
         );
 
-        let cfg = m.config.as_ref().unwrap();
+        let cfg = m.config().unwrap();
         let args = cfg.value.get("args").unwrap();
         let items = args.value.as_list().unwrap();
         assert_eq!(slice(TOOL, items[0].span), "\"{tool_path}\"");
@@ -900,7 +911,7 @@ mod tests {
             21
         );
 
-        let inputs = m.inputs.as_ref().unwrap();
+        let inputs = m.inputs().unwrap();
         let items = inputs.value.as_list().unwrap();
         assert_eq!(line_of(TOOL, items[1].span.start), 25);
         let ty = items[1].value.get("type").unwrap();
@@ -910,15 +921,15 @@ mod tests {
         );
         assert_eq!(m.input_names(), vec!["mode", "path"]);
 
-        let anchor = m.anchor.as_ref().unwrap();
+        let anchor = m.anchor().unwrap();
         assert_eq!(slice(TOOL, anchor.span), "{enabled: true, mode: auto}");
         assert_eq!(
             anchor.value.get("enabled").unwrap().value,
             Value::Bool(true)
         );
-        assert_eq!(m.verify_deps.as_ref().unwrap().value, Value::Null);
+        assert_eq!(m.verify_deps().unwrap().value, Value::Null);
         assert_eq!(
-            m.config_resolve
+            m.config_resolve()
                 .as_ref()
                 .unwrap()
                 .value
@@ -937,7 +948,7 @@ mod tests {
         let text = "config:\n  i: -12\n  f: 2.5\n  big: 123456789012345678901234567890\n  inf: .inf\n  t: yes_not_bool\n  b: false\n  n: null\n  tilde: ~\n  tagged: !custom {x: 1}\n  str_tag: !!str 12\n  hex: 0x1F\n  block: |\n    line one\n    line two\n  folded: >-\n    a\n    b\n  1: int key\n  true: bool key\n";
         let p = parse_yaml(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        let cfg = p.metadata.config.unwrap().value;
+        let cfg = p.metadata.config().unwrap().value.clone();
         let get = |k: &str| cfg.get(k).unwrap().value.clone();
         assert_eq!(get("i"), Value::Int(-12));
         assert_eq!(get("f"), Value::Float(F64(2.5)));
@@ -963,10 +974,10 @@ mod tests {
         let text = "version: 0.1.0\nversion: 0.2.0\nbase: &base\n  command: python\n  timeout: 10\nconfig:\n  <<: *base\n  timeout: 20\n";
         let p = parse_yaml(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        let v = p.metadata.version.unwrap();
+        let v = p.metadata.version().unwrap();
         assert_eq!(v.value, s("0.2.0"));
         assert_eq!(line_of(text, v.span.start), 2);
-        let cfg = p.metadata.config.unwrap();
+        let cfg = p.metadata.config().unwrap();
         assert_eq!(cfg.value.get("command").unwrap().value, s("python"));
         assert_eq!(cfg.value.get("timeout").unwrap().value, Value::Int(20));
         assert_eq!(
@@ -980,13 +991,13 @@ mod tests {
         let text = "\"version\": '2.0.0'\n'outputs':\n- a\n- b\ninputs: [x, y]\n";
         let p = parse_yaml(text);
         let m = p.metadata;
-        assert_eq!(slice(text, m.version.unwrap().span), "'2.0.0'");
-        let outs = m.outputs.unwrap();
+        assert_eq!(slice(text, m.version().unwrap().span), "'2.0.0'");
+        let outs = m.outputs().unwrap();
         let items = outs.value.as_list().unwrap();
         assert_eq!(line_of(text, items[1].span.start), 4);
         assert_eq!(slice(text, items[1].span), "b");
         assert_eq!(
-            m.inputs.unwrap().value.to_json(),
+            m.inputs().unwrap().value.to_json(),
             serde_json::json!(["x", "y"])
         );
     }
@@ -996,7 +1007,7 @@ mod tests {
         let text = "config:\n  matrix:\n    - - 1\n      - 2\n    -\n      name: x\n      deep:\n        - k: v\n";
         let p = parse_yaml(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        let m = p.metadata.config.unwrap();
+        let m = p.metadata.config().unwrap();
         let matrix = m
             .value
             .get("matrix")
@@ -1086,23 +1097,23 @@ mod tests {
             "# rye:validated:2025:hash\n%YAML 1.2\n---\nversion: 3.0.0\nexecutor_id: null\n---\n";
         let p = parse_yaml(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        let v = p.metadata.version.unwrap();
+        let v = p.metadata.version().unwrap();
         assert_eq!(line_of(text, v.span.start), 4);
-        assert_eq!(p.metadata.executor_id.unwrap().value, Value::Null);
+        assert_eq!(p.metadata.executor_id().unwrap().value, Value::Null);
     }
 
     #[test]
     fn multi_document_streams() {
         let text = "version: 1.0.0\n---\nversion: 2.0.0\n";
         let p = parse_yaml(text);
-        assert_eq!(p.metadata.version.unwrap().value, s("1.0.0"));
+        assert_eq!(p.metadata.version().unwrap().value, s("1.0.0"));
         assert_eq!(p.problems.len(), 1);
         assert!(p.problems[0].message.contains("more than one document"));
         assert_eq!(slice(text, p.problems[0].span), "---");
 
         let text = "version: 1.0.0\n---\nbad: [\n";
         let p = parse_yaml(text);
-        assert_eq!(p.metadata.version.unwrap().value, s("1.0.0"));
+        assert_eq!(p.metadata.version().unwrap().value, s("1.0.0"));
         assert_eq!(p.problems.len(), 1);
         assert!(p.problems[0].message.starts_with("YAML syntax error"));
     }
@@ -1112,8 +1123,8 @@ mod tests {
         let text = "\u{feff}version: 1.0.0\r\nconfig:\r\n  a: x\r\n";
         let p = parse_yaml(text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        assert_eq!(slice(text, p.metadata.version.unwrap().span), "1.0.0");
-        let a = p.metadata.config.unwrap().value.get("a").unwrap().clone();
+        assert_eq!(slice(text, p.metadata.version().unwrap().span), "1.0.0");
+        let a = p.metadata.config().unwrap().value.get("a").unwrap().clone();
         assert_eq!(slice(text, a.span), "x");
     }
 
@@ -1134,11 +1145,11 @@ mod tests {
         text.push_str("version: 1.0.0\n");
         let p = parse_yaml(&text);
         assert!(p.problems.is_empty(), "{:?}", p.problems);
-        let cfg = p.metadata.config.unwrap();
+        let cfg = p.metadata.config().unwrap();
         let entry = cfg.value.get("kA19999").unwrap();
         assert_eq!(entry.value, Value::Int(19999));
         assert_eq!(entry.span, cfg.span);
-        assert_eq!(slice(&text, p.metadata.version.unwrap().span), "1.0.0");
+        assert_eq!(slice(&text, p.metadata.version().unwrap().span), "1.0.0");
     }
 
     #[test]
@@ -1148,7 +1159,7 @@ mod tests {
         assert_eq!(p.problems.len(), 1);
         assert!(p.problems[0].message.contains("not a scalar"));
         assert_eq!(
-            p.metadata.config.unwrap().value.to_json(),
+            p.metadata.config().unwrap().value.to_json(),
             serde_json::json!({"ok": 1})
         );
     }
@@ -1159,6 +1170,6 @@ mod tests {
         let p = parse_yaml(&text);
         assert_eq!(p.problems.len(), 1);
         let text = format!("config: {}1{}\n", "[".repeat(100), "]".repeat(100));
-        assert!(parse_yaml(&text).metadata.config.is_some());
+        assert!(parse_yaml(&text).metadata.config().is_some());
     }
 }

@@ -4,7 +4,7 @@
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::FxHashMap;
 
-use super::{metadata, resolve, tool_files, tool_id};
+use super::{extractor_config, metadata, resolve, split_tool_rel, tool_files};
 use crate::db::{Db, SourceFile};
 use crate::model::{ExecutorRef, Space, item_id_problem};
 
@@ -42,20 +42,37 @@ fn path_key(db: &dyn Db, n: &GraphNode) -> String {
 
 #[salsa::tracked(returns(ref))]
 pub fn executor_graph(db: &dyn Db) -> ExecutorGraph {
-    let files = tool_files(db);
     let primitives = &db.workspace().settings(db).primitives;
-    let mut nodes: Vec<GraphNode> = Vec::with_capacity(files.len());
+    // Room for the primitive nodes too: one push past the tool count would double the capacity
+    // of a vector kept for the whole run.
+    let mut nodes: Vec<GraphNode> = Vec::with_capacity(tool_files(db).len() + primitives.len());
     let mut index: FxHashMap<SourceFile, usize> = FxHashMap::default();
-    for &file in files {
-        index.insert(file, nodes.len());
-        nodes.push(GraphNode {
-            item_id: tool_id(db, file).unwrap_or_default(),
-            space: file.space(db).clone(),
-            file: Some(file),
-        });
+    // The tool files in `tool_files` order, walked here so that a file's space is read once per
+    // root rather than once per file: this query reads every file, and each read is an edge
+    // salsa keeps (and, while the query runs, a hash-set entry, at the lint's peak).
+    let cfg = extractor_config(db);
+    let mut files: Vec<SourceFile> = Vec::with_capacity(nodes.capacity());
+    for &root in db.workspace().roots(db) {
+        let space = root.space(db);
+        for &file in root.files(db).iter() {
+            let Some((id, ext)) = split_tool_rel(file.rel(db)) else {
+                continue;
+            };
+            if !cfg.has_extension(ext) {
+                continue;
+            }
+            index.insert(file, nodes.len());
+            files.push(file);
+            nodes.push(GraphNode {
+                item_id: id.to_owned(),
+                space: space.clone(),
+                file: Some(file),
+            });
+        }
     }
     let mut prim_nodes: FxHashMap<String, usize> = FxHashMap::default();
-    let mut edges = Vec::new();
+    // At most one edge per file.
+    let mut edges = Vec::with_capacity(files.len());
     for (from, &file) in files.iter().enumerate() {
         if primitives.contains(&nodes[from].item_id) {
             continue; // a primitive terminates whatever its file says

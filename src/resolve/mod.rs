@@ -119,17 +119,16 @@ pub fn run_facts(db: &dyn Db, file: SourceFile) -> RunFacts {
     let kind = extractor_config(db).parser_for(ext);
     let meta = &parsed.metadata;
     let package_marker = rel.rsplit('/').next() == Some("__init__.py");
-    let present = |v: &Option<crate::model::Spanned<crate::model::Value>>| {
-        v.as_ref()
-            .is_some_and(|v| !matches!(v.value, crate::model::Value::Null))
+    let present = |v: Option<&crate::model::Spanned<crate::model::Value>>| {
+        v.is_some_and(|v| !matches!(v.value, crate::model::Value::Null))
     };
     let sign = if package_marker {
         None
     } else if let Some(e) = crate::parse::entry_point(kind, text) {
         Some(RunSign::EntryPoint(e))
-    } else if present(&meta.config) || present(&meta.env_config) {
+    } else if present(meta.config()) || present(meta.env_config()) {
         Some(RunSign::RunConfig)
-    } else if kind != Some(crate::parse::ParserKind::PythonAst) && present(&meta.tool_type) {
+    } else if kind != Some(crate::parse::ParserKind::PythonAst) && present(meta.tool_type()) {
         Some(RunSign::DeclaredToolType)
     } else {
         None
@@ -140,14 +139,16 @@ pub fn run_facts(db: &dyn Db, file: SourceFile) -> RunFacts {
     }
 }
 
-/// Tool files of one space by item id; each id lists its files with their extensions.
+/// Tool files of one space by item id; each id lists its files with their extensions. Ids are
+/// shared with [`VisibleIds`] and each extension is one allocation per space (100k ids are kept
+/// for the whole run).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SpaceIndex {
-    by_id: FxHashMap<Box<str>, Vec<(Box<str>, SourceFile)>>,
+    by_id: FxHashMap<Arc<str>, Vec<(Arc<str>, SourceFile)>>,
 }
 
 impl SpaceIndex {
-    pub fn candidates(&self, id: &str) -> &[(Box<str>, SourceFile)] {
+    pub fn candidates(&self, id: &str) -> &[(Arc<str>, SourceFile)] {
         self.by_id.get(id).map_or(&[], Vec::as_slice)
     }
     /// The file that wins for `id` in this space under the extension order.
@@ -183,13 +184,22 @@ impl SpaceIndex {
 
 #[salsa::tracked(returns(ref))]
 pub fn space_index(db: &dyn Db, root: SpaceRoot) -> SpaceIndex {
-    let mut by_id: FxHashMap<Box<str>, Vec<(Box<str>, SourceFile)>> = FxHashMap::default();
+    let mut by_id: FxHashMap<Arc<str>, Vec<(Arc<str>, SourceFile)>> = FxHashMap::default();
+    let mut exts: Vec<Arc<str>> = Vec::new();
     for (rel, file) in root.entries(db) {
         if let Some((id, ext)) = split_tool_rel(rel) {
+            let ext = match exts.iter().find(|e| e.as_ref() == ext) {
+                Some(e) => e.clone(),
+                None => {
+                    exts.push(Arc::from(ext));
+                    exts[exts.len() - 1].clone()
+                }
+            };
             by_id
-                .entry(Box::from(id))
-                .or_default()
-                .push((Box::from(ext), file));
+                .entry(Arc::from(id))
+                // Most ids have one file: no room for four.
+                .or_insert_with(|| Vec::with_capacity(1))
+                .push((ext, file));
         }
     }
     SpaceIndex { by_id }
@@ -256,15 +266,15 @@ pub struct SpaceKindKey {
 /// puts them too far away.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VisibleIds {
-    by_len: Vec<(u32, Box<str>)>,
+    by_len: Vec<(u32, Arc<str>)>,
 }
 
 impl VisibleIds {
     /// The list of `ids` (any order, repeats allowed), as `visible_ids` builds it.
     pub fn new<'a>(ids: impl IntoIterator<Item = &'a str>) -> VisibleIds {
-        let mut by_len: Vec<(u32, Box<str>)> = ids
+        let mut by_len: Vec<(u32, Arc<str>)> = ids
             .into_iter()
-            .map(|id| (char_len(id), Box::from(id)))
+            .map(|id| (char_len(id), Arc::from(id)))
             .collect();
         by_len.sort_unstable();
         by_len.dedup();
@@ -280,7 +290,7 @@ impl VisibleIds {
         self.by_len.is_empty()
     }
     /// Ids whose length in characters lies in `lens`.
-    fn with_len(&self, lens: std::ops::RangeInclusive<u32>) -> &[(u32, Box<str>)] {
+    fn with_len(&self, lens: std::ops::RangeInclusive<u32>) -> &[(u32, Arc<str>)] {
         let lo = self.by_len.partition_point(|(l, _)| *l < *lens.start());
         let hi = self.by_len.partition_point(|(l, _)| *l <= *lens.end());
         &self.by_len[lo..hi.max(lo)]
@@ -293,23 +303,35 @@ impl VisibleIds {
 pub fn visible_ids_of(db: &dyn Db, key: SpaceKindKey) -> VisibleIds {
     let cfg = extractor_config(db);
     let visible = key.kind(db).visible_kinds();
-    let mut ids: Vec<&str> = Vec::new();
-    for &root in db.workspace().roots(db) {
-        if !visible.contains(&root.space(db).kind()) {
-            continue;
-        }
-        let index = space_index(db, root);
+    let primitives = &db.workspace().settings(db).primitives;
+    let roots: Vec<&SpaceIndex> = db
+        .workspace()
+        .roots(db)
+        .iter()
+        .filter(|root| visible.contains(&root.space(db).kind()))
+        .map(|&root| space_index(db, root))
+        .collect();
+    // Kept for the whole run: sized once (ids are shared with the space indexes, not copied).
+    let mut ids: Vec<(u32, Arc<str>)> =
+        Vec::with_capacity(roots.iter().map(|i| i.by_id.len()).sum::<usize>() + primitives.len());
+    for index in roots {
         ids.extend(
             index
                 .by_id
                 .iter()
                 .filter(|(_, files)| files.iter().any(|(ext, _)| cfg.has_extension(ext)))
-                .map(|(id, _)| id.as_ref()),
+                .map(|(id, _)| (char_len(id), id.clone())),
         );
     }
-    let primitives = &db.workspace().settings(db).primitives;
-    ids.extend(primitives.iter().map(String::as_str));
-    VisibleIds::new(ids)
+    ids.extend(
+        primitives
+            .iter()
+            .map(|p| (char_len(p), Arc::from(p.as_str()))),
+    );
+    ids.sort_unstable();
+    ids.dedup();
+    ids.shrink_to_fit();
+    VisibleIds { by_len: ids }
 }
 
 /// The ids visible from a kind of space.
@@ -663,8 +685,8 @@ mod tests {
     }
 
     fn ids(list: &[&str]) -> VisibleIds {
-        let mut by_len: Vec<(u32, Box<str>)> =
-            list.iter().map(|s| (char_len(s), Box::from(*s))).collect();
+        let mut by_len: Vec<(u32, Arc<str>)> =
+            list.iter().map(|s| (char_len(s), Arc::from(*s))).collect();
         by_len.sort_unstable();
         VisibleIds { by_len }
     }

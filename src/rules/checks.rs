@@ -356,10 +356,21 @@ pub fn interpreter_problem(env_config: &Value) -> Option<InterpreterProblem> {
     }
 }
 
+/// A query's findings as its memo keeps them for the whole run: without spare capacity (a
+/// vector's first push makes room for four diagnostics, some 860 bytes, for every file).
+pub(crate) fn kept(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    diagnostics.shrink_to_fit();
+    diagnostics
+}
+
 /// Findings about one file on its own: unreadable contents, parse problems, versions, ambiguity,
 /// config problems.
 #[salsa::tracked(returns(ref))]
 pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    kept(own_diagnostics(db, file))
+}
+
+fn own_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let path = file.path(db);
     let space = file.space(db);
@@ -432,13 +443,13 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         }
     }
 
-    if let Some(v) = &parsed.metadata.version
+    if let Some(v) = parsed.metadata.version()
         && let Some(rule) = rule_for(|c| matches!(c, Check::InvalidVersion { .. }))
     {
         let (shown, reason) = match &v.value {
             Value::Str(s) => match semver::Version::parse(s) {
                 Ok(_) => (None, String::new()),
-                Err(e) => (Some(s.clone()), e.to_string()),
+                Err(e) => (Some(s.to_string()), e.to_string()),
             },
             other => (
                 Some(other.to_json().to_string()),
@@ -460,7 +471,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     }
 
     // An interpreter the execution path can never find (static: no file system is consulted).
-    if let Some(env) = &parsed.metadata.env_config
+    if let Some(env) = parsed.metadata.env_config()
         && let Some(p) = interpreter_problem(&env.value)
         && let Some(rule) = rule_for(|c| matches!(c, Check::UnresolvableInterpreter { .. }))
     {
@@ -488,7 +499,10 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     {
         let cfg = extractor_config(db);
         let index = space_index(db, root);
-        if let Some(winner) = index.first_regular(db, item_id, cfg)
+        // The only file of its id wins or nothing does: no need to ask whether it is regular
+        // (that would keep an `is_regular` memo for every file of the tree).
+        if index.candidates(item_id).len() > 1
+            && let Some(winner) = index.first_regular(db, item_id, cfg)
             && winner != file
         {
             let vars = [
@@ -512,6 +526,10 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
 /// Every edge is checked once: at its child, when that file is linted as a root.
 #[salsa::tracked(returns(ref))]
 pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    kept(edge_and_chain_diagnostics(db, file))
+}
+
+fn edge_and_chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let Some(item_id) = tool_id(db, file) else {
         return out;
@@ -558,10 +576,9 @@ pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
                     && !data_types.iter().any(|t| t == tool_type)
                 {
                     let span = meta
-                        .executor_id
-                        .as_ref()
+                        .executor_id()
                         .map(|e| e.span)
-                        .or(meta.tool_type.as_ref().map(|t| t.span));
+                        .or(meta.tool_type().map(|t| t.span));
                     let shown = if tool_type.is_empty() {
                         "(none)".to_owned()
                     } else {
@@ -643,8 +660,7 @@ pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
             ChainEnd::WrongType { type_name, span } => {
                 if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidItemId { .. })) {
                     let shown = meta
-                        .executor_id
-                        .as_ref()
+                        .executor_id()
                         .map(|e| e.value.to_json().to_string())
                         .unwrap_or_default();
                     let reason =
@@ -785,11 +801,8 @@ fn edge_checks(
             ("missing", py_list(&verdict.missing_inputs)),
             ("outputs", py_list(&verdict.child_outputs)),
         ];
-        let span = cm
-            .and_then(|m| m.outputs.as_ref())
-            .map(|o| o.span)
-            .or(site.span);
-        let inputs_span = pm.and_then(|m| m.inputs.as_ref()).map(|i| i.span);
+        let span = cm.and_then(|m| m.outputs()).map(|o| o.span).or(site.span);
+        let inputs_span = pm.and_then(|m| m.inputs()).map(|i| i.span);
         let notes = vec![note(
             format!("`{}` declares its inputs here", parent.item_id),
             parent_path,
@@ -836,10 +849,7 @@ fn edge_checks(
                             .find(|b| &b.value == bound)
                             .map(|b| b.span)
                     });
-                    let span = cm
-                        .and_then(|m| m.version.as_ref())
-                        .map(|v| v.span)
-                        .or(site.span);
+                    let span = cm.and_then(|m| m.version()).map(|v| v.span).or(site.span);
                     let notes = vec![note(
                         format!("`{}` requires this version bound", parent.item_id),
                         parent_path,
@@ -920,7 +930,12 @@ mod tests {
             crate::parse::ParserKind::Yaml,
             &format!("env_config:\n  interpreter: {yaml}\n"),
         );
-        parsed.metadata.env_config.expect("env_config").value
+        parsed
+            .metadata
+            .env_config()
+            .expect("env_config")
+            .value
+            .clone()
     }
 
     fn verdict(yaml: &str) -> Option<InterpreterProblemKind> {
@@ -986,7 +1001,7 @@ mod tests {
         );
         assert_eq!(verdict("null"), None);
         assert_eq!(verdict("python3"), Some(Unresolvable));
-        assert!(interpreter_problem(&Value::Map(Vec::new())).is_none());
+        assert!(interpreter_problem(&Value::Map(Box::default())).is_none());
         let p = interpreter_problem(&env_config("{type: pipenv, var: V}")).unwrap();
         assert_eq!(p.message, "unknown interpreter type `pipenv`");
     }

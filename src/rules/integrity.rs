@@ -103,5 +103,5 @@ pub fn integrity_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         ),
     };
     out.extend(d);
-    out
+    super::checks::kept(out)
 }

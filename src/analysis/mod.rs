@@ -259,15 +259,31 @@ fn par_files_with_progress<T: Send>(
 pub struct LintedFile {
     pub file: SourceFile,
     pub findings: Vec<Finding>,
-    /// The ids its findings depend on besides its own (`lazy::file_chain_ids`), as indices into
-    /// the `DepIds` the lint was given; empty unless asked for, and for files that are not tools.
-    pub deps: Vec<u32>,
-    /// Its chain runs into a cycle (only known when deps were asked for).
-    pub cycle: bool,
-    /// The executor id its chain stops at because it resolves nowhere (idem).
-    pub missing: Option<Box<str>>,
+    /// What its findings depend on, when asked for and the file is a tool (boxed: a lint without
+    /// the cache keeps one of these per file until its end).
+    pub deps: Option<Box<FileDeps>>,
     /// A panic was caught while checking it.
     pub panicked: bool,
+}
+
+/// What one tool's findings depend on beyond its text (`lazy::file_chain_ids`).
+#[derive(Clone, Debug, Default)]
+pub struct FileDeps {
+    /// The ids besides its own, as indices into the `DepIds` the lint was given.
+    pub ids: Vec<u32>,
+    /// Its chain runs into a cycle.
+    pub cycle: bool,
+    /// The executor id its chain stops at because it resolves nowhere.
+    pub missing: Option<String>,
+}
+
+impl LintedFile {
+    pub fn cycle(&self) -> bool {
+        self.deps.as_ref().is_some_and(|d| d.cycle)
+    }
+    pub fn missing(&self) -> Option<&str> {
+        self.deps.as_ref().and_then(|d| d.missing.as_deref())
+    }
 }
 
 /// Interns the dependency ids of a lint (`LintedFile::deps`), shared by its threads: most tools
@@ -370,23 +386,21 @@ pub fn lint_file(
         .into_iter()
         .filter_map(|d| finish(db, d, opts))
         .collect();
-    let (deps, cycle, missing) = match deps {
+    let deps = match deps {
         Some(table) if tool_id(db, file).is_some() && !panicked => {
             let c = lazy::file_chain_ids(db, file);
-            (
-                table.intern(c.ids),
-                c.cycle,
-                c.missing.map(String::into_boxed_str),
-            )
+            Some(Box::new(FileDeps {
+                ids: table.intern(c.ids),
+                cycle: c.cycle,
+                missing: c.missing,
+            }))
         }
-        _ => (Vec::new(), false, None),
+        _ => None,
     };
     LintedFile {
         file,
         findings,
         deps,
-        cycle,
-        missing,
         panicked,
     }
 }

@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::lazy::file_chain_needs;
 use crate::analysis::{
-    DepIds, Host, LintOptions, LintParts, LintReport, display_path, integrity_enabled, lint_file,
-    par_files, report_of,
+    DepIds, Host, LintOptions, LintParts, LintReport, LintedFile, display_path, integrity_enabled,
+    lint_file, par_files, report_of,
 };
 use crate::db::{Db, FileContents, RootDb, Settings, SourceFile};
 use crate::diagnostic::{Finding, compare_findings};
@@ -453,8 +453,10 @@ fn cache_data(lint: &CachedLint<'_>, rows: Rows, parts: LintParts) -> CacheData 
             continue;
         };
         let entry = &mut entries[i as usize];
-        entry.deps = lf.deps;
-        entry.missing = lf.missing.map(String::from);
+        if let Some(d) = lf.deps {
+            entry.deps = d.ids;
+            entry.missing = d.missing;
+        }
         findings.extend(lf.findings.into_iter().map(|f| (i, f)));
     }
     findings.extend(parts.graph.into_iter().map(|f| (GRAPH, f)));
@@ -856,13 +858,13 @@ fn partial(
         let checked = par_files(&db, &targets, &|db, f| {
             lint_file(db, f, lint.opts, integrity, Some(&dep_table))
         });
-        if checked.iter().any(|c| c.cycle) {
+        if checked.iter().any(LintedFile::cycle) {
             return Err("a re-checked file's chain runs into a cycle".to_owned());
         }
         let mut wanted: Vec<String> = Vec::new();
         for c in &checked {
             let space = space_index(&db, specs, c.file);
-            let (Some(missing), Some(kind)) = (&c.missing, space.and_then(kind_of)) else {
+            let (Some(missing), Some(kind)) = (c.missing(), space.and_then(kind_of)) else {
                 continue;
             };
             let all = new_visible
@@ -942,13 +944,14 @@ fn partial(
     for (key, lf) in recheck.iter().zip(checked) {
         if let Some((entry, fs)) = map.get_mut(key) {
             entry.tool = tool_id(&db, lf.file).is_some();
-            entry.deps = lf
-                .deps
+            let deps = lf.deps.map(|d| *d).unwrap_or_default();
+            entry.deps = deps
+                .ids
                 .iter()
                 .filter_map(|&d| dep_ids.get(d as usize))
                 .map(|d| ids.intern(d))
                 .collect();
-            entry.missing = lf.missing.map(String::from);
+            entry.missing = deps.missing;
             *fs = lf.findings;
         }
     }

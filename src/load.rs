@@ -14,7 +14,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::analysis::Host;
 use crate::analysis::lazy::chain_needs;
 use crate::db::change::{FileSpec, RootSpec};
-use crate::db::{Change, Db, FileChange, FileContents, Settings};
+use crate::db::{Change, Db, FileChange, FileContents, Settings, Text};
 use crate::exec::facts::Loaded;
 use crate::model::{Space, SpaceKind, item_id_problem};
 use crate::resolve::extractor_config;
@@ -78,6 +78,9 @@ fn rel_of_components(ai: &Path, path: &Path) -> Option<String> {
     let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
     Some(parts?.join("/"))
 }
+
+/// Files read (and their texts packed) per job of the bulk load.
+const PACK_FILES: usize = 512;
 
 fn contents_of(read: ReadResult) -> FileContents {
     match read {
@@ -287,10 +290,27 @@ fn load_dir(
         Ok(classify.read(&entry.path, rel, real.as_deref(), walked))
     };
     // Small walks (the base load of a single item) are not worth the thread pool.
+    // Texts are packed a few hundred files at a time, on the thread that read them, right after
+    // the reads (see `Text::pack`): each file's own buffer is freed at once and reused by the
+    // next reads, rather than every file's text being held twice at the end of the load.
+    let read_packed = |chunk: &[WalkEntry]| {
+        let mut specs: Vec<Result<FileSpec, String>> = chunk.iter().map(&read_entry).collect();
+        Text::pack(specs.iter_mut().filter_map(|r| match r {
+            Ok(FileSpec {
+                contents: FileContents::Text(t),
+                ..
+            }) => Some(t),
+            _ => None,
+        }));
+        specs
+    };
     let results: Vec<Result<FileSpec, String>> = if entries.len() < PARALLEL_MIN_FILES {
-        entries.iter().map(read_entry).collect()
+        read_packed(&entries)
     } else {
-        entries.par_iter().map(read_entry).collect()
+        entries
+            .par_chunks(PACK_FILES)
+            .flat_map_iter(read_packed)
+            .collect()
     };
     for r in results {
         match r {

@@ -465,7 +465,7 @@ pub fn display_path(path: &Path, base: Option<&Path>) -> String {
         .to_string()
 }
 
-fn text_of(db: &RootDb, path: &Path) -> Option<Arc<str>> {
+fn text_of(db: &RootDb, path: &Path) -> Option<crate::db::Text> {
     match db.file_at(path)?.contents(db) {
         crate::db::FileContents::Text(t) => Some(t.clone()),
         _ => None,

@@ -17,7 +17,6 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::bail;
 use clap::{Args, ValueEnum};
@@ -657,7 +656,7 @@ fn holds(sys: &dyn crate::system::System, path: &std::path::Path, text: &str) ->
 
 /// An item that passed validation: the text that was validated and hashed, and how it is signed.
 struct Ready {
-    text: Arc<str>,
+    text: crate::db::Text,
     fmt: SignatureFormat,
     warnings: Vec<String>,
 }

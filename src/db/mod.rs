@@ -12,10 +12,120 @@ use crate::model::{Space, SpaceKind};
 
 pub use change::{Change, FileChange, RootSpec, Settings};
 
+/// A file's text, shared: a range of a buffer that may hold the texts of many files. The bulk
+/// loader packs the files it reads into buffers of about [`Text::PACK_BYTES`] (see
+/// [`Text::pack`]): one allocation per file wasted a tenth of the texts on the allocator's size
+/// classes, and texts are kept for the whole run. Compares, hashes and prints as its `str`.
+#[derive(Clone)]
+pub struct Text {
+    buf: Arc<String>,
+    start: usize,
+    end: usize,
+}
+
+impl Text {
+    /// Texts are packed into buffers of about this size.
+    pub const PACK_BYTES: usize = 1 << 20;
+
+    pub fn as_str(&self) -> &str {
+        &self.buf[self.start..self.end]
+    }
+
+    /// The same texts, copied into shared buffers of about [`Text::PACK_BYTES`] each, in order.
+    /// Texts of that size or more keep a buffer of their own.
+    pub fn pack<'a>(texts: impl IntoIterator<Item = &'a mut Text>) {
+        let mut pending: Vec<&'a mut Text> = Vec::new();
+        let mut bytes = 0;
+        for text in texts {
+            if text.len() >= Self::PACK_BYTES {
+                continue;
+            }
+            if bytes + text.len() > Self::PACK_BYTES {
+                Self::pack_into_one(std::mem::take(&mut pending), bytes);
+                bytes = 0;
+            }
+            bytes += text.len();
+            pending.push(text);
+        }
+        Self::pack_into_one(pending, bytes);
+    }
+
+    fn pack_into_one(texts: Vec<&mut Text>, bytes: usize) {
+        if texts.len() < 2 {
+            return;
+        }
+        let mut buf = String::with_capacity(bytes);
+        let mut ranges = Vec::with_capacity(texts.len());
+        for text in &texts {
+            let start = buf.len();
+            buf.push_str(text.as_str());
+            ranges.push((start, buf.len()));
+        }
+        let buf = Arc::new(buf);
+        for (text, (start, end)) in texts.into_iter().zip(ranges) {
+            *text = Text {
+                buf: buf.clone(),
+                start,
+                end,
+            };
+        }
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Self {
+        let end = s.len();
+        Text {
+            buf: Arc::new(s),
+            start: 0,
+            end,
+        }
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Self {
+        Text::from(s.to_owned())
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Text {}
+
+impl std::hash::Hash for Text {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
 /// What the loader could make of a file. Problems are data, reported by `file_diagnostics`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum FileContents {
-    Text(Arc<str>),
+    Text(Text),
     /// The bytes are not UTF-8; `valid_up_to` is the offset of the first bad byte.
     NotUtf8 {
         valid_up_to: usize,

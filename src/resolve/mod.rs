@@ -6,8 +6,6 @@ pub mod graph;
 
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
-
 use crate::db::{Db, FileContents, ResolveKey, SourceFile, SpaceRoot};
 use crate::model::{ExecutorRef, Metadata, ParseProblem, Space, SpaceKind, Span, item_id_problem};
 pub use extractor::{ExtractorConfig, extractor_config};
@@ -142,14 +140,33 @@ pub fn run_facts(db: &dyn Db, file: SourceFile) -> RunFacts {
 /// Tool files of one space by item id; each id lists its files with their extensions. Ids are
 /// shared with [`VisibleIds`] and each extension is one allocation per space (100k ids are kept
 /// for the whole run).
+///
+/// Two sorted, aligned vectors rather than a hash map of vectors: at 100k ids the map's table
+/// and a vector per id cost more than the entries (this index is kept for the whole run).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SpaceIndex {
-    by_id: FxHashMap<Arc<str>, Vec<(Arc<str>, SourceFile)>>,
+    /// The id of each file, sorted (an id with two files appears twice, one allocation).
+    ids: Vec<Arc<str>>,
+    /// (extension, file), aligned with `ids`; an id's files in path order.
+    files: Vec<(Arc<str>, SourceFile)>,
 }
 
 impl SpaceIndex {
     pub fn candidates(&self, id: &str) -> &[(Arc<str>, SourceFile)] {
-        self.by_id.get(id).map_or(&[], Vec::as_slice)
+        let lo = self.ids.partition_point(|i| i.as_ref() < id);
+        let len = self.ids[lo..].partition_point(|i| i.as_ref() == id);
+        &self.files[lo..lo + len]
+    }
+    /// Every id with its files, in id order.
+    fn by_id(&self) -> impl Iterator<Item = (&Arc<str>, &[(Arc<str>, SourceFile)])> {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let id = self.ids.get(at)?;
+            let len = self.ids[at..].partition_point(|i| i == id);
+            let group = (id, &self.files[at..at + len]);
+            at += len;
+            Some(group)
+        })
     }
     /// The file that wins for `id` in this space under the extension order.
     pub fn first(&self, id: &str, cfg: &ExtractorConfig) -> Option<SourceFile> {
@@ -184,7 +201,7 @@ impl SpaceIndex {
 
 #[salsa::tracked(returns(ref))]
 pub fn space_index(db: &dyn Db, root: SpaceRoot) -> SpaceIndex {
-    let mut by_id: FxHashMap<Arc<str>, Vec<(Arc<str>, SourceFile)>> = FxHashMap::default();
+    let mut entries: Vec<(&str, Arc<str>, SourceFile)> = Vec::new();
     let mut exts: Vec<Arc<str>> = Vec::new();
     for (rel, file) in root.entries(db) {
         if let Some((id, ext)) = split_tool_rel(rel) {
@@ -195,14 +212,22 @@ pub fn space_index(db: &dyn Db, root: SpaceRoot) -> SpaceIndex {
                     exts[exts.len() - 1].clone()
                 }
             };
-            by_id
-                .entry(Arc::from(id))
-                // Most ids have one file: no room for four.
-                .or_insert_with(|| Vec::with_capacity(1))
-                .push((ext, file));
+            entries.push((id, ext, file));
         }
     }
-    SpaceIndex { by_id }
+    // Stable: an id's files stay in path order.
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    let mut ids: Vec<Arc<str>> = Vec::with_capacity(entries.len());
+    let mut files = Vec::with_capacity(entries.len());
+    for (id, ext, file) in entries {
+        let id = match ids.last() {
+            Some(last) if last.as_ref() == id => last.clone(),
+            _ => Arc::from(id),
+        };
+        ids.push(id);
+        files.push((ext, file));
+    }
+    SpaceIndex { ids, files }
 }
 
 /// A file found for an id, with the space it was found in.
@@ -313,12 +338,11 @@ pub fn visible_ids_of(db: &dyn Db, key: SpaceKindKey) -> VisibleIds {
         .collect();
     // Kept for the whole run: sized once (ids are shared with the space indexes, not copied).
     let mut ids: Vec<(u32, Arc<str>)> =
-        Vec::with_capacity(roots.iter().map(|i| i.by_id.len()).sum::<usize>() + primitives.len());
+        Vec::with_capacity(roots.iter().map(|i| i.ids.len()).sum::<usize>() + primitives.len());
     for index in roots {
         ids.extend(
             index
-                .by_id
-                .iter()
+                .by_id()
                 .filter(|(_, files)| files.iter().any(|(ext, _)| cfg.has_extension(ext)))
                 .map(|(id, _)| (char_len(id), id.clone())),
         );

@@ -356,7 +356,7 @@ pub enum CensusKind {
     /// A regular file listed by the walk, with its stamp (`None`: it could not be stat'ed).
     Plain(Option<FileStamp>),
     /// A symlink, with its canonical target (which decides its space) and the target's stamp.
-    Link(Option<String>, Option<FileStamp>),
+    Link(Box<(Option<String>, Option<FileStamp>)>),
     /// A FIFO, device, dangling symlink... (recorded, never read).
     NotRegular(String),
     /// A walk error at a file path.
@@ -367,9 +367,8 @@ pub enum CensusKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CensusEntry {
     /// Index of the space in the specs given to `census`.
-    pub space: usize,
-    pub path: PathBuf,
-    /// Path relative to the space's `.ai/`.
+    pub space: u32,
+    /// Path relative to the space's `.ai/` (100k of these are alive at once: no full path).
     pub rel: String,
     pub kind: CensusKind,
 }
@@ -392,7 +391,7 @@ pub fn census(sys: &dyn System, spaces: &[SpaceSpec]) -> Census {
     let per_space: Vec<Census> = spaces
         .par_iter()
         .enumerate()
-        .map(|(i, spec)| space_census(sys, i, spec))
+        .map(|(i, spec)| space_census(sys, u32::try_from(i).unwrap_or(u32::MAX), spec))
         .collect();
     let mut out = Census::default();
     for c in per_space {
@@ -403,7 +402,7 @@ pub fn census(sys: &dyn System, spaces: &[SpaceSpec]) -> Census {
 }
 
 /// The census of one space (`census`).
-fn space_census(sys: &dyn System, i: usize, spec: &SpaceSpec) -> Census {
+fn space_census(sys: &dyn System, i: u32, spec: &SpaceSpec) -> Census {
     let mut out = Census::default();
     let SpaceSource::Dir(base) = &spec.source else {
         return out;
@@ -446,7 +445,6 @@ fn space_census(sys: &dyn System, i: usize, spec: &SpaceSpec) -> Census {
                 Some(rel) if !sys.is_dir(&e.path) => out.entries.push(CensusEntry {
                     space: i,
                     kind: CensusKind::Error(err.clone()),
-                    path: e.path,
                     rel,
                 }),
                 _ => out.notices.push(format!("{}: {err}", e.path.display())),
@@ -467,13 +465,12 @@ fn space_census(sys: &dyn System, i: usize, spec: &SpaceSpec) -> Census {
                 .canonicalize(&e.path)
                 .ok()
                 .map(|p| p.display().to_string());
-            CensusKind::Link(real, stamp)
+            CensusKind::Link(Box::new((real, stamp)))
         } else {
             CensusKind::Plain(stamp)
         };
         out.entries.push(CensusEntry {
             space: i,
-            path: e.path,
             rel,
             kind,
         });

@@ -197,7 +197,8 @@ fn now_ns() -> i64 {
 
 fn stamp_of(kind: &CensusKind) -> Option<&FileStamp> {
     match kind {
-        CensusKind::Plain(s) | CensusKind::Link(_, s) => s.as_ref(),
+        CensusKind::Plain(s) => s.as_ref(),
+        CensusKind::Link(l) => l.1.as_ref(),
         CensusKind::NotRegular(_) | CensusKind::Error(_) => None,
     }
 }
@@ -206,7 +207,7 @@ fn stamp_of(kind: &CensusKind) -> Option<&FileStamp> {
 /// last changed, or an entry the walk classifies by itself (a FIFO, a walk error).
 fn trusted(kind: &CensusKind, run_start: i64) -> bool {
     match kind {
-        CensusKind::Plain(s) | CensusKind::Link(_, s) => s.is_some_and(|s| {
+        CensusKind::Plain(_) | CensusKind::Link(_) => stamp_of(kind).is_some_and(|s| {
             s.ctime_ns < run_start.saturating_sub(RACY_NS)
                 && s.mtime_ns < run_start.saturating_sub(RACY_NS)
         }),
@@ -327,6 +328,7 @@ fn full_run(
     let rows = rows_of(lint, &db);
     // The files' texts and every memo go before the census is taken and the cache built.
     drop((db, host));
+    release_freed_memory();
     // Built on a pool thread: the memory just freed was mostly allocated by the pool's threads,
     // and an allocator with per-thread heaps (mimalloc) hands it out again there first, so the
     // cache does not raise the run's peak.
@@ -476,12 +478,7 @@ fn attach_census(data: &mut CacheData, specs: &[SpaceSpec], census: &Census, run
     let kinds: FxHashMap<(u32, &str), &CensusKind> = census
         .entries
         .iter()
-        .map(|e| {
-            (
-                (u32::try_from(e.space).unwrap_or(u32::MAX), e.rel.as_str()),
-                &e.kind,
-            )
-        })
+        .map(|e| ((e.space, e.rel.as_str()), &e.kind))
         .collect();
     for e in &mut data.entries {
         if matches!(
@@ -537,7 +534,7 @@ fn partial(
     let mut to_read: Vec<usize> = Vec::new();
     let mut seen: FxHashSet<u32> = FxHashSet::default();
     for (ci, e) in census.entries.iter().enumerate() {
-        let space = u32::try_from(e.space).unwrap_or(u32::MAX);
+        let space = e.space;
         match by_key.get(&(space, e.rel.as_str())) {
             Some(&i) => {
                 seen.insert(i);
@@ -622,7 +619,7 @@ fn partial(
     let mut refreshed: Vec<(usize, u128)> = Vec::new();
     for &ci in &to_read {
         let e = &census.entries[ci];
-        let space = u32::try_from(e.space).unwrap_or(u32::MAX);
+        let space = e.space;
         let Some(&f) = files.get(&(space, e.rel.clone())) else {
             return Err(format!(".ai/{} vanished while it was read", e.rel));
         };
@@ -642,7 +639,7 @@ fn partial(
     let reread = to_read.len();
     let stamp_entry = |data: &mut CacheData, ci: usize, hash: u128| {
         let e = &census.entries[ci];
-        let space = u32::try_from(e.space).unwrap_or(u32::MAX);
+        let space = e.space;
         if let Some(&i) = old_index.get(&(space, e.rel.clone())) {
             let entry = &mut data.entries[i as usize];
             entry.kind = Some(e.kind.clone());
@@ -669,7 +666,7 @@ fn partial(
         let e = &census.entries[ci];
         if let Some((id, ext)) = split_tool_rel(&e.rel) {
             touched.insert(id);
-            let space = u32::try_from(e.space).unwrap_or(u32::MAX);
+            let space = e.space;
             if !old_index.contains_key(&(space, e.rel.clone())) && cfg_has(host.db(), ext) {
                 ids_added_or_removed = true;
             }
@@ -695,7 +692,7 @@ fn partial(
         .iter()
         .map(|&ci| &census.entries[ci])
         .filter(|e| lintable(host.db(), &e.rel))
-        .map(|e| (u32::try_from(e.space).unwrap_or(u32::MAX), e.rel.clone()))
+        .map(|e| (e.space, e.rel.clone()))
         .collect();
     let removed_set: FxHashSet<u32> = removed.iter().copied().collect();
     let mut in_recheck: FxHashSet<(u32, &str)> =
@@ -766,7 +763,7 @@ fn partial(
         .collect();
     for &ci in &changed {
         let e = &census.entries[ci];
-        let space = u32::try_from(e.space).unwrap_or(u32::MAX);
+        let space = e.space;
         if let (Some(kind), Some((id, ext))) = (kind_of(space), split_tool_rel(&e.rel))
             && !old_index.contains_key(&(space, e.rel.clone()))
             && cfg_has(host.db(), ext)
@@ -924,7 +921,7 @@ fn partial(
     let hash_of: FxHashMap<usize, u128> = refreshed.iter().copied().collect();
     for &ci in &changed {
         let e = &census.entries[ci];
-        let key = (u32::try_from(e.space).unwrap_or(u32::MAX), e.rel.clone());
+        let key = (e.space, e.rel.clone());
         map.entry(key.clone()).or_insert_with(|| {
             (
                 Entry {
@@ -981,4 +978,20 @@ fn partial(
         write: true,
         internal_errors: panicked,
     })
+}
+
+/// Hand the memory of a dropped database back before the cache is built. mimalloc (the binary's
+/// allocator) keeps a block freed by another thread than the one that allocated it on that
+/// thread's page until that thread allocates again, so the pool threads that read and parsed
+/// the files would hold most of it through the census: each of them, and this thread, collects.
+fn release_freed_memory() {
+    rayon::broadcast(|_| collect_this_thread());
+    collect_this_thread();
+}
+
+fn collect_this_thread() {
+    // SAFETY: `mi_collect` takes no pointer; it frees what the calling thread's own heap no
+    // longer uses (and abandoned segments). Without mimalloc as the global allocator (tests,
+    // benchmarks) its heaps are empty and it does nothing.
+    unsafe { libmimalloc_sys::mi_collect(true) }
 }

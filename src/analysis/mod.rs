@@ -331,16 +331,16 @@ pub struct LintParts {
 }
 
 impl LintParts {
-    /// The report: every finding, sorted, with the totals.
-    pub fn report(&self) -> LintReport {
+    /// The report: every finding (moved), sorted, with the totals.
+    pub fn into_report(self) -> LintReport {
+        let internal_errors = self.files.iter().filter(|f| f.panicked).count();
         let mut findings: Vec<Finding> = self
             .files
-            .iter()
-            .flat_map(|f| f.findings.iter().cloned())
-            .chain(self.graph.iter().cloned())
+            .into_iter()
+            .flat_map(|f| f.findings)
+            .chain(self.graph)
             .collect();
         sort_findings(&mut findings);
-        let internal_errors = self.files.iter().filter(|f| f.panicked).count();
         report_of(findings, self.file_count, self.tool_count, internal_errors)
     }
 }
@@ -440,20 +440,7 @@ pub fn lint_parts(
 /// Lint every file of the workspace (in parallel, see `par_files`). `progress` is called with the
 /// number of files finished.
 pub fn lint(db: &RootDb, opts: &LintOptions, progress: &(dyn Fn(usize) + Sync)) -> LintReport {
-    let parts = lint_parts(db, opts, progress, false);
-    let internal_errors = parts.files.iter().filter(|f| f.panicked).count();
-    let mut findings: Vec<Finding> = Vec::new();
-    for f in parts.files {
-        findings.extend(f.findings);
-    }
-    findings.extend(parts.graph);
-    sort_findings(&mut findings);
-    report_of(
-        findings,
-        parts.file_count,
-        parts.tool_count,
-        internal_errors,
-    )
+    lint_parts(db, opts, progress, false).into_report()
 }
 
 /// Show `path` relative to `base` when it lies below it.

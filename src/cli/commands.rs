@@ -116,7 +116,7 @@ pub fn lint(
             emit(args, &out)?;
             return Ok(0);
         }
-        let report = checked_parts(&db, args, &opts, false).report();
+        let report = checked_parts(&db, args, &opts, false).into_report();
         host = Some(h);
         report
     };

@@ -319,7 +319,7 @@ fn full_run(
     // A run that hit an internal error is not cached.
     if parts.files.iter().any(|f| f.panicked) {
         return Outcome {
-            report: parts.report(),
+            report: parts.into_report(),
             notices: loaded.notices,
             warnings,
             how: How::Full(why),

@@ -13,7 +13,7 @@ use std::process::Command;
 
 use proptest::prelude::*;
 use ryechain::analysis::lazy::file_chain_ids;
-use ryechain::analysis::{Host, LintOptions, LintReport, lint, lint_parts};
+use ryechain::analysis::{Checks, Host, LintOptions, LintReport, lint, lint_parts};
 use ryechain::db::Settings;
 use ryechain::lint_cache::{self, CacheKey, CachedLint, How};
 use ryechain::load::{SpaceSpec, load};
@@ -54,7 +54,9 @@ fn cached(
         key: CacheKey::new(None, settings, specs, Some(base)),
         path: cache.to_path_buf(),
     };
-    let out = lint_cache::lint(&run, &|db| lint_parts(db, &o, &|_| {}, true));
+    let out = lint_cache::lint(&run, &|db| {
+        lint_parts(db, &o, &|_| {}, true, Checks::OneShot)
+    });
     assert!(out.warnings.is_empty(), "{:?}", out.warnings);
     (out.report, out.how)
 }

@@ -16,8 +16,11 @@ use crate::diagnostic::{
     Diagnostic, Excerpt, Finding, FindingNote, Fix, LineIndex, Severity, Summary, sort_findings,
 };
 use crate::resolve::{tool_files, tool_id};
-use crate::rules::checks::{chain_diagnostics, file_diagnostics, graph_diagnostics};
-use crate::rules::integrity::integrity_diagnostics;
+use crate::rules::checks::{
+    chain_diagnostics, compute_chain_diagnostics, compute_file_diagnostics, file_diagnostics,
+    graph_diagnostics,
+};
+use crate::rules::integrity::{compute_integrity_diagnostics, integrity_diagnostics};
 use crate::rules::{Rule, rules};
 
 /// Rule id used for a panic caught while checking one file (not a rule: an internal defect).
@@ -123,14 +126,29 @@ pub fn integrity_enabled(db: &dyn Db) -> bool {
         .any(|r| r.family == "integrity" && effective_severity(db, r).is_some())
 }
 
-fn check_file(db: &RootDb, file: SourceFile, integrity: bool) -> (Vec<Diagnostic>, bool) {
-    let run = || {
-        let mut d = file_diagnostics(db, file).clone();
-        d.extend(chain_diagnostics(db, file).iter().cloned());
-        if integrity {
-            d.extend(integrity_diagnostics(db, file).iter().cloned());
+fn check_file(
+    db: &RootDb,
+    file: SourceFile,
+    integrity: bool,
+    checks: Checks,
+) -> (Vec<Diagnostic>, bool) {
+    let run = || match checks {
+        Checks::Memoized => {
+            let mut d = file_diagnostics(db, file).clone();
+            d.extend(chain_diagnostics(db, file).iter().cloned());
+            if integrity {
+                d.extend(integrity_diagnostics(db, file).iter().cloned());
+            }
+            d
         }
-        d
+        Checks::OneShot => {
+            let mut d = compute_file_diagnostics(db, file);
+            d.extend(compute_chain_diagnostics(db, file));
+            if integrity {
+                d.extend(compute_integrity_diagnostics(db, file));
+            }
+            d
+        }
     };
     match std::panic::catch_unwind(AssertUnwindSafe(run)) {
         Ok(d) => (d, false),
@@ -160,6 +178,22 @@ fn check_file(db: &RootDb, file: SourceFile, integrity: bool) -> (Vec<Diagnostic
     }
 }
 
+/// Whether a lint keeps each file's findings as memos.
+///
+/// The queries under them (metadata, resolution, hashes, verdicts) are memoized either way; only
+/// the three per-file finding lists (`file_diagnostics`, `chain_diagnostics`,
+/// `integrity_diagnostics`) differ. Same findings in both modes (tests/lint_cache.rs compares).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Checks {
+    /// A long-lived host (`--watch`, the editor): after an edit, a file whose inputs did not
+    /// change is answered from its memo.
+    Memoized,
+    /// A one-shot lint reads each file's findings once: their memos (a result and a list of
+    /// dependencies per query, three per tool) would only raise the run's peak, by about 45 MB
+    /// at 100k tools.
+    OneShot,
+}
+
 /// Keep a diagnostic if its rule is enabled, with the severity in force.
 fn effective(db: &RootDb, mut d: Diagnostic) -> Option<Diagnostic> {
     if d.rule.as_ref() != INTERNAL_ERROR {
@@ -177,7 +211,7 @@ fn finish(db: &RootDb, d: Diagnostic, opts: &LintOptions) -> Option<Finding> {
 /// One file's diagnostics as the lint reports them (enabled rules only, severities in force), with
 /// byte spans: what the editor converts into its own positions.
 pub fn checked_diagnostics(db: &RootDb, file: SourceFile) -> Vec<Diagnostic> {
-    let (diags, _) = check_file(db, file, integrity_enabled(db));
+    let (diags, _) = check_file(db, file, integrity_enabled(db), Checks::Memoized);
     diags.into_iter().filter_map(|d| effective(db, d)).collect()
 }
 
@@ -194,7 +228,7 @@ pub fn checked_graph_diagnostics(db: &RootDb) -> Vec<Diagnostic> {
 /// enabled), with rule selection and severities applied: what `lint` computes per file, for the
 /// editor and the benchmarks. Graph-wide findings (cycles) are not included; see `graph_findings`.
 pub fn file_findings(db: &RootDb, file: SourceFile, opts: &LintOptions) -> Vec<Finding> {
-    let (diags, _) = check_file(db, file, integrity_enabled(db));
+    let (diags, _) = check_file(db, file, integrity_enabled(db), Checks::Memoized);
     diags
         .into_iter()
         .filter_map(|d| finish(db, d, opts))
@@ -380,12 +414,16 @@ pub fn lint_file(
     opts: &LintOptions,
     integrity: bool,
     deps: Option<&DepIds>,
+    checks: Checks,
 ) -> LintedFile {
-    let (diags, panicked) = check_file(db, file, integrity);
-    let findings = diags
+    let (diags, panicked) = check_file(db, file, integrity, checks);
+    let mut findings: Vec<Finding> = diags
         .into_iter()
         .filter_map(|d| finish(db, d, opts))
         .collect();
+    // Kept until the lint ends: without this a file's one finding sat in room for four (a
+    // vector's first growth), about 1 KB a file on a tree where every file has one (unsigned).
+    findings.shrink_to_fit();
     let deps = match deps {
         Some(table) if tool_id(db, file).is_some() && !panicked => {
             let c = lazy::file_chain_ids(db, file);
@@ -406,13 +444,14 @@ pub fn lint_file(
 }
 
 /// Lint every file of the workspace (in parallel, see `par_files`), keeping each file's part;
-/// `deps`: record what each tool's findings depend on (for the lint cache). `progress` is
-/// called with the number of files finished.
+/// `deps`: record what each tool's findings depend on (for the lint cache); `checks`: whether
+/// the findings stay memoized. `progress` is called with the number of files finished.
 pub fn lint_parts(
     db: &RootDb,
     opts: &LintOptions,
     progress: &(dyn Fn(usize) + Sync),
     deps: bool,
+    checks: Checks,
 ) -> LintParts {
     let files = lint_files(db);
     let integrity = integrity_enabled(db);
@@ -420,7 +459,7 @@ pub fn lint_parts(
     let parts = par_files_with_progress(
         db,
         &files,
-        &|db, file| lint_file(db, file, opts, integrity, table.as_ref()),
+        &|db, file| lint_file(db, file, opts, integrity, table.as_ref(), checks),
         progress,
     );
     LintParts {
@@ -437,10 +476,11 @@ pub fn lint_parts(
     }
 }
 
-/// Lint every file of the workspace (in parallel, see `par_files`). `progress` is called with the
-/// number of files finished.
+/// Lint every file of the workspace (in parallel, see `par_files`), keeping the findings as memos
+/// (`Checks::Memoized`: `--watch` lints the same host again after each change). `progress` is
+/// called with the number of files finished.
 pub fn lint(db: &RootDb, opts: &LintOptions, progress: &(dyn Fn(usize) + Sync)) -> LintReport {
-    lint_parts(db, opts, progress, false).into_report()
+    lint_parts(db, opts, progress, false, Checks::Memoized).into_report()
 }
 
 /// Show `path` relative to `base` when it lies below it.

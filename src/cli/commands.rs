@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use super::{
     Context, GraphFormat, LintFormat, print_notices, use_color, write_output_file, write_stdout,
 };
-use crate::analysis::LintOptions;
 use crate::analysis::chain_view::chain_of;
+use crate::analysis::{Checks, LintOptions};
 use crate::db::{Db, Settings};
 use crate::diagnostic::{Finding, Severity};
 use crate::lint_cache::{self, CacheKey, CachedLint};
@@ -117,7 +117,14 @@ pub fn lint(
             return Ok(0);
         }
         let report = checked_parts(&db, args, &opts, false).into_report();
-        host = Some(h);
+        drop(db);
+        if args.watch {
+            host = Some(h);
+        } else {
+            // The texts and memos go before the report is rendered (the run's peak otherwise).
+            drop(h);
+            lint_cache::release_freed_memory();
+        }
         report
     };
     let out = if args.statistics {
@@ -178,7 +185,14 @@ fn checked_parts(
             b.inc(n as u64);
         }
     };
-    let parts = crate::analysis::lint_parts(db, opts, &progress, deps);
+    // `--watch` lints the same host again after each change; otherwise the database is dropped
+    // after this one lint.
+    let checks = if args.watch {
+        Checks::Memoized
+    } else {
+        Checks::OneShot
+    };
+    let parts = crate::analysis::lint_parts(db, opts, &progress, deps, checks);
     if let Some(b) = bar {
         b.finish_and_clear();
     }

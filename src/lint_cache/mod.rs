@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::lazy::file_chain_needs;
 use crate::analysis::{
-    DepIds, Host, LintOptions, LintParts, LintReport, LintedFile, display_path, integrity_enabled,
-    lint_file, par_files, report_of,
+    Checks, DepIds, Host, LintOptions, LintParts, LintReport, LintedFile, display_path,
+    integrity_enabled, lint_file, par_files, report_of,
 };
 use crate::db::{Db, FileContents, RootDb, Settings, SourceFile};
 use crate::diagnostic::{Finding, compare_findings};
@@ -853,7 +853,14 @@ fn partial(
         let db = host.snapshot();
         let integrity = integrity_enabled(&db);
         let checked = par_files(&db, &targets, &|db, f| {
-            lint_file(db, f, lint.opts, integrity, Some(&dep_table))
+            lint_file(
+                db,
+                f,
+                lint.opts,
+                integrity,
+                Some(&dep_table),
+                Checks::OneShot,
+            )
         });
         if checked.iter().any(LintedFile::cycle) {
             return Err("a re-checked file's chain runs into a cycle".to_owned());
@@ -980,11 +987,12 @@ fn partial(
     })
 }
 
-/// Hand the memory of a dropped database back before the cache is built. mimalloc (the binary's
-/// allocator) keeps a block freed by another thread than the one that allocated it on that
-/// thread's page until that thread allocates again, so the pool threads that read and parsed
-/// the files would hold most of it through the census: each of them, and this thread, collects.
-fn release_freed_memory() {
+/// Hand the memory of a dropped database back (before the cache is built or a report rendered).
+/// mimalloc (the binary's allocator) keeps a block freed by another thread than the one that
+/// allocated it on that thread's page until that thread allocates again, so the pool threads
+/// that read and parsed the files would hold most of it through the census: each of them, and
+/// this thread, collects.
+pub fn release_freed_memory() {
     rayon::broadcast(|_| collect_this_thread());
     collect_this_thread();
 }

@@ -367,10 +367,12 @@ pub(crate) fn kept(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
 /// config problems.
 #[salsa::tracked(returns(ref))]
 pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
-    kept(own_diagnostics(db, file))
+    kept(compute_file_diagnostics(db, file))
 }
 
-fn own_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+/// What [`file_diagnostics`] memoizes, computed without keeping it: a one-shot lint reads each
+/// file's findings once (`analysis::Checks::OneShot`).
+pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let path = file.path(db);
     let space = file.space(db);
@@ -526,10 +528,12 @@ fn own_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
 /// Every edge is checked once: at its child, when that file is linted as a root.
 #[salsa::tracked(returns(ref))]
 pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
-    kept(edge_and_chain_diagnostics(db, file))
+    kept(compute_chain_diagnostics(db, file))
 }
 
-fn edge_and_chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+/// What [`chain_diagnostics`] memoizes, computed without keeping it: a one-shot lint reads each
+/// tool's findings once (`analysis::Checks::OneShot`).
+pub fn compute_chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let Some(item_id) = tool_id(db, file) else {
         return out;

@@ -13,6 +13,12 @@ use crate::resolve::tool_id;
 /// trust-store document.
 #[salsa::tracked(returns(ref))]
 pub fn integrity_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    super::checks::kept(compute_integrity_diagnostics(db, file))
+}
+
+/// What [`integrity_diagnostics`] memoizes, computed without keeping it: a one-shot lint reads
+/// each file's findings once (`analysis::Checks::OneShot`).
+pub fn compute_integrity_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let rel = file.rel(db);
     let item = format!(".ai/{rel}");
@@ -103,5 +109,5 @@ pub fn integrity_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         ),
     };
     out.extend(d);
-    super::checks::kept(out)
+    out
 }

@@ -116,16 +116,17 @@ pub fn lint(
             emit(args, &out)?;
             return Ok(0);
         }
-        let report = checked_parts(&db, args, &opts, false).into_report();
+        let parts = checked_parts(&db, args, &opts, false);
         drop(db);
         if args.watch {
             host = Some(h);
         } else {
-            // The texts and memos go before the report is rendered (the run's peak otherwise).
+            // The texts and memos go before the findings are merged and rendered (the run's
+            // peak otherwise).
             drop(h);
             lint_cache::release_freed_memory();
         }
-        report
+        parts.into_report()
     };
     let out = if args.statistics {
         statistics(&report.findings, args.format == LintFormat::Json)?

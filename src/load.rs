@@ -381,28 +381,48 @@ pub struct Census {
     pub entries: Vec<CensusEntry>,
     /// What the load would report besides files (a missing `.ai/`, walk errors).
     pub notices: Vec<String>,
+    /// The directories listed whose entries were all regular files and directories
+    /// (`System::walk_stamped`): what the next census may take on trust.
+    pub dirs: Vec<CensusDir>,
 }
+
+/// A directory of a census, as `DirListing` with its path relative to the space's `.ai/`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CensusDir {
+    pub space: u32,
+    pub rel: String,
+    pub stamp: FileStamp,
+    /// Each name followed by a `\0`; `None` in a census when the earlier census's names were
+    /// vouched for (unchanged).
+    pub names: Option<String>,
+}
+
+/// The names (as `CensusDir::names`) of directory `rel` of space `space` when it had `stamp`,
+/// if an earlier census vouches for them (`System::walk_stamped`'s `known`).
+pub type KnownDirs<'a> = dyn Fn(u32, &str, &FileStamp) -> Option<&'a str> + Sync + 'a;
 
 /// Walk every on-disk space as `load` does and stamp each file instead of reading it. The walk
 /// and the classification of entries are `load_dir`'s; a regular file's real path is not
 /// resolved (a file reached through a retargeted directory symlink is another inode, so its
 /// stamp differs), a symlink's is.
-pub fn census(sys: &dyn System, spaces: &[SpaceSpec]) -> Census {
+/// `known`: directories an earlier census listed and vouches for (see `KnownDirs`).
+pub fn census(sys: &dyn System, spaces: &[SpaceSpec], known: &KnownDirs<'_>) -> Census {
     let per_space: Vec<Census> = spaces
         .par_iter()
         .enumerate()
-        .map(|(i, spec)| space_census(sys, u32::try_from(i).unwrap_or(u32::MAX), spec))
+        .map(|(i, spec)| space_census(sys, u32::try_from(i).unwrap_or(u32::MAX), spec, known))
         .collect();
     let mut out = Census::default();
     for c in per_space {
         out.entries.extend(c.entries);
         out.notices.extend(c.notices);
+        out.dirs.extend(c.dirs);
     }
     out
 }
 
 /// The census of one space (`census`).
-fn space_census(sys: &dyn System, i: u32, spec: &SpaceSpec) -> Census {
+fn space_census(sys: &dyn System, i: u32, spec: &SpaceSpec, known: &KnownDirs<'_>) -> Census {
     let mut out = Census::default();
     let SpaceSource::Dir(base) = &spec.source else {
         return out;
@@ -418,10 +438,21 @@ fn space_census(sys: &dyn System, i: u32, spec: &SpaceSpec) -> Census {
     }
     // `space_entries`, stamped as it walks.
     let mut entries: Vec<(WalkEntry, Option<FileStamp>)> = Vec::new();
+    let vouched =
+        |path: &Path, stamp: &FileStamp| rel_of(&ai, path).and_then(|rel| known(i, &rel, stamp));
     for dir in WALKED_DIRS {
         let dir = ai.join(dir);
         if sys.is_dir(&dir) {
-            entries.extend(sys.walk_stamped(&dir));
+            let (walked, listed) = sys.walk_stamped(&dir, &vouched);
+            entries.extend(walked);
+            out.dirs.extend(listed.into_iter().filter_map(|d| {
+                Some(CensusDir {
+                    space: i,
+                    rel: rel_of(&ai, &d.path)?,
+                    stamp: d.stamp,
+                    names: d.names,
+                })
+            }));
         }
     }
     for name in crate::config::CONFIG_RELS {

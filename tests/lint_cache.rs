@@ -520,6 +520,88 @@ fn the_binary_replays_from_stamps_and_no_cache_bypasses_it() {
     assert_eq!(again, cold_out);
 }
 
+/// The `N of M` of `cache: …; N of M directories not read again`.
+fn dirs_on_trust(report: &str) -> (usize, usize) {
+    let tail = report
+        .split("; ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no directory count in {report:?}"));
+    let mut words = tail.split_whitespace();
+    let n = words.next().unwrap().parse().unwrap();
+    assert_eq!(words.next(), Some("of"), "{report}");
+    let m = words.next().unwrap().parse().unwrap();
+    (n, m)
+}
+
+#[test]
+fn directories_taken_on_trust_still_show_added_removed_and_replaced_entries() {
+    // The census does not read a directory whose stamp matches the cache's (older than the
+    // racy window); each edit below changes one such directory, and each cached run must equal
+    // a cold one.
+    let t = generated(120, 5);
+    let caches = t._tmp.path().join("caches");
+    let tools = t.dir.join("project/.ai/tools");
+    std::fs::create_dir_all(tools.join("empty/deeper")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let (first, err) = run_lint(&t.dir, &caches, &[]);
+    assert!(err.contains("cache: full run"), "{err}");
+    let (again, err) = run_lint(&t.dir, &caches, &[]);
+    assert!(err.contains("cache: reused (0 files re-read)"), "{err}");
+    assert_eq!(again, first);
+    let (trusted, of) = dirs_on_trust(&err);
+    assert!(of > 10 && trusted == of, "{err}");
+
+    let check = |what: &str| {
+        let (cold, _) = run_lint(&t.dir, &caches, &["--no-cache"]);
+        let (cached, err) = run_lint(&t.dir, &caches, &[]);
+        assert_eq!(cached, cold, "{what}: {err}");
+        let (trusted, of) = dirs_on_trust(&err);
+        assert!(
+            trusted < of,
+            "{what}: a changed directory was taken on trust: {err}"
+        );
+        cold
+    };
+    // A tool added beside others: a new finding-free file, then one naming a missing executor.
+    let some = item_files(&t.dir)
+        .into_iter()
+        .find(|f| f.extension().is_some_and(|e| e == "py"))
+        .unwrap();
+    let dir = some.parent().unwrap().to_path_buf();
+    std::fs::write(
+        dir.join("added_on_trust.py"),
+        "__executor_id__ = \"no/such/runtime\"\n",
+    )
+    .unwrap();
+    let out = check("a file added");
+    assert!(out.contains("added_on_trust"), "{out}");
+    // A file removed.
+    std::fs::remove_file(&some).unwrap();
+    check("a file removed");
+    // A tool in a directory that was empty (two levels: `empty` itself is unchanged).
+    std::fs::write(
+        tools.join("empty/deeper/late.py"),
+        "__executor_id__ = \"no/such/runtime\"\n",
+    )
+    .unwrap();
+    let out = check("a file in an empty directory");
+    assert!(out.contains("late.py"), "{out}");
+    // A file replaced by a directory of the same name holding a tool.
+    let other = item_files(&t.dir)
+        .into_iter()
+        .find(|f| f.extension().is_some_and(|e| e == "yaml"))
+        .unwrap();
+    std::fs::remove_file(&other).unwrap();
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(
+        other.join("inner.py"),
+        "__executor_id__ = \"no/such/runtime\"\n",
+    )
+    .unwrap();
+    let out = check("a file replaced by a directory");
+    assert!(out.contains("inner.py"), "{out}");
+}
+
 #[test]
 fn a_damaged_or_foreign_cache_is_discarded_with_a_warning_and_rebuilt() {
     let t = generated(60, 5);

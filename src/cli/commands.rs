@@ -92,7 +92,13 @@ pub fn lint(
             .env_var("RYECHAIN_CACHE_REPORT")
             .is_some_and(|v| !v.is_empty() && v != "0")
         {
-            errln!("cache: {}", outcome.how);
+            match outcome.dirs_on_trust {
+                Some((trusted, of)) => errln!(
+                    "cache: {}; {trusted} of {of} directories not read again",
+                    outcome.how
+                ),
+                None => errln!("cache: {}", outcome.how),
+            }
         }
         outcome.report
     } else {

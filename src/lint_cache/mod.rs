@@ -31,7 +31,7 @@ use crate::db::{Db, FileContents, RootDb, Settings, SourceFile};
 use crate::diagnostic::{Finding, compare_findings};
 use crate::exec::facts::Loaded;
 use crate::load::{
-    BASE_DIRS, Census, CensusKind, ItemLoader, SpaceSource, SpaceSpec, census, load,
+    BASE_DIRS, Census, CensusDir, CensusKind, ItemLoader, SpaceSource, SpaceSpec, census, load,
 };
 use crate::model::SpaceKind;
 use crate::resolve::{
@@ -114,17 +114,50 @@ pub struct Entry {
     pub missing: Option<String>,
 }
 
-/// The cache file's payload.
+/// The cache file's payload. Its first three fields are [`CacheHead`]'s, in the same order:
+/// postcard writes a struct as its fields one after the other, so the head decodes from the
+/// start of the payload alone, and the census (which needs `dirs`) runs while the rest decodes.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CacheData {
     pub key: CacheKey,
     /// The census notices of the run (a missing `.ai/`, walk errors).
     pub notices: Vec<String>,
+    /// The directories the census may take on trust next time (stamps outside the racy window).
+    pub dirs: Vec<CensusDir>,
     pub ids: Vec<String>,
     pub entries: Vec<Entry>,
     /// Every finding in report order, with the index of the entry whose check produced it
     /// (`GRAPH` for graph-wide findings).
     pub findings: Vec<(u32, Finding)>,
+}
+
+/// The start of [`CacheData`].
+#[derive(Clone, Debug, Deserialize)]
+pub struct CacheHead {
+    pub key: CacheKey,
+    pub notices: Vec<String>,
+    pub dirs: Vec<CensusDir>,
+}
+
+/// The rest of [`CacheData`].
+#[derive(Clone, Debug, Deserialize)]
+pub struct CacheBody {
+    pub ids: Vec<String>,
+    pub entries: Vec<Entry>,
+    pub findings: Vec<(u32, Finding)>,
+}
+
+impl CacheData {
+    fn join(head: CacheHead, body: CacheBody) -> CacheData {
+        CacheData {
+            key: head.key,
+            notices: head.notices,
+            dirs: head.dirs,
+            ids: body.ids,
+            entries: body.entries,
+            findings: body.findings,
+        }
+    }
 }
 
 /// How the report was obtained.
@@ -168,6 +201,9 @@ pub struct Outcome {
     /// Problems with the cache file (shown as warnings; the run went on without it).
     pub warnings: Vec<String>,
     pub how: How,
+    /// Of the directories the census met that could be vouched for, how many were not read
+    /// again (their stamps matched the cache's), and how many there were; `None` for a full run.
+    pub dirs_on_trust: Option<(usize, usize)>,
 }
 
 /// A cached lint's inputs.
@@ -248,24 +284,59 @@ fn is_global(rel: &str) -> bool {
 /// must call `analysis::lint_parts` with `deps`) and rebuild it.
 pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outcome {
     let mut warnings = Vec::new();
-    // The census (a walk and a `stat` per file) and the decoding overlap.
     let run_start = now_ns();
-    let (read, census) = rayon::join(|| store::read(&lint.path), || census(lint.sys, lint.specs));
-    let cached = match read {
-        store::Read::Hit(data) if data.key == lint.key => Some(*data),
-        store::Read::Hit(_) | store::Read::Missing => None,
+    let mut discard = |why: String| {
+        warnings.push(format!(
+            "discarding the lint cache {}: {why}; it is rebuilt",
+            lint.path.display()
+        ));
+    };
+    let payload = match store::read(&lint.path) {
+        store::Read::Hit(payload) => Some(payload),
+        store::Read::Missing => None,
         store::Read::Discarded(why) => {
-            warnings.push(format!(
-                "discarding the lint cache {}: {why}; it is rebuilt",
-                lint.path.display()
-            ));
+            discard(why);
             None
         }
     };
-    let Some(data) = cached else {
-        drop(census);
+    let head = payload.as_ref().and_then(|p| match p.head() {
+        Ok(head) => Some(head),
+        Err(why) => {
+            discard(why);
+            None
+        }
+    });
+    let Some((head, rest)) = head.filter(|(h, _)| h.key == lint.key) else {
         return full_run(lint, full, warnings, "no usable cache".to_owned());
     };
+    // The rest of the cache decodes while the census walks (a walk and a `stat` per file). A
+    // directory whose stamp matches the cache's is not read again, only its names stamped.
+    let (body, census) = rayon::join(
+        || store::body(rest),
+        || {
+            let index: FxHashMap<(u32, &str), &CensusDir> = head
+                .dirs
+                .iter()
+                .map(|d| ((d.space, d.rel.as_str()), d))
+                .collect();
+            let known = |space: u32, rel: &str, stamp: &FileStamp| {
+                index
+                    .get(&(space, rel))
+                    .filter(|d| d.stamp == *stamp)
+                    .and_then(|d| d.names.as_deref())
+            };
+            census(lint.sys, lint.specs, &known)
+        },
+    );
+    let mut data = match body {
+        Ok(body) => CacheData::join(head, body),
+        Err(why) => {
+            discard(why);
+            return full_run(lint, full, warnings, "no usable cache".to_owned());
+        }
+    };
+    drop(payload);
+    let old_dirs = std::mem::take(&mut data.dirs);
     if census.notices != data.notices {
         return full_run(
             lint,
@@ -277,10 +348,15 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
     match partial(lint, data, &census, run_start) {
         Ok(Partial {
             how,
-            data,
+            mut data,
             write,
             internal_errors,
         }) => {
+            let on_trust = census.dirs.iter().filter(|d| d.names.is_none()).count();
+            let dirs_on_trust = Some((on_trust, census.dirs.len()));
+            let (dirs, dirs_changed) = next_dirs(old_dirs, census.dirs, run_start);
+            let write = write || dirs_changed;
+            data.dirs = dirs;
             if write
                 && internal_errors == 0
                 && let Err(e) = store::write(&lint.path, &data)
@@ -295,6 +371,7 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
                 notices: census.notices,
                 warnings,
                 how,
+                dirs_on_trust,
             }
         }
         Err(why) => full_run(lint, full, warnings, why),
@@ -323,6 +400,7 @@ fn full_run(
             notices: loaded.notices,
             warnings,
             how: How::Full(why),
+            dirs_on_trust: None,
         };
     }
     let rows = rows_of(lint, &db);
@@ -335,7 +413,7 @@ fn full_run(
     let (data, written) = rayon::scope(|_| {
         // Stamped after the files were read: a file written since has a ctime past
         // `run_start`, so it is racy and read again next time.
-        let census = census(lint.sys, lint.specs);
+        let census = census(lint.sys, lint.specs, &|_, _, _| None);
         let mut data = cache_data(lint, rows, parts);
         attach_census(&mut data, lint.specs, &census, run_start);
         drop(census);
@@ -353,6 +431,7 @@ fn full_run(
         notices: loaded.notices,
         warnings,
         how: How::Full(why),
+        dirs_on_trust: None,
     }
 }
 
@@ -468,6 +547,7 @@ fn cache_data(lint: &CachedLint<'_>, rows: Rows, parts: LintParts) -> CacheData 
         notices: Vec::new(),
         ids: parts.dep_ids,
         entries,
+        dirs: Vec::new(),
         findings,
     }
 }
@@ -493,6 +573,32 @@ fn attach_census(data: &mut CacheData, specs: &[SpaceSpec], census: &Census, run
         }
     }
     data.notices.clone_from(&census.notices);
+    data.dirs = next_dirs(Vec::new(), census.dirs.clone(), run_start).0;
+}
+
+/// The directories the cache vouches for next time: those of this run's census whose stamps are
+/// old enough (the racy window of `trusted`: an entry added in the same clock tick as the
+/// listing leaves the stamp as it was), with the names of `old` for those the census took on
+/// trust. Also whether that differs from `old`.
+fn next_dirs(old: Vec<CensusDir>, dirs: Vec<CensusDir>, run_start: i64) -> (Vec<CensusDir>, bool) {
+    if dirs.len() == old.len() && dirs.iter().all(|d| d.names.is_none()) {
+        // Every directory vouched for, none gone: the same records (the census walks the
+        // vouched names, so their count matches only when every old one was met).
+        return (old, false);
+    }
+    let limit = run_start.saturating_sub(RACY_NS);
+    let mut old: FxHashMap<(u32, String), CensusDir> = old
+        .into_iter()
+        .map(|d| ((d.space, d.rel.clone()), d))
+        .collect();
+    let next = dirs
+        .into_iter()
+        .filter_map(|d| match d.names {
+            Some(_) => (d.stamp.ctime_ns < limit && d.stamp.mtime_ns < limit).then_some(d),
+            None => old.remove(&(d.space, d.rel)),
+        })
+        .collect();
+    (next, true)
 }
 
 /// The report from cached findings (moved out of the cache).
@@ -906,6 +1012,7 @@ fn partial(
         notices,
         ids,
         entries,
+        dirs: _,
         findings,
     } = data;
     let mut ids = Ids::from(ids);
@@ -973,6 +1080,8 @@ fn partial(
         notices,
         ids: ids.ids,
         entries,
+        // Set by the caller from this run's census.
+        dirs: Vec::new(),
         findings,
     };
     Ok(Partial {

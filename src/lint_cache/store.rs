@@ -11,19 +11,20 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::CacheData;
+use super::{CacheBody, CacheData, CacheHead};
 
 /// First bytes of every cache file.
 const MAGIC: &[u8; 16] = b"ryechain-lintc\n\0";
 /// Bumped whenever `CacheData`'s layout changes.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 /// Payload length (u64) and its SHA-256.
 const TRAILER: usize = 8 + 32;
 
 /// What reading the cache file gave.
 #[derive(Debug)]
 pub enum Read {
-    Hit(Box<CacheData>),
+    /// A whole, undamaged cache file of this version.
+    Hit(Payload),
     /// No cache file (the first run, or `--no-cache` runs only).
     Missing,
     /// A file is there but cannot be used; the text says why (shown as a warning).
@@ -40,8 +41,37 @@ fn header() -> Vec<u8> {
     h
 }
 
+/// A cache file's bytes whose header, length and checksum were checked: its payload decodes in
+/// two steps ([`Payload::head`], then [`body`] of the rest).
+#[derive(Debug)]
+pub struct Payload {
+    bytes: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl Payload {
+    /// The head of the payload, and the bytes after it.
+    pub fn head(&self) -> Result<(CacheHead, &[u8]), String> {
+        postcard::take_from_bytes(&self.bytes[self.start..self.end])
+            .map_err(|e| format!("it cannot be decoded: {e}"))
+    }
+}
+
+/// The rest of the payload after [`Payload::head`]; all of it must decode.
+pub fn body(rest: &[u8]) -> Result<CacheBody, String> {
+    postcard::from_bytes(rest).map_err(|e| format!("it cannot be decoded: {e}"))
+}
+
 /// Decode a cache file's bytes.
 pub fn decode(bytes: &[u8]) -> Result<CacheData, String> {
+    let payload = verify(bytes.to_vec())?;
+    let (head, rest) = payload.head()?;
+    Ok(CacheData::join(head, body(rest)?))
+}
+
+/// Check a cache file's header, length and checksum.
+fn verify(bytes: Vec<u8>) -> Result<Payload, String> {
     if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
         return Err("it is not a ryechain lint cache".to_owned());
     }
@@ -76,14 +106,16 @@ pub fn decode(bytes: &[u8]) -> Result<CacheData, String> {
     if Sha256::digest(payload).as_slice() != &trailer[8..] {
         return Err("its checksum does not match (the file is damaged)".to_owned());
     }
-    postcard::from_bytes(payload).map_err(|e| format!("it cannot be decoded: {e}"))
+    let start = MAGIC.len() + 6 + vlen;
+    let end = start + payload.len();
+    Ok(Payload { bytes, start, end })
 }
 
 /// Read the cache file at `path`.
 pub fn read(path: &Path) -> Read {
     match std::fs::read(path) {
-        Ok(bytes) => match decode(&bytes) {
-            Ok(data) => Read::Hit(Box::new(data)),
+        Ok(bytes) => match verify(bytes) {
+            Ok(payload) => Read::Hit(payload),
             Err(why) => Read::Discarded(why),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Read::Missing,

@@ -38,6 +38,26 @@ pub struct FileStamp {
     pub mode: u32,
 }
 
+/// A directory as a census listed it: its stamp, and the names of its entries, each followed by
+/// a `\0` (one allocation per directory); `None` when `known` vouched for them (they are the
+/// ones it gave). Only for directories whose entries were all regular files and directories
+/// with UTF-8 names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirListing {
+    pub path: PathBuf,
+    pub stamp: FileStamp,
+    pub names: Option<String>,
+}
+
+/// The names (as in [`DirListing::names`]) a directory held when it had the stamp given, if an
+/// earlier census vouches for them. Adding, removing or renaming an entry changes a directory's
+/// `mtime` and `ctime`, so an unchanged stamp means the same names (the lint cache only vouches
+/// for stamps older than its run's racy window).
+pub type Known<'a> = dyn Fn(&Path, &FileStamp) -> Option<&'a str> + Sync + 'a;
+
+/// `System::walk_stamped`'s result: the stamped entries, and the directories listed.
+pub type WalkStamped = (Vec<(WalkEntry, Option<FileStamp>)>, Vec<DirListing>);
+
 pub trait System: Send + Sync {
     /// Every file below `dir`, following symlinks (loops are reported as errors), in no order.
     fn walk(&self, dir: &Path) -> Vec<WalkEntry>;
@@ -47,9 +67,15 @@ pub trait System: Send + Sync {
         self.walk(dir)
     }
     /// `walk`, with the `stamp` of every regular file and symlink listed (`None` for the rest),
-    /// taken during the walk: the lint cache's census.
-    fn walk_stamped(&self, dir: &Path) -> Vec<(WalkEntry, Option<FileStamp>)> {
-        self.walk(dir)
+    /// taken during the walk: the lint cache's census. Also returns the directories it listed
+    /// whose entries were all regular files and directories with UTF-8 names, with their stamps
+    /// and names ([`DirListing`]); `known` vouches for such a listing from an earlier census, and
+    /// a directory whose stamp still matches may be stamped name by name instead of read again
+    /// (an implementation may ignore `known` and list everything).
+    fn walk_stamped(&self, dir: &Path, known: &Known<'_>) -> WalkStamped {
+        let _ = known;
+        let entries = self
+            .walk(dir)
             .into_iter()
             .map(|e| {
                 let stamp = (e.error.is_none() && e.not_regular.is_none())
@@ -57,7 +83,8 @@ pub trait System: Send + Sync {
                     .flatten();
                 (e, stamp)
             })
-            .collect()
+            .collect();
+        (entries, Vec::new())
     }
     /// The file's bytes, unless it is larger than `limit`. A file that is not a regular file (a
     /// FIFO, a device...) is an `Error` saying so; reading never blocks on it.

@@ -293,9 +293,8 @@ fn par_files_with_progress<T: Send>(
 pub struct LintedFile {
     pub file: SourceFile,
     pub findings: Vec<Finding>,
-    /// What its findings depend on, when asked for and the file is a tool (boxed: a lint without
-    /// the cache keeps one of these per file until its end).
-    pub deps: Option<Box<FileDeps>>,
+    /// What its findings depend on, when asked for and the file is a tool.
+    pub deps: Option<FileDeps>,
     /// A panic was caught while checking it.
     pub panicked: bool,
 }
@@ -303,12 +302,13 @@ pub struct LintedFile {
 /// What one tool's findings depend on beyond its text (`lazy::file_chain_ids`).
 #[derive(Clone, Debug, Default)]
 pub struct FileDeps {
-    /// The ids besides its own, as indices into the `DepIds` the lint was given.
-    pub ids: Vec<u32>,
+    /// The ids besides its own, as the index of their list in the `DepIds` the lint was given
+    /// (most tools' lists are one of a few: the same runtimes and primitives).
+    pub list: u32,
     /// Its chain runs into a cycle.
     pub cycle: bool,
     /// The executor id its chain stops at because it resolves nowhere.
-    pub missing: Option<String>,
+    pub missing: Option<Box<str>>,
 }
 
 impl LintedFile {
@@ -320,35 +320,57 @@ impl LintedFile {
     }
 }
 
-/// Interns the dependency ids of a lint (`LintedFile::deps`), shared by its threads: most tools
-/// name the same few runtimes, so each file keeps a few `u32`s.
+/// Interns the dependency ids of a lint (`LintedFile::deps`), shared by its threads: ids, and
+/// lists of id indices — most tools name the same few runtimes, so each keeps one `u32`.
 #[derive(Debug, Default)]
 pub struct DepIds {
-    inner: std::sync::Mutex<(Vec<String>, rustc_hash::FxHashMap<String, u32>)>,
+    inner: std::sync::Mutex<DepTables>,
+}
+
+#[derive(Debug, Default)]
+struct DepTables {
+    ids: Vec<String>,
+    index: rustc_hash::FxHashMap<String, u32>,
+    lists: Vec<Box<[u32]>>,
+    list_index: rustc_hash::FxHashMap<Box<[u32]>, u32>,
 }
 
 impl DepIds {
-    fn intern(&self, ids: Vec<String>) -> Vec<u32> {
-        let Ok(mut guard) = self.inner.lock() else {
-            return Vec::new();
-        };
-        let (table, index) = &mut *guard;
-        ids.into_iter()
+    /// The index of the list of `ids`.
+    fn intern(&self, ids: Vec<String>) -> u32 {
+        let mut guard = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let t = &mut *guard;
+        let list: Box<[u32]> = ids
+            .into_iter()
             .map(|id| {
-                if let Some(&i) = index.get(&id) {
+                if let Some(&i) = t.index.get(&id) {
                     return i;
                 }
-                let i = u32::try_from(table.len()).unwrap_or(u32::MAX);
-                table.push(id.clone());
-                index.insert(id, i);
+                let i = u32::try_from(t.ids.len()).unwrap_or(u32::MAX);
+                t.ids.push(id.clone());
+                t.index.insert(id, i);
                 i
             })
-            .collect()
+            .collect();
+        if let Some(&l) = t.list_index.get(&list) {
+            return l;
+        }
+        let l = u32::try_from(t.lists.len()).unwrap_or(u32::MAX);
+        t.lists.push(list.clone());
+        t.list_index.insert(list, l);
+        l
     }
 
-    /// The interned ids, by index.
-    pub fn into_table(self) -> Vec<String> {
-        self.inner.into_inner().map(|(t, _)| t).unwrap_or_default()
+    /// The interned ids by index, and the interned lists (of id indices) by index.
+    pub fn into_tables(self) -> (Vec<String>, Vec<Box<[u32]>>) {
+        let t = self
+            .inner
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (t.ids, t.lists)
     }
 }
 
@@ -360,8 +382,10 @@ pub struct LintParts {
     /// `Summary::files` and `Summary::tools`.
     pub file_count: usize,
     pub tool_count: usize,
-    /// The ids `LintedFile::deps` index (empty unless deps were asked for).
+    /// The ids `dep_lists` index (empty unless deps were asked for).
     pub dep_ids: Vec<String>,
+    /// The lists `LintedFile::deps` index.
+    pub dep_lists: Vec<Box<[u32]>>,
 }
 
 impl LintParts {
@@ -428,11 +452,11 @@ pub fn lint_file(
     let deps = match deps {
         Some(table) if tool_id(db, file).is_some() && !panicked => {
             let c = lazy::file_chain_ids(db, file);
-            Some(Box::new(FileDeps {
-                ids: table.intern(c.ids),
+            Some(FileDeps {
+                list: table.intern(c.ids),
                 cycle: c.cycle,
-                missing: c.missing,
-            }))
+                missing: c.missing.map(String::into_boxed_str),
+            })
         }
         _ => None,
     };
@@ -463,8 +487,10 @@ pub fn lint_parts(
         &|db, file| lint_file(db, file, opts, integrity, table.as_ref(), checks),
         progress,
     );
+    let (dep_ids, dep_lists) = table.map(DepIds::into_tables).unwrap_or_default();
     LintParts {
-        dep_ids: table.map(DepIds::into_table).unwrap_or_default(),
+        dep_ids,
+        dep_lists,
         files: parts,
         graph: graph_findings(db, opts),
         file_count: db

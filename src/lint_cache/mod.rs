@@ -493,8 +493,17 @@ struct Rows {
 }
 
 fn rows_of(lint: &CachedLint<'_>, db: &RootDb) -> Rows {
-    let mut rows = Vec::new();
-    let mut index: FxHashMap<SourceFile, u32> = FxHashMap::default();
+    // Sized once: built while the database is alive, at the run's peak (grown by doubling, the
+    // two held up to twice their size).
+    let total: usize = db
+        .workspace()
+        .roots(db)
+        .iter()
+        .map(|r| r.files(db).len())
+        .sum();
+    let mut rows = Vec::with_capacity(total);
+    let mut index: FxHashMap<SourceFile, u32> =
+        FxHashMap::with_capacity_and_hasher(total, Default::default());
     for root in db.workspace().roots(db) {
         for &f in root.files(db).iter() {
             let Some(space) = space_index(db, lint.specs, f) else {
@@ -535,8 +544,12 @@ fn cache_data(lint: &CachedLint<'_>, rows: Rows, parts: LintParts) -> CacheData 
         };
         let entry = &mut entries[i as usize];
         if let Some(d) = lf.deps {
-            entry.deps = d.ids;
-            entry.missing = d.missing;
+            entry.deps = parts
+                .dep_lists
+                .get(d.list as usize)
+                .map(|l| l.to_vec())
+                .unwrap_or_default();
+            entry.missing = d.missing.map(String::from);
         }
         findings.extend(lf.findings.into_iter().map(|f| (i, f)));
     }
@@ -1016,7 +1029,7 @@ fn partial(
         findings,
     } = data;
     let mut ids = Ids::from(ids);
-    let dep_ids = dep_table.into_table();
+    let (dep_ids, dep_lists) = dep_table.into_tables();
     let mut map: BTreeMap<(u32, String), (Entry, Vec<Finding>)> = BTreeMap::new();
     let mut owned: Vec<Vec<Finding>> = vec![Vec::new(); entries.len()];
     let mut graph: Vec<Finding> = Vec::new();
@@ -1055,14 +1068,17 @@ fn partial(
     for (key, lf) in recheck.iter().zip(checked) {
         if let Some((entry, fs)) = map.get_mut(key) {
             entry.tool = tool_id(&db, lf.file).is_some();
-            let deps = lf.deps.map(|d| *d).unwrap_or_default();
-            entry.deps = deps
-                .ids
-                .iter()
+            let (list, missing) = match lf.deps {
+                Some(d) => (dep_lists.get(d.list as usize), d.missing),
+                None => (None, None),
+            };
+            entry.deps = list
+                .into_iter()
+                .flat_map(|l| l.iter())
                 .filter_map(|&d| dep_ids.get(d as usize))
                 .map(|d| ids.intern(d))
                 .collect();
-            entry.missing = deps.missing;
+            entry.missing = missing.map(String::from);
             *fs = lf.findings;
         }
     }

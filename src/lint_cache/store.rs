@@ -63,13 +63,6 @@ pub fn body(rest: &[u8]) -> Result<CacheBody, String> {
     postcard::from_bytes(rest).map_err(|e| format!("it cannot be decoded: {e}"))
 }
 
-/// Decode a cache file's bytes.
-pub fn decode(bytes: &[u8]) -> Result<CacheData, String> {
-    let payload = verify(bytes.to_vec())?;
-    let (head, rest) = payload.head()?;
-    Ok(CacheData::join(head, body(rest)?))
-}
-
 /// Check a cache file's header, length and checksum.
 fn verify(bytes: Vec<u8>) -> Result<Payload, String> {
     if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {

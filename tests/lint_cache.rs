@@ -748,3 +748,59 @@ fn special_files_are_reported_identically_through_the_cache() {
         &cold(&t.specs, &settings, &base),
     );
 }
+
+#[test]
+fn the_census_stamps_only_plain_vouched_names_and_lists_a_directory_otherwise() {
+    use ryechain::system::System;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().canonicalize().unwrap().join("tools");
+    std::fs::create_dir_all(d.join("b")).unwrap();
+    std::fs::write(d.join("a.py"), "x = 1\n").unwrap();
+    std::fs::write(d.join("b/c.py"), "y = 2\n").unwrap();
+    let sorted = |mut v: Vec<(
+        ryechain::system::WalkEntry,
+        Option<ryechain::system::FileStamp>,
+    )>| {
+        v.sort_by(|x, y| x.0.path.cmp(&y.0.path));
+        v
+    };
+    let (plain, listed) = OsSystem.walk_stamped(&d, &|_, _| None);
+    let plain = sorted(plain);
+    assert_eq!(plain.len(), 2);
+    let top = listed.iter().find(|l| l.path == d).unwrap().clone();
+    let mut names: Vec<&str> = top
+        .names
+        .as_deref()
+        .unwrap()
+        .split_terminator('\0')
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["a.py", "b"]);
+    // Vouched at its stamp: the same entries and stamps, the directory not listed.
+    let vouched = top.names.clone().unwrap();
+    let (trusted, listed) =
+        OsSystem.walk_stamped(&d, &|p: &Path, s: &ryechain::system::FileStamp| {
+            (p == d && *s == top.stamp).then_some(vouched.as_str())
+        });
+    assert_eq!(sorted(trusted), plain);
+    assert_eq!(listed.iter().find(|l| l.path == d).unwrap().names, None);
+    // Names that are not plain, or gone: the directory is listed as if nothing were vouched.
+    for bad in [
+        "../tools\0",
+        "a.py\0..\0",
+        "b/c.py\0",
+        "\0",
+        "a.py\0gone.py\0",
+    ] {
+        let (entries, listed) = OsSystem
+            .walk_stamped(&d, &|p: &Path, _: &ryechain::system::FileStamp| {
+                (p == d).then_some(bad)
+            });
+        assert_eq!(sorted(entries), plain, "{bad:?}");
+        assert_eq!(
+            listed.iter().find(|l| l.path == d).unwrap().names,
+            top.names,
+            "{bad:?}"
+        );
+    }
+}

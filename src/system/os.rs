@@ -369,6 +369,11 @@ fn census_known_entries(dir: &Path, names: &str) -> Option<(Vec<Stamped>, Vec<Su
     let mut out = Vec::new();
     let mut subdirs: Vec<Subdir> = Vec::new();
     for name in names.split_terminator('\0') {
+        // Names come from the cache file: only a plain name is stamped (never a path that could
+        // leave the directory); anything else lists the directory instead.
+        if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+            return None;
+        }
         let st = stat_at(handle.as_raw_fd(), name)?;
         let path = dir.join(name);
         let stamp = super::FileStamp {

@@ -300,7 +300,7 @@ pub struct LintedFile {
 }
 
 /// What one tool's findings depend on beyond its text (`lazy::file_chain_ids`).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct FileDeps {
     /// The ids besides its own, as the index of their list in the `DepIds` the lint was given
     /// (most tools' lists are one of a few: the same runtimes and primitives).

@@ -415,8 +415,7 @@ fn full_run(
         // `run_start`, so it is racy and read again next time.
         let census = census(lint.sys, lint.specs, &|_, _, _| None);
         let mut data = cache_data(lint, rows, parts);
-        attach_census(&mut data, lint.specs, &census, run_start);
-        drop(census);
+        attach_census(&mut data, lint.specs, census, run_start);
         let written = store::write(&lint.path, &data);
         (data, written)
     });
@@ -567,7 +566,7 @@ fn cache_data(lint: &CachedLint<'_>, rows: Rows, parts: LintParts) -> CacheData 
 
 /// Give each on-disk entry of a full run its census kind. A file the census no longer finds
 /// (deleted since it was read) gets no stamp, so it never matches the next census.
-fn attach_census(data: &mut CacheData, specs: &[SpaceSpec], census: &Census, run_start: i64) {
+fn attach_census(data: &mut CacheData, specs: &[SpaceSpec], census: Census, run_start: i64) {
     let kinds: FxHashMap<(u32, &str), &CensusKind> = census
         .entries
         .iter()
@@ -585,8 +584,9 @@ fn attach_census(data: &mut CacheData, specs: &[SpaceSpec], census: &Census, run
             e.kind = Some(kind);
         }
     }
-    data.notices.clone_from(&census.notices);
-    data.dirs = next_dirs(Vec::new(), census.dirs.clone(), run_start).0;
+    drop(kinds);
+    data.notices = census.notices;
+    data.dirs = next_dirs(Vec::new(), census.dirs, run_start).0;
 }
 
 /// The directories the cache vouches for next time: those of this run's census whose stamps are

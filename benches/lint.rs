@@ -193,7 +193,7 @@ fn count_after(host: &mut Host, target: &Target, edited: String, files: &[Source
     let opts = LintOptions::default();
     let own = file_findings(host.db(), target.file, &opts);
     assert!(
-        own.iter().any(|f| f.rule == "content-hash-mismatch"),
+        own.iter().any(|f| &*f.rule == "content-hash-mismatch"),
         "an edited signed file no longer verifies: {own:?}"
     );
     let after = findings_of(host, files);

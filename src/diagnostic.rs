@@ -62,7 +62,8 @@ pub struct Diagnostic {
     pub item_id: Option<String>,
     pub space: Option<Space>,
     pub message: String,
-    pub help: Option<String>,
+    /// Shared between the diagnostics of a rule when its help has no placeholders.
+    pub help: Option<Arc<str>>,
     pub notes: Vec<Note>,
     pub suggestions: Option<Suggestions>,
 }
@@ -114,7 +115,7 @@ impl LineIndex {
 /// A diagnostic resolved for output: line/column, display path, and the source it points at.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Finding {
-    pub rule: String,
+    pub rule: Arc<str>,
     pub severity: Severity,
     /// Path as shown to the user (relative to the working directory when below it).
     pub path: String,
@@ -126,7 +127,7 @@ pub struct Finding {
     /// Space label (`project`, `user`, `system:<bundle>`).
     pub space: Option<String>,
     pub message: String,
-    pub help: Option<String>,
+    pub help: Option<Arc<str>>,
     pub notes: Vec<FindingNote>,
     /// The source lines the primary span covers (plus the span inside them), when readable text.
     pub excerpt: Option<Excerpt>,

@@ -48,7 +48,7 @@ fn example_tree_reports_exactly_the_planted_problems() {
     let mut got: Vec<(String, String)> = report
         .findings
         .iter()
-        .map(|f| (f.path.clone(), f.rule.clone()))
+        .map(|f| (f.path.clone(), f.rule.to_string()))
         .collect();
     got.sort();
     let want = [

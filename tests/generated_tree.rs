@@ -39,7 +39,7 @@ fn assert_lints_to_the_manifest(tree: GeneratedTree, settings: Settings) {
     let found: BTreeSet<(String, String)> = report
         .findings
         .iter()
-        .map(|f| (f.rule.clone(), f.path.clone()))
+        .map(|f| (f.rule.to_string(), f.path.clone()))
         .collect();
     let planted: BTreeSet<(String, String)> = manifest
         .planted

@@ -106,7 +106,7 @@ fn header_edit_reruns_dependent_chains() {
     );
     let after = findings(&host);
     assert!(
-        after.iter().any(|f| f.rule == "missing-executor"),
+        after.iter().any(|f| &*f.rule == "missing-executor"),
         "{after:#?}"
     );
     let chains = executed(&host, "chain_diagnostics(");
@@ -262,7 +262,7 @@ proptest! {
 
         let graph = executor_graph(&db);
         let report = lint(&db, &LintOptions::default(), &|_| {});
-        let cycle_findings: Vec<&Finding> = report.findings.iter().filter(|f| f.rule == "executor-cycle").collect();
+        let cycle_findings: Vec<&Finding> = report.findings.iter().filter(|f| &*f.rule == "executor-cycle").collect();
         prop_assert_eq!(cycle_findings.len(), graph.cycles.len());
         for (finding, members) in cycle_findings.iter().zip(&graph.cycles) {
             let first = graph.nodes[members[0]].file.map(|f| f.path(&db).display().to_string());

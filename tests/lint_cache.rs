@@ -153,7 +153,7 @@ fn every_rule_fixture_is_reported_identically_through_the_cache() {
         let base = dir.clone();
 
         let first = cold(&specs, &settings, &base);
-        fired.extend(first.findings.iter().map(|f| f.rule.clone()));
+        fired.extend(first.findings.iter().map(|f| f.rule.to_string()));
         let (r, how) = cached(&specs, &settings, &base, &cache);
         assert!(matches!(how, How::Full(_)), "{name}: {how}");
         assert_same(&format!("{name}: first cached run"), &r, &first);

@@ -298,7 +298,7 @@ fn the_guard_covers_config_files_and_is_linear() {
     assert!(
         findings
             .iter()
-            .any(|f| f.rule == "invalid-config"
+            .any(|f| &*f.rule == "invalid-config"
                 && f.message.contains("nested deeper than 128 levels")),
         "{findings:#?}"
     );

@@ -181,7 +181,7 @@ fn reference_placeholders_are_unsigned_or_malformed() {
         .iter()
         .map(|f| {
             let name = f.path.rsplit('/').next().unwrap_or(&f.path).to_owned();
-            (name, f.rule.clone())
+            (name, f.rule.to_string())
         })
         .collect();
     got.sort();

@@ -186,7 +186,7 @@ fn invariant_problems(rule_id: &str, run: &FixtureRun) -> Vec<String> {
         ));
     }
     for f in findings {
-        if f.rule != rule_id {
+        if &*f.rule != rule_id {
             problems.push(format!(
                 "{rule_id}: unexpected `{}` finding at {}:{}",
                 f.rule, f.path, f.line

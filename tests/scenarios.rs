@@ -152,7 +152,7 @@ fn s58_user_cannot_see_project() {
     let missing: Vec<_> = report
         .findings
         .iter()
-        .filter(|f| f.rule == "missing-executor")
+        .filter(|f| &*f.rule == "missing-executor")
         .collect();
     assert_eq!(missing.len(), 1, "{:#?}", report.findings);
     assert_eq!(missing[0].message, "Executor not found: p/rt");

@@ -219,7 +219,7 @@ fn resolution_skips_special_files_in_full_and_lazy_loads_alike() {
     let mut found: Vec<(String, String)> = report
         .findings
         .iter()
-        .filter(|f| f.rule != "unsigned-item")
+        .filter(|f| &*f.rule != "unsigned-item")
         .map(|f| {
             let name = Path::new(&f.path).file_name().unwrap().to_str().unwrap();
             (name.to_owned(), f.rule.to_string())

@@ -55,7 +55,7 @@ fn findings(host: &Host) -> Vec<Finding> {
     lint(&host.snapshot(), &LintOptions::default(), &|_| {})
         .findings
         .into_iter()
-        .filter(|f| f.rule == "missing-executor")
+        .filter(|f| &*f.rule == "missing-executor")
         .collect()
 }
 

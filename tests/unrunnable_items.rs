@@ -23,8 +23,8 @@ fn findings(host: &Host) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = lint(&host.snapshot(), &LintOptions::default(), &|_| {})
         .findings
         .into_iter()
-        .filter(|f| f.rule != "unsigned-item")
-        .map(|f| (f.rule, f.item_id.unwrap_or_default()))
+        .filter(|f| &*f.rule != "unsigned-item")
+        .map(|f| (f.rule.to_string(), f.item_id.unwrap_or_default()))
         .collect();
     out.sort();
     out

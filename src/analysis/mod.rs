@@ -6,6 +6,7 @@ pub mod chain_view;
 pub mod lazy;
 pub mod verify;
 
+use std::ops::Range;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -169,7 +170,9 @@ fn check_file(
                 item_id: None,
                 space: Some(file.space(db).clone()),
                 message: format!("ryechain failed while checking this file: {msg}"),
-                help: Some("this is a bug in ryechain; please report it with the file".to_owned()),
+                help: Some(Arc::from(
+                    "this is a bug in ryechain; please report it with the file",
+                )),
                 notes: Vec::new(),
                 suggestions: None,
             };
@@ -542,11 +545,12 @@ pub fn locate(db: &RootDb, d: &Diagnostic, opts: &LintOptions) -> Finding {
         let start_byte = (span.start as usize).clamp(first.start, text.len());
         let end_byte = (span.end as usize).clamp(start_byte, last.end.max(start_byte));
         if first.start <= last.end && last.end <= text.len() {
-            excerpt = Some(Excerpt {
-                line_start: line,
-                text: text[first.start..last.end].to_owned(),
-                highlight: (start_byte - first.start)..(end_byte - first.start),
-            });
+            excerpt = Some(excerpt_of(
+                text,
+                line,
+                first.start..last.end,
+                start_byte..end_byte,
+            ));
         }
     }
     let notes = d
@@ -563,7 +567,7 @@ pub fn locate(db: &RootDb, d: &Diagnostic, opts: &LintOptions) -> Finding {
         .collect();
     let fix = text.as_deref().and_then(|t| fix_of(t, d));
     Finding {
-        rule: d.rule.to_string(),
+        rule: d.rule.clone(),
         severity: d.severity,
         path: display_path(&d.path, base),
         line,
@@ -582,6 +586,51 @@ pub fn locate(db: &RootDb, d: &Diagnostic, opts: &LintOptions) -> Finding {
             .map(|s| s.replacements.clone())
             .unwrap_or_default(),
         fix,
+    }
+}
+
+/// An excerpt longer than this keeps only a window of about this many bytes around the start of
+/// the span: a finding on a 20 KB line (or spanning a whole large file) would otherwise copy it
+/// into every finding held until the report is printed, for a terminal that shows one screen.
+pub const EXCERPT_BYTES: usize = 1024;
+
+/// The source excerpt of `lines` (the whole lines the span touches, starting at 1-based `line`)
+/// with `span` underlined, cut to a window of at most [`EXCERPT_BYTES`] (plus `…` marks where
+/// text was left out) when it is longer. The window starts at the first line's start, or a
+/// quarter window before the span when the span starts further into the line; it ends at the last
+/// line break inside it when there is one after the span's start.
+fn excerpt_of(text: &str, line: u32, lines: Range<usize>, span: Range<usize>) -> Excerpt {
+    if lines.len() <= EXCERPT_BYTES {
+        return Excerpt {
+            line_start: line,
+            text: text[lines.clone()].to_owned(),
+            highlight: (span.start - lines.start)..(span.end - lines.start),
+        };
+    }
+    let floor = |mut at: usize| {
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    };
+    let mut from = lines.start;
+    if span.start - from > EXCERPT_BYTES / 4 {
+        from = floor(span.start - EXCERPT_BYTES / 4);
+    }
+    let mut to = floor((from + EXCERPT_BYTES).min(lines.end)).max(span.start);
+    if let Some(nl) = text[span.start..to].rfind('\n') {
+        to = span.start + nl;
+        if to > span.start && text[..to].ends_with('\r') {
+            to -= 1;
+        }
+    }
+    let head = if from > lines.start { "…" } else { "" };
+    let tail = if to < lines.end { "…" } else { "" };
+    let shift = |at: usize| at.clamp(from, to) - from + head.len();
+    Excerpt {
+        line_start: line,
+        text: format!("{head}{}{tail}", &text[from..to]),
+        highlight: shift(span.start)..shift(span.end),
     }
 }
 
@@ -614,4 +663,63 @@ pub fn fix_span<'d>(text: &str, d: &'d Diagnostic) -> Option<(crate::model::Span
         crate::model::Span::new(at, at + s.original.len()),
         replacement.as_str(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{EXCERPT_BYTES, excerpt_of};
+
+    fn underlined(e: &crate::diagnostic::Excerpt) -> &str {
+        &e.text[e.highlight.clone()]
+    }
+
+    #[test]
+    fn short_excerpts_are_whole_lines() {
+        let text = "a = 1\nbad = [\n  2]\nz = 3\n";
+        let e = excerpt_of(text, 2, 6..18, 12..18);
+        assert_eq!(e.text, "bad = [\n  2]");
+        assert_eq!(underlined(&e), "[\n  2]");
+        assert_eq!(e.line_start, 2);
+    }
+
+    #[test]
+    fn a_long_line_keeps_a_window_around_the_span() {
+        let line = format!("x = {}", "[".repeat(20_000));
+        let at = 15_000;
+        let e = excerpt_of(&line, 1, 0..line.len(), at..at + 1);
+        assert!(
+            e.text.len() <= EXCERPT_BYTES + 2 * "…".len(),
+            "{}",
+            e.text.len()
+        );
+        assert!(e.text.starts_with('…') && e.text.ends_with('…'));
+        assert_eq!(underlined(&e), "[");
+        // The span near the line's start: the window starts there, without a mark.
+        let e = excerpt_of(&line, 1, 0..line.len(), 0..1);
+        assert!(e.text.starts_with("x = [[") && e.text.ends_with('…'));
+        assert_eq!(underlined(&e), "x");
+    }
+
+    #[test]
+    fn a_long_span_over_many_lines_ends_at_a_line_break() {
+        let text: String = (0..1000).map(|i| format!("line {i}\r\n")).collect();
+        let e = excerpt_of(&text, 1, 0..text.len() - 2, 0..text.len() - 2);
+        assert!(e.text.len() <= EXCERPT_BYTES + "…".len());
+        // Cut before a line break (and its `\r`), not inside a line.
+        let kept = e.text.strip_suffix('…').expect("marked as cut");
+        assert!(kept.ends_with(|c: char| c.is_ascii_digit()), "{kept:?}");
+        assert!(text.starts_with(&format!("{kept}\r\n")));
+        assert!(e.text.starts_with("line 0\r\nline 1"));
+        assert_eq!(underlined(&e), e.text.trim_end_matches('…'));
+    }
+
+    #[test]
+    fn windows_fall_on_character_boundaries() {
+        let line = "é".repeat(5_000);
+        for at in [0, 2, 1_000, 6_000, 9_998] {
+            let e = excerpt_of(&line, 1, 0..line.len(), at..at + 2);
+            assert_eq!(underlined(&e), "é", "span at {at}");
+            assert!(e.text.len() <= EXCERPT_BYTES + 2 * "…".len());
+        }
+    }
 }

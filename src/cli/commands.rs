@@ -252,10 +252,10 @@ fn statistics(findings: &[Finding], json: bool) -> anyhow::Result<String> {
     for f in findings {
         match counts
             .iter_mut()
-            .find(|(r, s, _)| *r == f.rule && *s == f.severity)
+            .find(|(r, s, _)| *r == &*f.rule && *s == f.severity)
         {
             Some(entry) => entry.2 += 1,
-            None => counts.push((f.rule.as_str(), f.severity, 1)),
+            None => counts.push((&*f.rule, f.severity, 1)),
         }
     }
     counts.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(b.0)));

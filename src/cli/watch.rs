@@ -59,7 +59,7 @@ extern "C" fn on_sigint(_: libc::c_int) {
 type Key = (String, String, String);
 
 fn key(f: &Finding) -> Key {
-    (f.path.clone(), f.rule.clone(), f.message.clone())
+    (f.path.clone(), f.rule.to_string(), f.message.clone())
 }
 
 fn counts(findings: &[Finding]) -> BTreeMap<Key, usize> {

@@ -41,7 +41,7 @@ pub fn render(findings: &[Finding], summary: &Summary, opts: &HumanOptions) -> S
 fn render_finding(renderer: &Renderer, finding: &Finding) -> String {
     let title = level(finding.severity)
         .primary_title(finding.message.as_str())
-        .id(finding.rule.as_str());
+        .id(&*finding.rule);
     let mut primary = Group::with_title(title);
     primary = match &finding.excerpt {
         Some(excerpt) => primary.element(
@@ -57,7 +57,7 @@ fn render_finding(renderer: &Renderer, finding: &Finding) -> String {
         ),
     };
     if let Some(help) = &finding.help {
-        primary = primary.element(Level::HELP.message(help.as_str()));
+        primary = primary.element(Level::HELP.message(&**help));
     }
     if let Some(question) = did_you_mean(&finding.suggestions) {
         primary = primary.element(Level::HELP.message(question));

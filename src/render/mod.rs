@@ -52,7 +52,7 @@ pub(crate) mod fixtures {
 
     fn finding(rule: &str, severity: Severity, path: &str, line: u32, column: u32) -> Finding {
         Finding {
-            rule: rule.to_owned(),
+            rule: rule.into(),
             severity,
             path: path.to_owned(),
             line,
@@ -79,7 +79,7 @@ pub(crate) mod fixtures {
             item_id: Some("tools/fetch".to_owned()),
             space: Some("project".to_owned()),
             message: "executor `rye/runtimes/pyhton` does not resolve in any space".to_owned(),
-            help: Some("check the id for a typo".to_owned()),
+            help: Some("check the id for a typo".into()),
             notes: vec![
                 FindingNote {
                     message: "searched project, user and system:core".to_owned(),
@@ -158,7 +158,7 @@ pub(crate) mod fixtures {
         Finding {
             end_column: 32,
             message: "description contains non-ASCII text".to_owned(),
-            help: Some("keep descriptions ASCII so every terminal can show them".to_owned()),
+            help: Some("keep descriptions ASCII so every terminal can show them".into()),
             excerpt: Some(Excerpt {
                 line_start: 2,
                 text: text.to_owned(),

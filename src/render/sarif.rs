@@ -31,7 +31,7 @@ pub fn render(findings: &[Finding], rules: &[RuleMeta], tool: &ToolInfo) -> Stri
         .map(|finding| {
             result(
                 finding,
-                rule_index.get(finding.rule.as_str()).copied(),
+                rule_index.get(&*finding.rule).copied(),
                 &mut fingerprints,
             )
         })
@@ -232,7 +232,7 @@ impl Fingerprints {
         };
         let mut hasher = Sha256::new();
         for part in [
-            finding.rule.as_str(),
+            &finding.rule,
             finding.path.as_str(),
             anchor.as_str(),
             finding.message.as_str(),

@@ -219,8 +219,9 @@ pub struct Rule {
     pub scope: Scope,
     pub check: Check,
     pub message: String,
-    pub help: Option<String>,
-    pub variants: BTreeMap<String, String>,
+    /// Shared: a help without placeholders is the same text in every diagnostic of the rule.
+    pub help: Option<Arc<str>>,
+    pub variants: BTreeMap<String, Arc<str>>,
     pub docs: String,
     /// Whether the rule runs without being asked for by its id (`enabled: false` in its file).
     pub enabled: bool,
@@ -470,8 +471,12 @@ fn compile_wire(file: &str, wire: RuleWire) -> Result<Rule, RuleError> {
         scope: wire.scope,
         check: wire.check,
         message: wire.message,
-        help: wire.help,
-        variants: wire.variants,
+        help: wire.help.map(Arc::from),
+        variants: wire
+            .variants
+            .into_iter()
+            .map(|(k, v)| (k, Arc::from(v)))
+            .collect(),
         docs: wire.docs,
         enabled: wire.enabled,
     })
@@ -581,7 +586,13 @@ impl Rule {
         let help = variant
             .and_then(|v| self.variants.get(v))
             .or(self.help.as_ref())
-            .map(|t| render_template(t, vars));
+            .map(|t| {
+                if t.contains(['{', '}']) {
+                    Arc::from(render_template(t, vars))
+                } else {
+                    t.clone()
+                }
+            });
         Diagnostic {
             rule: self.id.clone(),
             severity: self.severity,

@@ -136,7 +136,7 @@ impl Target {
             .contents(db)
             .text()
             .expect("a generated file is text")
-            .to_owned();
+            .into_owned();
         Target {
             file,
             spec: FileSpec {

@@ -96,6 +96,8 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
         let FileContents::Text(text) = file.contents(db) else {
             continue;
         };
+        let text = text.as_str();
+        let text: &str = &text;
         let mut problem = |span: Option<Span>, msg: String| cfg.problems.push((file, span, msg));
         let doc: serde_yaml::Value = match crate::parse::guard::yaml_from_str(text) {
             Ok(serde_yaml::Value::Null) => continue,

@@ -64,7 +64,7 @@ fn failed_message(result: &LockCheck) -> &str {
 
 /// The text a `stale_lockfile` span covers.
 fn stale(db: &RootDb, file: SourceFile) -> Option<(Option<String>, String)> {
-    let text = file.contents(db).text().unwrap_or_default().to_owned();
+    let text = file.contents(db).text().unwrap_or_default().into_owned();
     stale_lockfile(db, file).map(|(span, msg)| (span.map(|s| text[s.range()].to_owned()), msg))
 }
 

@@ -9,6 +9,7 @@ pub mod verify;
 use std::ops::Range;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::config::lint_config;
@@ -207,8 +208,8 @@ fn effective(db: &RootDb, mut d: Diagnostic) -> Option<Diagnostic> {
 }
 
 /// Keep a diagnostic if its rule is enabled, with the severity in force, and locate it.
-fn finish(db: &RootDb, d: Diagnostic, opts: &LintOptions) -> Option<Finding> {
-    effective(db, d).map(|d| locate(db, &d, opts))
+fn finish(db: &RootDb, d: Diagnostic, opts: &LintOptions, lines: &mut Lines) -> Option<Finding> {
+    effective(db, d).map(|d| locate(db, &d, opts, lines))
 }
 
 /// One file's diagnostics as the lint reports them (enabled rules only, severities in force), with
@@ -232,18 +233,20 @@ pub fn checked_graph_diagnostics(db: &RootDb) -> Vec<Diagnostic> {
 /// editor and the benchmarks. Graph-wide findings (cycles) are not included; see `graph_findings`.
 pub fn file_findings(db: &RootDb, file: SourceFile, opts: &LintOptions) -> Vec<Finding> {
     let (diags, _) = check_file(db, file, integrity_enabled(db), Checks::Memoized);
+    let mut lines = Lines::default();
     diags
         .into_iter()
-        .filter_map(|d| finish(db, d, opts))
+        .filter_map(|d| finish(db, d, opts, &mut lines))
         .collect()
 }
 
 /// The located graph-wide findings (executor cycles: every strongly connected component once).
 pub fn graph_findings(db: &RootDb, opts: &LintOptions) -> Vec<Finding> {
+    let mut lines = Lines::default();
     graph_diagnostics(db)
         .iter()
         .cloned()
-        .filter_map(|d| finish(db, d, opts))
+        .filter_map(|d| finish(db, d, opts, &mut lines))
         .collect()
 }
 
@@ -445,9 +448,10 @@ pub fn lint_file(
     checks: Checks,
 ) -> LintedFile {
     let (diags, panicked) = check_file(db, file, integrity, checks);
+    let mut lines = Lines::default();
     let mut findings: Vec<Finding> = diags
         .into_iter()
-        .filter_map(|d| finish(db, d, opts))
+        .filter_map(|d| finish(db, d, opts, &mut lines))
         .collect();
     // Kept until the lint ends: without this a file's one finding sat in room for four (a
     // vector's first growth), about 1 KB a file on a tree where every file has one (unsigned).
@@ -522,21 +526,53 @@ pub fn display_path(path: &Path, base: Option<&Path>) -> String {
         .to_string()
 }
 
-fn text_of(db: &RootDb, path: &Path) -> Option<crate::db::Text> {
-    match db.file_at(path)?.contents(db) {
-        crate::db::FileContents::Text(t) => Some(t.clone()),
-        _ => None,
+/// The texts and line indexes located findings needed so far: the findings of one file point
+/// into a few files, and each index is built once for them (it was built once or twice per
+/// finding, so a 7 MB module with many syntax errors was scanned twice per error).
+#[derive(Default)]
+pub struct Lines {
+    files: Vec<(Arc<PathBuf>, Option<Rc<Known>>)>,
+}
+
+/// A file's text (expanded, when it was held compressed) and its line index.
+struct Known {
+    text: crate::db::Text,
+    index: LineIndex,
+}
+
+impl Known {
+    fn text(&self) -> &str {
+        self.text.plain().unwrap_or_default()
     }
 }
 
-/// Resolve a diagnostic's spans into lines, columns and a source excerpt.
-pub fn locate(db: &RootDb, d: &Diagnostic, opts: &LintOptions) -> Finding {
+impl Lines {
+    fn of(&mut self, db: &RootDb, path: &Arc<PathBuf>) -> Option<Rc<Known>> {
+        if let Some((_, known)) = self.files.iter().find(|(p, _)| p == path) {
+            return known.clone();
+        }
+        let text = match db.file_at(path)?.contents(db) {
+            crate::db::FileContents::Text(t) => Some(t.expanded()),
+            _ => None,
+        };
+        let known = text.map(|text| {
+            let index = LineIndex::new(text.plain().unwrap_or_default());
+            Rc::new(Known { text, index })
+        });
+        self.files.push((path.clone(), known.clone()));
+        known
+    }
+}
+
+/// Resolve a diagnostic's spans into lines, columns and a source excerpt (`lines`: the texts and
+/// line indexes earlier findings needed).
+pub fn locate(db: &RootDb, d: &Diagnostic, opts: &LintOptions, lines: &mut Lines) -> Finding {
     let base = opts.display_base.as_deref();
-    let text = text_of(db, &d.path);
+    let known = lines.of(db, &d.path);
     let (mut line, mut column, mut end_line, mut end_column) = (1, 1, 1, 1);
     let mut excerpt = None;
-    if let Some(text) = &text {
-        let idx = LineIndex::new(text);
+    if let Some(known) = &known {
+        let (text, idx) = (known.text(), &known.index);
         let span = d.span.unwrap_or_default();
         (line, column) = idx.line_col(text, span.start);
         (end_line, end_column) = idx.line_col(text, span.end);
@@ -559,13 +595,13 @@ pub fn locate(db: &RootDb, d: &Diagnostic, opts: &LintOptions) -> Finding {
         .map(|n| FindingNote {
             message: n.message.clone(),
             path: n.path.as_ref().map(|p| display_path(p, base)),
-            line: n.path.as_ref().map(|p| match (text_of(db, p), n.span) {
-                (Some(t), Some(s)) => LineIndex::new(&t).line_col(&t, s.start).0,
+            line: n.path.as_ref().map(|p| match (lines.of(db, p), n.span) {
+                (Some(known), Some(s)) => known.index.line_col(known.text(), s.start).0,
                 _ => 1,
             }),
         })
         .collect();
-    let fix = text.as_deref().and_then(|t| fix_of(t, d));
+    let fix = known.and_then(|known| fix_of(known.text(), &known.index, d));
     Finding {
         rule: d.rule.clone(),
         severity: d.severity,
@@ -636,9 +672,8 @@ fn excerpt_of(text: &str, line: u32, lines: Range<usize>, span: Range<usize>) ->
 
 /// The fix of a certain suggestion: where `original` stands inside the primary span (inside the
 /// quotes of a string literal, say). None when it is not written there verbatim (escapes).
-fn fix_of(text: &str, d: &Diagnostic) -> Option<Fix> {
+fn fix_of(text: &str, idx: &LineIndex, d: &Diagnostic) -> Option<Fix> {
     let (span, replacement) = fix_span(text, d)?;
-    let idx = LineIndex::new(text);
     let (line, column) = idx.line_col(text, span.start);
     let (end_line, end_column) = idx.line_col(text, span.end);
     Some(Fix {

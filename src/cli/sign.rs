@@ -272,7 +272,7 @@ fn validation_schema(db: &dyn Db, kind: ItemKind) -> Option<serde_yaml::Mapping>
             let Some(text) = file.contents(db).text() else {
                 continue;
             };
-            let Ok(doc) = crate::parse::guard::yaml_from_str::<serde_yaml::Value>(text) else {
+            let Ok(doc) = crate::parse::guard::yaml_from_str::<serde_yaml::Value>(&text) else {
                 continue;
             };
             if let Some(fields) = doc
@@ -683,7 +683,7 @@ fn check_one(
             "the file cannot be read as UTF-8 text",
         ));
     };
-    match validate(db, schema, kind, id, file, text) {
+    match validate(db, schema, kind, id, file, &text.as_str()) {
         Ok(warnings) => Checked::Ready(Ready {
             text: text.clone(),
             fmt: format_for(db, kind, file.rel(db)),
@@ -745,7 +745,7 @@ fn sign_ready(
     let (signed, signature) = match sign_text(
         kind,
         &ready.fmt,
-        &ready.text,
+        &ready.text.as_str(),
         &key.key,
         &key.fingerprint,
         timestamp,
@@ -889,7 +889,7 @@ fn sign_batch(
             .zip(&signed)
             .map(|((i, r), s)| {
                 let (text, _) = s.as_ref().map_err(Clone::clone)?;
-                stage_one(sys, items[*i].2, &r.text, text).map(|st| (st, text.as_str()))
+                stage_one(sys, items[*i].2, &r.text.as_str(), text).map(|st| (st, text.as_str()))
             })
             .collect()
     });

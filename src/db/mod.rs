@@ -3,6 +3,7 @@
 
 pub mod change;
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -12,31 +13,86 @@ use crate::model::{Space, SpaceKind};
 
 pub use change::{Change, FileChange, RootSpec, Settings};
 
-/// A file's text, shared: a range of a buffer that may hold the texts of many files. The bulk
-/// loader packs the files it reads into buffers of about [`Text::PACK_BYTES`] (see
-/// [`Text::pack`]): one allocation per file wasted a tenth of the texts on the allocator's size
-/// classes, and texts are kept for the whole run. Compares, hashes and prints as its `str`.
+/// A file's text, shared: a range of a buffer that may hold the texts of many files, or, for a
+/// large text that compresses well, its lz4 block. The bulk loader packs the files it reads into
+/// buffers of about [`Text::PACK_BYTES`] (see [`Text::pack`]): one allocation per file wasted a
+/// tenth of the texts on the allocator's size classes, and texts are kept for the whole run.
+/// Compares, hashes and prints as its text.
 #[derive(Clone)]
-pub struct Text {
-    buf: Arc<String>,
-    start: usize,
-    end: usize,
+pub struct Text(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Plain {
+        buf: Arc<String>,
+        start: usize,
+        end: usize,
+    },
+    /// lz4 block of a text of `len` bytes.
+    Compressed { block: Arc<[u8]>, len: usize },
 }
 
 impl Text {
     /// Texts are packed into buffers of about this size.
     pub const PACK_BYTES: usize = 1 << 20;
 
-    pub fn as_str(&self) -> &str {
-        &self.buf[self.start..self.end]
+    /// From this size on, [`Text::pack`] holds a text compressed when that at least halves it.
+    /// Tool files are a few KB; a text this large is generated or hostile (a module of constants,
+    /// 20,000 brackets, a 7 MB file of filler) and is typically read twice (metadata, hash).
+    pub const COMPRESS_BYTES: usize = 16 << 10;
+
+    /// The text: borrowed, or expanded into a new string when held compressed (once per call:
+    /// keep the result for the whole use).
+    pub fn as_str(&self) -> Cow<'_, str> {
+        match &self.0 {
+            Repr::Plain { buf, start, end } => Cow::Borrowed(&buf[*start..*end]),
+            Repr::Compressed { block, len } => Cow::Owned(expand(block, *len)),
+        }
+    }
+
+    /// The text's length in bytes.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Repr::Plain { start, end, .. } => end - start,
+            Repr::Compressed { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the text is held compressed (see [`Text::COMPRESS_BYTES`]).
+    pub fn is_compressed(&self) -> bool {
+        matches!(self.0, Repr::Compressed { .. })
+    }
+
+    /// The text when it is not held compressed.
+    pub fn plain(&self) -> Option<&str> {
+        match &self.0 {
+            Repr::Plain { buf, start, end } => Some(&buf[*start..*end]),
+            Repr::Compressed { .. } => None,
+        }
+    }
+
+    /// This text, expanded when held compressed: for a use that reads it many times.
+    pub fn expanded(&self) -> Text {
+        match &self.0 {
+            Repr::Plain { .. } => self.clone(),
+            Repr::Compressed { block, len } => Text::from(expand(block, *len)),
+        }
     }
 
     /// The same texts, copied into shared buffers of about [`Text::PACK_BYTES`] each, in order.
-    /// Texts of that size or more keep a buffer of their own.
+    /// A text of [`Text::COMPRESS_BYTES`] or more is held compressed when that at least halves
+    /// it; otherwise a text of [`Text::PACK_BYTES`] or more keeps a buffer of its own.
     pub fn pack<'a>(texts: impl IntoIterator<Item = &'a mut Text>) {
         let mut pending: Vec<&'a mut Text> = Vec::new();
         let mut bytes = 0;
         for text in texts {
+            if text.len() >= Self::COMPRESS_BYTES && text.compress() {
+                continue;
+            }
             if text.len() >= Self::PACK_BYTES {
                 continue;
             }
@@ -50,6 +106,21 @@ impl Text {
         Self::pack_into_one(pending, bytes);
     }
 
+    /// Hold this text compressed if that at least halves it; whether it is held so now.
+    fn compress(&mut self) -> bool {
+        if let Repr::Plain { buf, start, end } = &self.0 {
+            let block = lz4_flex::block::compress(&buf.as_bytes()[*start..*end]);
+            if block.len() * 2 > end - start {
+                return false;
+            }
+            self.0 = Repr::Compressed {
+                block: Arc::from(block),
+                len: end - start,
+            };
+        }
+        true
+    }
+
     fn pack_into_one(texts: Vec<&mut Text>, bytes: usize) {
         if texts.len() < 2 {
             return;
@@ -58,41 +129,38 @@ impl Text {
         let mut ranges = Vec::with_capacity(texts.len());
         for text in &texts {
             let start = buf.len();
-            buf.push_str(text.as_str());
+            buf.push_str(&text.as_str());
             ranges.push((start, buf.len()));
         }
         let buf = Arc::new(buf);
         for (text, (start, end)) in texts.into_iter().zip(ranges) {
-            *text = Text {
+            *text = Text(Repr::Plain {
                 buf: buf.clone(),
                 start,
                 end,
-            };
+            });
         }
     }
 }
 
-impl std::ops::Deref for Text {
-    type Target = str;
-    fn deref(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl AsRef<str> for Text {
-    fn as_ref(&self) -> &str {
-        self.as_str()
+/// The text of an lz4 block [`Text::compress`] made from `len` bytes of UTF-8.
+fn expand(block: &[u8], len: usize) -> String {
+    match lz4_flex::block::decompress(block, len) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        // Unreachable: the block was made here from valid text and is never written to.
+        Err(_) => String::new(),
     }
 }
 
 impl From<String> for Text {
     fn from(s: String) -> Self {
         let end = s.len();
-        Text {
+        Text(Repr::Plain {
             buf: Arc::new(s),
             start: 0,
             end,
-        }
+        })
     }
 }
 
@@ -104,7 +172,7 @@ impl From<&str> for Text {
 
 impl PartialEq for Text {
     fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
+        self.len() == other.len() && self.as_str() == other.as_str()
     }
 }
 
@@ -118,7 +186,7 @@ impl std::hash::Hash for Text {
 
 impl std::fmt::Debug for Text {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(self.as_str(), f)
+        std::fmt::Debug::fmt(&*self.as_str(), f)
     }
 }
 
@@ -147,9 +215,10 @@ pub enum FileContents {
 }
 
 impl FileContents {
-    pub fn text(&self) -> Option<&str> {
+    /// The text (expanded if held compressed, see [`Text::as_str`]).
+    pub fn text(&self) -> Option<Cow<'_, str>> {
         match self {
-            FileContents::Text(t) => Some(t),
+            FileContents::Text(t) => Some(t.as_str()),
             _ => None,
         }
     }
@@ -329,5 +398,69 @@ impl Db for RootDb {
     fn workspace(&self) -> Workspace {
         // Set in `new`; the handle never changes afterwards (only its fields do).
         self.workspace.expect("workspace is created in RootDb::new")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Text;
+
+    fn hash(t: &Text) -> u64 {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(t)
+    }
+
+    /// Text that does not compress: a little xorshift noise in printable ASCII.
+    fn noise(len: usize) -> String {
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                char::from(b' ' + (x % 94) as u8)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn large_compressible_texts_are_held_compressed_and_read_back_whole() {
+        let filler = "x = [1, 2, 3]  # filler é\n".repeat(Text::COMPRESS_BYTES / 8);
+        let small = "__version__ = \"1.0.0\"\n".to_owned();
+        let odd = noise(Text::COMPRESS_BYTES * 2);
+        let mut texts: Vec<Text> = [&small, &filler, &small, &odd]
+            .iter()
+            .map(|s| Text::from(s.as_str()))
+            .collect();
+        let before: Vec<u64> = texts.iter().map(hash).collect();
+        Text::pack(texts.iter_mut());
+        assert!(texts[1].is_compressed(), "filler compresses well");
+        assert!(
+            !texts[3].is_compressed(),
+            "noise does not halve: kept plain"
+        );
+        assert!(
+            !texts[0].is_compressed() && !texts[2].is_compressed(),
+            "small texts"
+        );
+        for (t, s) in texts.iter().zip([&small, &filler, &small, &odd]) {
+            assert_eq!(t.as_str(), s.as_str());
+            assert_eq!(t.len(), s.len());
+            assert_eq!(*t, Text::from(s.as_str()), "equal across representations");
+            assert_eq!(t.expanded().plain(), Some(s.as_str()));
+        }
+        let after: Vec<u64> = texts.iter().map(hash).collect();
+        assert_eq!(before, after, "hashes as its text");
+        assert_eq!(texts[1].plain(), None);
+        assert_ne!(texts[1], Text::from(&filler[1..]));
+    }
+
+    #[test]
+    fn texts_just_under_the_size_stay_plain() {
+        let text = "a".repeat(Text::COMPRESS_BYTES - 1);
+        let mut t = [Text::from(text.as_str()), Text::from("b")];
+        Text::pack(t.iter_mut());
+        assert!(!t[0].is_compressed());
+        assert_eq!(t[0].plain(), Some(text.as_str()));
     }
 }

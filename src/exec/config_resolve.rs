@@ -227,7 +227,7 @@ fn load(
 ) -> Result<serde_yaml::Value, String> {
     let path = file.path(db).display().to_string();
     let text = match file.contents(db) {
-        FileContents::Text(t) => t,
+        FileContents::Text(t) => t.as_str(),
         other => {
             return Err(format!(
                 "Config file {path}: {}",
@@ -235,6 +235,7 @@ fn load(
             ));
         }
     };
+    let text: &str = &text;
     check_signature(db, file, text, warnings)?;
     let doc: serde_yaml::Value = match format {
         Format::Yaml => crate::parse::guard::yaml_from_str(text)

@@ -451,7 +451,7 @@ pub fn find_lockfile(db: &dyn Db, tool_id: &str, version: &str) -> Option<Source
 #[salsa::tracked(returns(ref))]
 pub fn lockfile(db: &dyn Db, file: SourceFile) -> Result<Lockfile, LockfileError> {
     match file.contents(db) {
-        FileContents::Text(text) => parse_lockfile(text),
+        FileContents::Text(text) => parse_lockfile(&text.as_str()),
         other => Err(LockfileError {
             message: format!(
                 "Lockfile cannot be read: {}",
@@ -657,7 +657,7 @@ pub fn stale_lockfile(db: &dyn Db, file: SourceFile) -> Option<(Option<Span>, St
         Err(e) => return Some((e.span, e.message.clone())),
     };
     let text = file.contents(db).text().unwrap_or_default();
-    let at = |path: &[Seg<'_>]| value_span(text, path);
+    let at = |path: &[Seg<'_>]| value_span(&text, path);
     let expected = lockfile_rel(&lock.root.tool_id, &lock.root.version);
     if rel.as_ref() != expected {
         return Some((

@@ -193,7 +193,7 @@ pub fn signature_line(db: &dyn Db, file: SourceFile) -> SigLine {
     let (Some(kind), Some(text)) = (ItemKind::of_rel(rel), file.contents(db).text()) else {
         return SigLine::Absent;
     };
-    sigline::parse_signature(text, &format_for(db, kind, rel))
+    sigline::parse_signature(&text, &format_for(db, kind, rel))
 }
 
 /// The content hash of an item file (§10.2), or why there is none: the memoized query, for
@@ -213,7 +213,7 @@ fn hash_of(db: &dyn Db, file: SourceFile) -> Result<String, String> {
         .text()
         .ok_or_else(|| "the file could not be read as text".to_owned())?;
     let fmt = format_for(db, kind, rel);
-    hash::content_hash(kind, text, &fmt.prefix).map_err(str::to_owned)
+    hash::content_hash(kind, &text, &fmt.prefix).map_err(str::to_owned)
 }
 
 /// Every trusted key of the workspace, in lookup order, plus the documents that were refused.
@@ -267,10 +267,12 @@ pub fn trust_store(db: &dyn Db) -> TrustStore {
                 continue;
             }
             match file.contents(db) {
-                FileContents::Text(text) => match trust::parse_trust_doc(file.rel(db), text) {
-                    Ok(key) => store.keys.push((key, file)),
-                    Err(e) => store.problems.push((file, e)),
-                },
+                FileContents::Text(text) => {
+                    match trust::parse_trust_doc(file.rel(db), &text.as_str()) {
+                        Ok(key) => store.keys.push((key, file)),
+                        Err(e) => store.problems.push((file, e)),
+                    }
+                }
                 FileContents::SymlinkEscape { .. } => store.problems.push((
                     file,
                     "this trusted-key file is a symlink out of every space; it is ignored"

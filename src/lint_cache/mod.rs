@@ -220,7 +220,7 @@ pub struct CachedLint<'a> {
 /// The hash the cache compares contents by: the text's bytes, or what the load recorded instead.
 pub fn content_hash(c: &FileContents) -> u128 {
     match c {
-        FileContents::Text(t) => xxhash_rust::xxh3::xxh3_128(t.as_bytes()),
+        FileContents::Text(t) => xxhash_rust::xxh3::xxh3_128(t.as_str().as_bytes()),
         other => xxhash_rust::xxh3::xxh3_128_with_seed(format!("{other:?}").as_bytes(), 1),
     }
 }

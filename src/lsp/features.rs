@@ -20,7 +20,7 @@ pub fn executor_at(db: &RootDb, file: SourceFile, offset: usize) -> Option<(Stri
         return None;
     };
     let text = file.contents(db).text()?;
-    let inner = unquoted(text, span);
+    let inner = unquoted(&text, span);
     (inner.start as usize <= offset && offset <= inner.end as usize).then(|| (id.to_owned(), inner))
 }
 
@@ -306,7 +306,7 @@ pub fn quick_fixes(db: &RootDb, file: SourceFile, range: std::ops::Range<usize>)
     checked_diagnostics(db, file)
         .into_iter()
         .filter_map(|d| {
-            let (span, replacement) = fix_span(text, &d)?;
+            let (span, replacement) = fix_span(&text, &d)?;
             let replacement = replacement.to_owned();
             let touches = span.start as usize <= range.end && range.start <= span.end as usize;
             touches.then_some(QuickFix {

@@ -619,7 +619,7 @@ impl Server<'_> {
         let position = tdp.position;
         self.spawn(id, tdp.text_document.uri, move |db, env, file, uri| {
             let text = file.contents(db).text().unwrap_or_default();
-            let offset = Lines::new(text).offset(position, env.enc);
+            let offset = Lines::new(&text).offset(position, env.enc);
             f(db, env, file, offset, uri)
         });
     }
@@ -1085,7 +1085,7 @@ fn range_in(db: &RootDb, path: &Path, span: Option<Span>, enc: Encoding) -> lt::
         _ => None,
     });
     match (text, span) {
-        (Some(t), Some(s)) => Lines::new(&t).range(s.start as usize, s.end as usize, enc),
+        (Some(t), Some(s)) => Lines::new(&t.as_str()).range(s.start as usize, s.end as usize, enc),
         _ => lt::Range::default(),
     }
 }
@@ -1161,7 +1161,7 @@ fn hover(
             kind: lt::MarkupKind::Markdown,
             value: md,
         }),
-        range: Some(Lines::new(text).range(span.start as usize, span.end as usize, env.enc)),
+        range: Some(Lines::new(&text).range(span.start as usize, span.end as usize, env.enc)),
     };
     serde_json::to_value(hover).unwrap_or_default()
 }
@@ -1192,12 +1192,12 @@ fn completion(
     _: &lt::Uri,
 ) -> serde_json::Value {
     let text = file.contents(db).text().unwrap_or_default();
-    let Some((start, end)) = features::executor_value_on_line(text, offset) else {
+    let Some((start, end)) = features::executor_value_on_line(&text, offset) else {
         return serde_json::Value::Null;
     };
     let prefix = &text[start..offset.min(text.len()).max(start)];
     let (ids, more) = features::complete_ids(db, file, prefix);
-    let range = Lines::new(text).range(start, end, env.enc);
+    let range = Lines::new(&text).range(start, end, env.enc);
     let items: Vec<lt::CompletionItem> = ids
         .into_iter()
         .enumerate()
@@ -1228,7 +1228,7 @@ fn completion(
 #[allow(deprecated, reason = "DocumentSymbol::deprecated must still be set")]
 fn document_symbols(db: &RootDb, env: &Env, file: crate::db::SourceFile) -> serde_json::Value {
     let text = file.contents(db).text().unwrap_or_default();
-    let lines = Lines::new(text);
+    let lines = Lines::new(&text);
     let symbols: Vec<lt::DocumentSymbol> = features::header_symbols(db, file)
         .into_iter()
         .map(|s| {
@@ -1260,7 +1260,7 @@ fn code_actions(
     uri: &lt::Uri,
 ) -> serde_json::Value {
     let text = file.contents(db).text().unwrap_or_default();
-    let lines = Lines::new(text);
+    let lines = Lines::new(&text);
     let range = lines.offset(p.range.start, env.enc)..lines.offset(p.range.end, env.enc);
     let actions: Vec<lt::CodeActionOrCommand> = features::quick_fixes(db, file, range)
         .into_iter()

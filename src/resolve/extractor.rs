@@ -81,7 +81,7 @@ pub fn extractor_config(db: &dyn Db) -> ExtractorConfig {
             };
             cfg.sources.push(file);
             if rel.ends_with(".py") {
-                read_python_extractor(file, text, &mut cfg);
+                read_python_extractor(file, &text.as_str(), &mut cfg);
             } else if let Some(doc) = extractor_yaml(db, file) {
                 read_yaml_extractor(file, doc, &mut cfg);
             }
@@ -123,7 +123,7 @@ fn push_parser(cfg: &mut ExtractorConfig, file: SourceFile, ext: &str, name: &st
 #[salsa::tracked(returns(ref))]
 pub fn extractor_yaml(db: &dyn Db, file: SourceFile) -> Option<serde_yaml::Value> {
     let text = file.contents(db).text()?;
-    crate::parse::guard::yaml_from_str(text).ok()
+    crate::parse::guard::yaml_from_str(&text).ok()
 }
 
 fn read_yaml_extractor(file: SourceFile, doc: &serde_yaml::Value, cfg: &mut ExtractorConfig) {

@@ -58,7 +58,7 @@ pub fn parse_file(db: &dyn Db, file: SourceFile) -> Parsed {
     let Some(kind) = extractor_config(db).parser_for(ext) else {
         return empty();
     };
-    let parsed = crate::parse::parse(kind, text);
+    let parsed = crate::parse::parse(kind, &text.as_str());
     Parsed {
         metadata: Arc::new(parsed.metadata),
         problems: parsed.problems,
@@ -122,7 +122,7 @@ pub fn run_facts(db: &dyn Db, file: SourceFile) -> RunFacts {
     };
     let sign = if package_marker {
         None
-    } else if let Some(e) = crate::parse::entry_point(kind, text) {
+    } else if let Some(e) = crate::parse::entry_point(kind, &text.as_str()) {
         Some(RunSign::EntryPoint(e))
     } else if present(meta.config()) || present(meta.env_config()) {
         Some(RunSign::RunConfig)

@@ -409,7 +409,7 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
                 out.push(rule.emit(site(*span), &[("problem", msg.clone())], None, Vec::new()));
             }
             if let FileContents::Text(text) = file.contents(db) {
-                for (span, msg) in unknown_rule_names(text) {
+                for (span, msg) in unknown_rule_names(&text.as_str()) {
                     out.push(rule.emit(site(span), &[("problem", msg)], None, Vec::new()));
                 }
             }

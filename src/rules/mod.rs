@@ -225,6 +225,44 @@ pub struct Rule {
     pub docs: String,
     /// Whether the rule runs without being asked for by its id (`enabled: false` in its file).
     pub enabled: bool,
+    last_help: LastHelp,
+}
+
+/// The help a rule rendered last, handed to the next diagnostic whose help renders the same:
+/// `sign the {kind} with ...` is one text for nearly every `unsigned-item` finding, and an
+/// unsigned 100k tree held it 100k times (16 MB). One per rule, so it cannot grow.
+#[derive(Default)]
+struct LastHelp(std::sync::Mutex<Option<Arc<str>>>);
+
+impl LastHelp {
+    fn share(&self, rendered: String) -> Arc<str> {
+        let mut last = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match &*last {
+            Some(text) if **text == *rendered => text.clone(),
+            _ => last.insert(Arc::from(rendered)).clone(),
+        }
+    }
+}
+
+/// A memo, not part of the rule's value.
+impl Clone for LastHelp {
+    fn clone(&self) -> Self {
+        LastHelp::default()
+    }
+}
+
+impl PartialEq for LastHelp {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for LastHelp {}
+
+impl std::fmt::Debug for LastHelp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LastHelp")
+    }
 }
 
 /// Why a rule file is refused.
@@ -479,6 +517,7 @@ fn compile_wire(file: &str, wire: RuleWire) -> Result<Rule, RuleError> {
             .collect(),
         docs: wire.docs,
         enabled: wire.enabled,
+        last_help: LastHelp::default(),
     })
 }
 
@@ -588,7 +627,7 @@ impl Rule {
             .or(self.help.as_ref())
             .map(|t| {
                 if t.contains(['{', '}']) {
-                    Arc::from(render_template(t, vars))
+                    self.last_help.share(render_template(t, vars))
                 } else {
                     t.clone()
                 }
@@ -633,6 +672,30 @@ mod tests {
         let rule = compile_rule("chain/sample-rule.yaml", GOOD).unwrap();
         assert_eq!(rule.severity, Severity::Error);
         assert_eq!(rule.scope, Scope::ChainEdge);
+    }
+
+    #[test]
+    fn equal_helps_in_a_row_share_one_text() {
+        let rule = compile_rule("chain/sample-rule.yaml", GOOD).unwrap();
+        let path = Arc::new(std::path::PathBuf::from("t.py"));
+        let emit = |id: &str| {
+            let site = Site {
+                path: &path,
+                span: None,
+                item_id: Some(id),
+                space: None,
+            };
+            rule.emit(site, &[("item_id", id.to_owned())], None, Vec::new())
+                .help
+                .unwrap()
+        };
+        let (a, b, c, d) = (emit("a/b"), emit("a/b"), emit("x/y"), emit("a/b"));
+        assert_eq!((&*a, &*c, &*d), ("fix a/b", "fix x/y", "fix a/b"));
+        assert!(
+            Arc::ptr_eq(&a, &b),
+            "the same help twice in a row is one text"
+        );
+        assert!(!Arc::ptr_eq(&a, &d), "only the last help is remembered");
     }
 
     #[test]

@@ -124,8 +124,8 @@ pub struct Finding {
     pub end_line: u32,
     pub end_column: u32,
     pub item_id: Option<String>,
-    /// Space label (`project`, `user`, `system:<bundle>`).
-    pub space: Option<String>,
+    /// Space label (`project`, `user`, `system:<bundle>`), shared between findings.
+    pub space: Option<Arc<str>>,
     pub message: String,
     pub help: Option<Arc<str>>,
     pub notes: Vec<FindingNote>,
@@ -134,7 +134,7 @@ pub struct Finding {
     /// Text offered instead of what was written ("did you mean"), best first.
     pub suggestions: Vec<String>,
     /// An edit safe to apply without asking (a certain suggestion located in the text).
-    pub fix: Option<Fix>,
+    pub fix: Option<Box<Fix>>,
 }
 
 /// Replace the text between two 1-based positions (end exclusive) with `replacement`.

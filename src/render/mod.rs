@@ -77,7 +77,7 @@ pub(crate) mod fixtures {
         Finding {
             end_column: 33,
             item_id: Some("tools/fetch".to_owned()),
-            space: Some("project".to_owned()),
+            space: Some("project".into()),
             message: "executor `rye/runtimes/pyhton` does not resolve in any space".to_owned(),
             help: Some("check the id for a typo".into()),
             notes: vec![
@@ -98,13 +98,13 @@ pub(crate) mod fixtures {
                 highlight: start..text.len() - 1,
             }),
             suggestions: vec!["rye/runtimes/python".to_owned()],
-            fix: Some(Fix {
+            fix: Some(Box::new(Fix {
                 line: 4,
                 column: 14,
                 end_line: 4,
                 end_column: 33,
                 replacement: "rye/runtimes/python".to_owned(),
-            }),
+            })),
             ..finding(
                 "unresolved-executor",
                 Severity::Error,

@@ -1,6 +1,8 @@
 //! L3 the whole executor graph (petgraph): one node per tool file plus primitive ids, one edge per
 //! executor reference; cycles are its strongly connected components, each reported once.
 
+use std::sync::Arc;
+
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::FxHashMap;
 
@@ -21,7 +23,8 @@ pub struct GraphEdge {
     pub from: usize,
     /// `None` when the executor id does not resolve.
     pub to: Option<usize>,
-    pub executor_id: String,
+    /// Shared between the edges naming the same id (most tools name one of a few runtimes).
+    pub executor_id: Arc<str>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,6 +77,15 @@ pub fn executor_graph(db: &dyn Db) -> ExecutorGraph {
     let mut prim_nodes: FxHashMap<String, usize> = FxHashMap::default();
     // At most one edge per file.
     let mut edges = Vec::with_capacity(files.len());
+    let mut ids: rustc_hash::FxHashSet<Arc<str>> = rustc_hash::FxHashSet::default();
+    let mut shared = |id: &str| -> Arc<str> {
+        if let Some(known) = ids.get(id) {
+            return known.clone();
+        }
+        let new: Arc<str> = Arc::from(id);
+        ids.insert(new.clone());
+        new
+    };
     for (from, &file) in files.iter().enumerate() {
         if primitives.contains(&nodes[from].item_id) {
             continue; // a primitive terminates whatever its file says
@@ -85,7 +97,7 @@ pub fn executor_graph(db: &dyn Db) -> ExecutorGraph {
             edges.push(GraphEdge {
                 from,
                 to: None,
-                executor_id: next.to_owned(),
+                executor_id: shared(next),
             });
             continue;
         }
@@ -113,7 +125,7 @@ pub fn executor_graph(db: &dyn Db) -> ExecutorGraph {
         edges.push(GraphEdge {
             from,
             to,
-            executor_id: next.to_owned(),
+            executor_id: shared(next),
         });
     }
 

@@ -8,6 +8,7 @@
 
 pub mod guard;
 mod js;
+mod py_scan;
 mod python;
 mod shell;
 mod yaml;

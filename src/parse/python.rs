@@ -1,7 +1,14 @@
 //! The `python/ast` metadata parser (§2.2–2.3): top-level literal assignments of a `.py` file.
 //!
-//! The text is parsed with ruff's Python parser in error-recovery mode, so a file with a syntax
-//! error still yields the header values that could be read, plus one [`ParseProblem`] per error.
+//! Only the top-level statements that can hold what is read are parsed, with ruff's Python
+//! parser: a scan of the whole file (`py_scan`) finds them and checks what a broken or truncated
+//! file leaves behind (open strings, brackets and blocks, bad indentation, headers without `:`,
+//! lines ending in an operator); a tool's body, most of its bytes, is never parsed. When the scan
+//! finds such damage, or a statement read has a syntax error, the whole text is parsed in
+//! error-recovery mode, so a file with a syntax error still yields the header values that could
+//! be read, plus one [`ParseProblem`] per error. Other grammar errors inside bodies are not
+//! reported (the spec leaves "syntax error" to the implementation, §2.3; the rule's docs say
+//! what counts).
 //!
 //! What is read: every top-level `Assign` statement with exactly one plain-name target
 //! (`NAME = value`); later assignments to a name replace earlier ones. Annotated assignments,
@@ -25,6 +32,7 @@ use ruff_python_ast::{self as ast, AtomicNodeIndex, Expr, Number, PySourceType, 
 use ruff_python_parser::parse_unchecked_source;
 use ruff_text_size::{Ranged, TextRange};
 
+use super::py_scan::{self, Head};
 use super::{EntryPoint, FieldNames, Fields, MAX_NESTING, MAX_TEXT_LEN, clamp_span};
 use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Str, Value};
 
@@ -83,12 +91,66 @@ pub fn top_level_literals(text: &str, wanted: impl Fn(&str) -> bool) -> Literals
         };
         return (Vec::new(), vec![problem]);
     }
+    if let Some(found) = literals_of_statements(text, &wanted) {
+        return found;
+    }
     if text.len() >= LARGE_FILE_BYTES
         && let Some(found) = literals_in_pieces(text, &wanted)
     {
         return found;
     }
     literals_whole(text, &wanted)
+}
+
+/// Statements closer than this are parsed together with what lies between them (one parse
+/// rather than one per statement: the dunders of a header sit a line apart).
+const MERGE_GAP: usize = 512;
+
+/// The top-level statements of `text` that can hold a wanted value (see [`py_scan`]): each
+/// `NAME = …` statement whose name is wanted, and each logical line holding a `;`, merged with
+/// their neighbours when close. `None` when the scan gave up.
+fn statements_to_read(text: &str, wanted: &impl Fn(&str) -> bool) -> Option<Vec<(usize, usize)>> {
+    let stmts = py_scan::top_level(text)?;
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for (i, stmt) in stmts.iter().enumerate() {
+        let read = stmt.semicolon || matches!(stmt.head, Head::Assign(name) if wanted(name));
+        if !read {
+            continue;
+        }
+        let end = stmts.get(i + 1).map_or(text.len(), |next| next.start);
+        match spans.last_mut() {
+            Some(last) if stmt.start - last.1 < MERGE_GAP => last.1 = end,
+            _ => spans.push((stmt.start, end)),
+        }
+    }
+    Some(spans)
+}
+
+/// [`top_level_literals`] from a parse of only the statements that can hold wanted values (see
+/// [`statements_to_read`]): a tool's body (most of its bytes) is never parsed. `None` when the
+/// scan gave up or a statement read has a syntax error (the whole text is then parsed, and its
+/// problems are the whole parse's). What counts as a syntax error is therefore: an error in a
+/// statement read, or a string, bracket or line continuation left open anywhere.
+fn literals_of_statements(text: &str, wanted: &impl Fn(&str) -> bool) -> Option<Literals> {
+    let spans = statements_to_read(text, wanted)?;
+    let mut values = Vec::new();
+    let mut problems = Vec::new();
+    for (start, end) in spans {
+        let piece = &text[start..end];
+        let parsed = parse_unchecked_source(piece, PySourceType::Python);
+        let clean = parsed.errors().is_empty();
+        if clean {
+            let errors = ErrorIndex::new(piece, std::iter::empty());
+            let found = literals_of(piece, start, &parsed, &errors, wanted);
+            values.extend(found.0);
+            problems.extend(found.1);
+        }
+        dismantle(parsed.into_syntax().body);
+        if !clean {
+            return None;
+        }
+    }
+    Some((values, problems))
 }
 
 /// The wanted values and the problems met, as [`top_level_literals`] returns them.
@@ -265,12 +327,42 @@ pub fn entry_point(text: &str) -> Option<EntryPoint> {
     {
         return None;
     }
+    if let Some(found) = entry_point_of_statements(text) {
+        return found;
+    }
     if text.len() >= LARGE_FILE_BYTES
         && let Some(found) = entry_point_in_pieces(text)
     {
         return found;
     }
     entry_point_whole(text)
+}
+
+/// [`entry_point`] from the top-level statements (see [`py_scan`]): `def execute` and `async def
+/// execute` are known by their first line, each top-level `if` block is parsed on its own.
+/// `None` when the scan gave up or such a block has a syntax error (parse the whole text).
+fn entry_point_of_statements(text: &str) -> Option<Option<EntryPoint>> {
+    let stmts = py_scan::top_level(text)?;
+    for (i, stmt) in stmts.iter().enumerate() {
+        match stmt.head {
+            Head::Def("execute") => return Some(Some(EntryPoint::ExecuteFunction)),
+            Head::If => {
+                let end = stmts.get(i + 1).map_or(text.len(), |next| next.start);
+                let parsed = parse_unchecked_source(&text[stmt.start..end], PySourceType::Python);
+                let clean = parsed.errors().is_empty();
+                let found = clean.then(|| entry_point_of(&parsed)).flatten();
+                dismantle(parsed.into_syntax().body);
+                if !clean {
+                    return None;
+                }
+                if found.is_some() {
+                    return Some(found);
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(None)
 }
 
 /// [`entry_point`] read a piece at a time, up to the first piece with a syntax error: the
@@ -768,12 +860,20 @@ mod tests {
         text
     }
 
-    /// Piecewise reading answers exactly what one parse of the whole file answers.
+    /// Piecewise reading answers exactly what one parse of the whole file answers; reading only
+    /// the statements that can hold values finds the same values, and the same problems when
+    /// those statements have them.
     fn same_as_whole(text: &str) {
         assert!(text.len() >= LARGE_FILE_BYTES);
         let wanted = |n: &str| PYTHON_FIELDS.contains(n) || n == "late";
         let whole = literals_whole(text, &wanted);
-        assert_eq!(top_level_literals(text, wanted), whole);
+        let pieces = literals_in_pieces(text, &wanted).unwrap_or_else(|| whole.clone());
+        assert_eq!(pieces, whole);
+        let entry = entry_point_in_pieces(text).unwrap_or_else(|| entry_point_whole(text));
+        assert_eq!(entry, entry_point_whole(text));
+        let read = top_level_literals(text, wanted);
+        assert_eq!(read.0, whole.0);
+        assert!(read.1.is_empty() || read.1 == whole.1);
         assert_eq!(entry_point(text), entry_point_whole(text));
     }
 
@@ -806,9 +906,17 @@ mod tests {
         ] {
             same_as_whole(&large(header, &middle, "late = 1\n"));
         }
-        // A syntax error at the end: reported as one parse reports it, earlier values kept.
+        // A syntax error at the end: the pieces give way to one parse; in a statement that is
+        // not read, it is not a problem of the header's (see `literals_of_statements`).
         let broken = large(header, "", "def broken(:\n");
         assert!(literals_in_pieces(&broken, &|_| true).is_none());
+        same_as_whole(&broken);
+        // An open bracket is seen by the scan, wherever it is.
+        assert!(!parse(&broken).problems.is_empty());
+        let broken = large(header, "", "def broken():\n    x = = 1\n");
+        same_as_whole(&broken);
+        assert!(parse(&broken).problems.is_empty());
+        let broken = large(header, "", "late = (:\n");
         same_as_whole(&broken);
         assert!(!parse(&broken).problems.is_empty());
     }
@@ -1264,5 +1372,117 @@ mod tests {
         // A syntax error elsewhere does not hide the block.
         let broken = "CONFIG = {\n\nif __name__ == '__main__':\n    run()\n";
         let _ = entry_point(broken);
+    }
+}
+
+/// Reading only the statements that can hold values (`literals_of_statements`,
+/// `entry_point_of_statements`) answers what one parse of the whole module answers, for every
+/// module that parses cleanly.
+#[cfg(test)]
+mod statement_proptests {
+    use proptest::prelude::*;
+
+    use super::{
+        PYTHON_FIELDS, entry_point, entry_point_whole, literals_whole, top_level_literals,
+    };
+
+    /// Whole statements (some spanning lines, some hiding fake statements in strings or
+    /// comments, some with strings nested in f-string fields with the same quotes).
+    const WHOLE: &[&str] = &[
+        "__version__ = \"1.0\"",
+        "__executor_id__ = 'rye/x'",
+        "__executor_id__ = None",
+        "__category__ = 'c'; __tool_type__ = \"python\"",
+        "y = 1; __version__ = '9'",
+        "y = ';'; __tool_description__ = 'after a semicolon in a string'",
+        "CONFIG = {\"a\": [1, 2],\n  'b': {'c': None}}",
+        "CONFIG_SCHEMA = {\n    \"type\": \"object\",  # }\n}",
+        "doc = \"\"\"\n__version__ = \"fake\"\n\"\"\"",
+        "doc = '''it''s\n__executor_id__ = 'fake'\n'''",
+        "s = f\"{x!r:>{w}} {{lit}} {d['k']} {y=}\"",
+        "t = f'{f\"{y}\"}' + rf'\\{z}' + b'\\''",
+        "u = f\"{x:{'>'}10}\" if x else F'{ {1: 2}[1] }'",
+        "v = f\"{d[\"k\"]}\"\n__version__ = f\"{'x'}\"",
+        "w = f'{f'{f'{1}'}'}'",
+        "v = f\"{\"(\"}\"",
+        "w = f\"{\")\"}\"",
+        "w = f'{'\\''}'",
+        "s2 = f\"{x:'^10}\" + f\"{x:(>5}\"",
+        "y = 1  # ''' ( \"",
+        "y = 2  # '''",
+        "z = f\"\"\"{\"\"\"\n\"\"\"}\"\"\" if 0 else f'''{'''\n'''}'''",
+        "__tool_type__ = t'{x}' if 0 else 'tool'",
+        "# __version__ = 'comment' with \" and '",
+        "def execute(params):\n    __version__ = 'inner'\n    return params",
+        "async def execute():\n    pass",
+        "def execute2():\n    pass",
+        "if __name__ == \"__main__\":\n    main()",
+        "if \"__main__\" == __name__:\n    pass\nelse:\n    pass",
+        "if x:\n    __version__ = 'nested'\nelif y:\n    pass",
+        "@dec\ndef f():\n    return '''\n__version__ = 0\n'''",
+        "class C:\n    CONFIG = {}",
+        "a = 1 + \\\n    2",
+        "__version__ = (\n    '2.0'\n)",
+        "__version__: str = 'annotated'",
+        "__version__ == 'compare'",
+        "late = {'k': 'v'}",
+        "import os",
+        "\"\"\"Module docstring.\"\"\"",
+        "",
+    ];
+
+    /// Pieces that open or close strings, brackets and blocks, or are not Python.
+    const LOOSE: &[&str] = &[
+        "    indented = 1",
+        "(",
+        ")",
+        "\"\"\"",
+        "'",
+        "f'{",
+        "}",
+        "else:",
+        "x = = 1",
+        "def broken(:",
+        "\\",
+        "def cut(rows) -> i4",
+        "for x",
+        "@dec",
+        "try:\n    pass",
+        "x =",
+        "y = 1 +",
+    ];
+
+    fn module() -> impl Strategy<Value = String> {
+        let line_end = prop::sample::select(&["\n", "\r\n", "\r"][..]);
+        let whole = prop::collection::vec(prop::sample::select(WHOLE), 0..12);
+        let piece = prop_oneof![
+            6 => prop::sample::select(WHOLE),
+            1 => prop::sample::select(LOOSE),
+        ];
+        let mixed = prop::collection::vec(piece, 0..12);
+        (prop_oneof![whole, mixed], line_end).prop_map(|(pieces, end)| {
+            pieces
+                .iter()
+                .map(|p| p.replace('\n', end) + end)
+                .collect::<String>()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn statements_read_alone_answer_as_the_whole_parse(text in module()) {
+            let wanted = |n: &str| PYTHON_FIELDS.contains(n) || n == "late";
+            let whole = literals_whole(&text, &wanted);
+            let read = top_level_literals(&text, wanted);
+            if whole.1.is_empty() {
+                prop_assert_eq!(&read, &whole);
+                prop_assert_eq!(entry_point(&text), entry_point_whole(&text));
+            } else {
+                // A syntax error in a statement that is not read is not reported; the values
+                // read are then the clean statements' values.
+                prop_assert!(read.1.is_empty() || read == whole);
+            }
+        }
     }
 }

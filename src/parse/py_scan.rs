@@ -43,6 +43,7 @@ pub(crate) fn top_level(text: &str) -> Option<Vec<TopStmt<'_>>> {
         text,
         pos: 0,
         fields: 0,
+        has_cr: memchr::memchr(b'\r', text.as_bytes()).is_some(),
     };
     if text.starts_with('\u{feff}') {
         return None;
@@ -146,6 +147,9 @@ struct Scanner<'t> {
     pos: usize,
     /// Replacement fields open (each a level of recursion).
     fields: usize,
+    /// The text holds a `\r` (a line break on its own in Python): strings are then scanned a
+    /// byte at a time rather than with `memchr`.
+    has_cr: bool,
 }
 
 /// What the scan saw of one logical line, outside brackets and strings.
@@ -239,12 +243,26 @@ impl<'t> Scanner<'t> {
 
     /// To the line break ending the comment at `pos` (not past it).
     fn skip_comment(&mut self) {
-        while let Some(&c) = self.b.get(self.pos) {
-            if c == b'\n' || c == b'\r' {
-                return;
-            }
-            self.pos += 1;
-        }
+        let rest = &self.b[self.pos.min(self.b.len())..];
+        self.pos += memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len());
+    }
+
+    /// To the next byte of a string's text that can end it or matters inside it (its quote, `\\`,
+    /// a line break, and for an f-string `{` and `}`), or the end of the text.
+    fn skip_string_text(&mut self, q: u8, fmt: bool) {
+        let rest = &self.b[self.pos.min(self.b.len())..];
+        let n = if fmt || self.has_cr {
+            rest.iter()
+                .position(|&c| {
+                    c == q
+                        || matches!(c, b'\\' | b'\n' | b'\r')
+                        || (fmt && matches!(c, b'{' | b'}'))
+                })
+                .unwrap_or(rest.len())
+        } else {
+            memchr::memchr3(q, b'\\', b'\n', rest).unwrap_or(rest.len())
+        };
+        self.pos += n;
     }
 
     fn word(&mut self) -> &'t str {
@@ -376,6 +394,7 @@ impl<'t> Scanner<'t> {
         let triple = self.b.get(self.pos + 1) == Some(&q) && self.b.get(self.pos + 2) == Some(&q);
         self.pos += if triple { 3 } else { 1 };
         loop {
+            self.skip_string_text(q, fmt);
             let c = *self.b.get(self.pos)?;
             match c {
                 b'\\' => {

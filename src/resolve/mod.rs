@@ -395,19 +395,29 @@ pub fn closest_ids(ids: &VisibleIds, target: &str) -> Suggested {
         }
     }
     let mut found: Vec<(usize, &str)> = Vec::new();
+    // `want`'s letters not yet matched by the id being compared (restored after each).
+    let mut avail = want;
     for (_, id) in ids.with_len(len.saturating_sub(max)..=len.saturating_add(max)) {
         let id = id.as_ref();
         if id == target {
             continue;
         }
-        // Each edit changes the letter counts by at most two.
+        // Each edit changes the letter counts by at most two. The counts differ by
+        // len + id.len() - 2 * (letters in common), found in one pass over the id.
         if ascii && id.is_ascii() {
-            let mut diff = want;
+            let mut common = 0usize;
             for b in id.bytes() {
-                diff[usize::from(b)] -= 1;
+                let slot = &mut avail[usize::from(b)];
+                if *slot > 0 {
+                    *slot -= 1;
+                    common += 1;
+                }
             }
-            let apart: u32 = diff.iter().map(|d| d.unsigned_abs()).sum();
-            if apart.div_ceil(2) > max {
+            for b in id.bytes() {
+                avail[usize::from(b)] = want[usize::from(b)];
+            }
+            let apart = target.len() + id.len() - 2 * common;
+            if apart.div_ceil(2) > max as usize {
                 continue;
             }
         }
@@ -713,6 +723,27 @@ mod tests {
             list.iter().map(|s| (char_len(s), Arc::from(*s))).collect();
         by_len.sort_unstable();
         VisibleIds { by_len }
+    }
+
+    proptest::proptest! {
+        /// The length and letter-count bounds only skip ids the distance would refuse.
+        #[test]
+        fn closest_ids_skip_only_ids_too_far(
+            list in proptest::collection::vec("[ab/é]{0,9}", 0..24),
+            target in "[ab/é]{0,9}",
+        ) {
+            let visible = ids(&list.iter().map(String::as_str).collect::<Vec<_>>());
+            let max = (char_len(&target) / 5).clamp(1, 4) as usize;
+            let mut want: Vec<(usize, String)> = list
+                .iter()
+                .filter(|id| **id != target)
+                .map(|id| (strsim::osa_distance(&target, id), id.clone()))
+                .filter(|(d, _)| *d <= max)
+                .collect();
+            want.sort_unstable();
+            let want: Vec<String> = want.into_iter().take(MAX_SUGGESTIONS).map(|(_, id)| id).collect();
+            proptest::prop_assert_eq!(closest_ids(&visible, &target).ids, want);
+        }
     }
 
     #[test]

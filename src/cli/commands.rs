@@ -102,7 +102,6 @@ pub fn lint(
         }
         outcome.report
     } else {
-        crate::lint_cache::purge_freed_pages_sooner();
         let (h, notices) = ctx.host(path, settings)?;
         if !args.quiet {
             print_notices(&notices);

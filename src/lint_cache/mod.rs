@@ -309,6 +309,7 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
     let Some((head, rest)) = head.filter(|(h, _)| h.key == lint.key) else {
         return full_run(lint, full, warnings, "no usable cache".to_owned());
     };
+    purge_freed_pages_as_usual();
     // The rest of the cache decodes while the census walks (a walk and a `stat` per file). A
     // directory whose stamp matches the cache's is not read again, only its names stamped.
     let (body, census) = rayon::join(
@@ -1131,12 +1132,22 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// parse and check transients are freed in bursts on two threads, and their pages sat unused
 /// through the peak. Measured on the bad-input 100k tree: peak RSS 445–466 → 418–427 MiB
 /// (`--ignore integrity`), 496–521 → 465–500 MiB (default rules), for a few tenths of a second
-/// more system time. Called before a whole tree is loaded (not for a cached replay, which frees
-/// little and paid about 0.05 s more system time with it).
+/// more system time. The CLI sets it first thing; a cached replay, which frees little, sets
+/// mimalloc's own delay back ([`purge_freed_pages_as_usual`]: it paid about 0.05 s more system
+/// time with the short one), and a full run after it sets the short one again.
 pub fn purge_freed_pages_sooner() {
+    set_purge_delay(2);
+}
+
+/// mimalloc's own purge delay again (v3: 1000 ms), for a cached replay.
+pub fn purge_freed_pages_as_usual() {
+    set_purge_delay(1000);
+}
+
+fn set_purge_delay(ms: std::os::raw::c_long) {
     // SAFETY: `mi_option_set` takes an option index and a value, no pointer; setting an option
     // at any time is allowed (mimalloc reads it when it next purges).
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 2) }
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, ms) }
 }
 
 fn collect_this_thread() {

@@ -133,15 +133,23 @@ fn statements_to_read(text: &str, wanted: &impl Fn(&str) -> bool) -> Option<Vec<
 /// statement read, or a string, bracket or line continuation left open anywhere.
 fn literals_of_statements(text: &str, wanted: &impl Fn(&str) -> bool) -> Option<Literals> {
     let spans = statements_to_read(text, wanted)?;
+    literals_of_pieces(spans.into_iter().map(|(s, e)| (s, &text[s..e])), wanted)
+}
+
+/// The wanted literals of pieces of a file (each with its byte offset) parsed one by one; `None`
+/// as soon as a piece does not parse cleanly.
+fn literals_of_pieces<'t>(
+    pieces: impl Iterator<Item = (usize, &'t str)>,
+    wanted: &impl Fn(&str) -> bool,
+) -> Option<Literals> {
     let mut values = Vec::new();
     let mut problems = Vec::new();
-    for (start, end) in spans {
-        let piece = &text[start..end];
+    for (base, piece) in pieces {
         let parsed = parse_unchecked_source(piece, PySourceType::Python);
         let clean = parsed.errors().is_empty();
         if clean {
             let errors = ErrorIndex::new(piece, std::iter::empty());
-            let found = literals_of(piece, start, &parsed, &errors, wanted);
+            let found = literals_of(piece, base, &parsed, &errors, wanted);
             values.extend(found.0);
             problems.extend(found.1);
         }
@@ -159,21 +167,7 @@ type Literals = (Vec<(String, Spanned<Value>)>, Vec<ParseProblem>);
 /// [`top_level_literals`] read a piece at a time (see [`chunks`]); `None` when a piece does not
 /// parse cleanly (the whole file must then be parsed as one).
 fn literals_in_pieces(text: &str, wanted: &impl Fn(&str) -> bool) -> Option<Literals> {
-    let mut values = Vec::new();
-    let mut problems = Vec::new();
-    let clean = chunks(text).all(|(base, chunk)| {
-        let parsed = parse_unchecked_source(chunk, PySourceType::Python);
-        let clean = parsed.errors().is_empty();
-        if clean {
-            let errors = ErrorIndex::new(chunk, std::iter::empty());
-            let found = literals_of(chunk, base, &parsed, &errors, wanted);
-            values.extend(found.0);
-            problems.extend(found.1);
-        }
-        dismantle(parsed.into_syntax().body);
-        clean
-    });
-    clean.then_some((values, problems))
+    literals_of_pieces(chunks(text), wanted)
 }
 
 /// [`top_level_literals`] from one parse of the whole text.

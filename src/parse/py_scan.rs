@@ -3,12 +3,17 @@
 //! ruff's parser just the statements that can hold what it reads (§2.2–2.3).
 //!
 //! The scan knows where every string (every quoting and prefix, f- and t-string replacement
-//! fields nested to any depth, with same-quote strings inside them as Python 3.12 allows), comment
-//! and bracket pair begins and ends, which is all it takes to tell where a logical line ends and
-//! whether the next one starts in column 0. It does not check the grammar. Whenever it meets
-//! something it does not model exactly (a form feed, a backslash not ending a line, a comment or
-//! a line break inside a replacement field, a byte-order mark, an unterminated string or bracket,
-//! a closing bracket without its opener) it gives up, and the caller parses the whole module.
+//! fields nested up to 32 deep, with same-quote strings inside them as Python 3.12 allows),
+//! comment and bracket pair begins and ends, which is all it takes to tell where a logical line
+//! ends and whether the next one starts in column 0; it follows indentation as the tokenizer
+//! does. It gives up, and the caller parses the whole module, when it meets something it does not
+//! model exactly (a form feed or tab in indentation, a backslash not ending a line, a comment or
+//! a line break inside a replacement field, a byte-order mark) and when it sees what a broken or
+//! truncated file leaves behind: an unterminated string or bracket, a closing bracket without its
+//! opener, an indent after a line that opens no block, a block without its body, a dedent to no
+//! open level, a compound statement's header without its `:`, a decorator without a definition,
+//! a `try` without `except` or `finally`, a line ending in an operator, a `.` or a keyword that
+//! needs more. It checks no other grammar.
 
 /// What a top-level statement starts with, as far as the readers care.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,14 +28,12 @@ pub(crate) enum Head<'t> {
     Other,
 }
 
-/// One top-level statement: it starts at `start` (column 0) and its first logical line ends at
-/// `line_end` (its line break, or the end of the text); the statement runs until the next one
-/// starts. `semicolon`: that logical line holds a `;` outside brackets and strings (more
-/// statements follow on it).
+/// One top-level statement: it starts at `start` (column 0) and runs until the next one starts.
+/// `semicolon`: its first logical line holds a `;` outside brackets and strings (more statements
+/// follow on it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TopStmt<'t> {
     pub start: usize,
-    pub line_end: usize,
     pub head: Head<'t>,
     pub semicolon: bool,
 }
@@ -133,7 +136,6 @@ pub(crate) fn top_level(text: &str) -> Option<Vec<TopStmt<'_>>> {
         if column == 0 {
             out.push(TopStmt {
                 start,
-                line_end: s.pos,
                 head,
                 semicolon: line.semicolon,
             });

@@ -672,14 +672,16 @@ fn excerpt_of(text: &str, line: u32, lines: Range<usize>, span: Range<usize>) ->
         }
         at
     };
+    // The span's start on a character boundary (a span is not trusted to cut none).
+    let at = floor(span.start.clamp(lines.start, lines.end));
     let mut from = lines.start;
-    if span.start - from > EXCERPT_BYTES / 4 {
-        from = floor(span.start - EXCERPT_BYTES / 4);
+    if at - from > EXCERPT_BYTES / 4 {
+        from = floor(at - EXCERPT_BYTES / 4);
     }
-    let mut to = floor((from + EXCERPT_BYTES).min(lines.end)).max(span.start);
-    if let Some(nl) = text[span.start..to].rfind('\n') {
-        to = span.start + nl;
-        if to > span.start && text[..to].ends_with('\r') {
+    let mut to = floor((from + EXCERPT_BYTES).min(lines.end)).max(at);
+    if let Some(nl) = text[at..to].rfind('\n') {
+        to = at + nl;
+        if to > at && text[..to].ends_with('\r') {
             to -= 1;
         }
     }
@@ -778,6 +780,14 @@ mod tests {
             let e = excerpt_of(&line, 1, 0..line.len(), at..at + 2);
             assert_eq!(underlined(&e), "é", "span at {at}");
             assert!(e.text.len() <= EXCERPT_BYTES + 2 * "…".len());
+        }
+        // A span that cuts a character does not panic (the renderer widens the underline).
+        for at in [1, 999, 6_001, 9_999] {
+            let e = excerpt_of(&line, 1, 0..line.len(), at..at + 2);
+            assert!(
+                e.text.len() <= EXCERPT_BYTES + 2 * "…".len(),
+                "span at {at}"
+            );
         }
     }
 }

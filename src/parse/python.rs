@@ -130,7 +130,7 @@ fn statements_to_read(text: &str, wanted: &impl Fn(&str) -> bool) -> Option<Vec<
 /// [`statements_to_read`]): a tool's body (most of its bytes) is never parsed. `None` when the
 /// scan gave up or a statement read has a syntax error (the whole text is then parsed, and its
 /// problems are the whole parse's). What counts as a syntax error is therefore: an error in a
-/// statement read, or a string, bracket or line continuation left open anywhere.
+/// statement read, or any of the damage [`py_scan`] looks for anywhere in the file.
 fn literals_of_statements(text: &str, wanted: &impl Fn(&str) -> bool) -> Option<Literals> {
     let spans = statements_to_read(text, wanted)?;
     literals_of_pieces(spans.into_iter().map(|(s, e)| (s, &text[s..e])), wanted)

@@ -227,17 +227,12 @@ fn load_dir(
         return root;
     }
     let entries = space_entries(sys, &ai, dirs, size);
-    let parent_cache: Mutex<FxHashMap<PathBuf, Option<PathBuf>>> = Mutex::default();
-    let real_parent = |dir: &Path| -> Option<PathBuf> {
-        if let Some(hit) = parent_cache.lock().ok().and_then(|c| c.get(dir).cloned()) {
-            return hit;
-        }
-        let real = sys.canonicalize(dir).ok();
-        if let Ok(mut c) = parent_cache.lock() {
-            c.insert(dir.to_path_buf(), real.clone());
-        }
-        real
+    let real_dirs = RealDirs {
+        sys,
+        ai: &ai,
+        cache: Mutex::default(),
     };
+    let real_parent = |dir: &Path| real_dirs.of(dir);
     let classify = Classifier {
         sys,
         space,
@@ -319,6 +314,33 @@ fn load_dir(
         }
     }
     root
+}
+
+/// Canonical paths of the directories of one space's walk, each resolved once from its parent's
+/// (`System::canonicalize_child`): resolving each from the root repeated the `readlink` of every
+/// component, two thousand system calls per hundred files.
+struct RealDirs<'a> {
+    sys: &'a dyn System,
+    ai: &'a Path,
+    cache: Mutex<FxHashMap<PathBuf, Option<PathBuf>>>,
+}
+
+impl RealDirs<'_> {
+    fn of(&self, dir: &Path) -> Option<PathBuf> {
+        if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(dir).cloned()) {
+            return hit;
+        }
+        let real = match dir.parent() {
+            Some(parent) if dir != self.ai && dir.starts_with(self.ai) => self
+                .of(parent)
+                .and_then(|p| self.sys.canonicalize_child(&p, dir).ok()),
+            _ => self.sys.canonicalize(dir).ok(),
+        };
+        if let Ok(mut c) = self.cache.lock() {
+            c.insert(dir.to_path_buf(), real.clone());
+        }
+        real
+    }
 }
 
 /// The walk of one space's `.ai/` (`dirs` and the config files), in path order: what the full

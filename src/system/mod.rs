@@ -96,6 +96,13 @@ pub trait System: Send + Sync {
         self.read(path, limit)
     }
     fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf>;
+    /// `canonicalize(path)` when `real_parent` is already the canonical path of `path`'s parent:
+    /// an implementation may skip resolving the parent again (`path` not being a symlink, its
+    /// canonical path is `real_parent` joined with its name).
+    fn canonicalize_child(&self, real_parent: &Path, path: &Path) -> std::io::Result<PathBuf> {
+        let _ = real_parent;
+        self.canonicalize(path)
+    }
     fn is_dir(&self, path: &Path) -> bool;
     fn is_file(&self, path: &Path) -> bool;
     fn env_var(&self, name: &str) -> Option<String>;

@@ -199,3 +199,68 @@ fn embedded_bundle_is_clean_and_trusted() {
         assert_eq!(f.verdict.key_fp(), Some(EMBEDDED_KEY_FP));
     }
 }
+
+/// §10.3 through the lint's batch verification (`integrity::batch`): a one-shot lint settles a
+/// chunk's signatures in one batch, an editor's memoized lint verifies each alone; on a tree of
+/// hundreds of signed tools with bad signatures scattered among them (another message's
+/// signature under the same key, a signature by a second trusted key claiming the first's
+/// fingerprint, a signature under the second key), both find exactly the same, and exactly the
+/// planted ones.
+#[test]
+fn s10_3_batch_verified_lint_equals_single_verification() {
+    use ryechain::analysis::{Checks, lint_parts};
+    use ryechain::integrity::keys::sign_hash;
+    let k = test_key(1);
+    let k2 = test_key(2);
+    let mut text = format!(
+        "//- /project/.ai/config/keys/trusted/{fp}.toml\n{doc}//- /project/.ai/config/keys/trusted/{fp2}.toml\n{doc2}//- /project/.ai/tools/acme/rt/python.yaml\n{rt}",
+        fp = k.fp,
+        doc = trust::trust_doc_toml(&k.public_pem, "test"),
+        fp2 = k2.fp,
+        doc2 = trust::trust_doc_toml(&k2.public_pem, "test"),
+        rt = signed("tools/acme/rt/python.yaml", RUNTIME, &k),
+    );
+    let mut planted = Vec::new();
+    for i in 0..600 {
+        let rel = format!("tools/acme/t{i:03}.py");
+        let tool = TOOL.replace("print('hi')", &format!("print({i})"));
+        let key = if i % 7 == 0 { &k2 } else { &k };
+        let fmt = default_format(ItemKind::Tool, ".py");
+        let ts = "2026-11-22T00:00:00Z".to_owned();
+        let (mut body, sig) = sign_text(ItemKind::Tool, &fmt, &tool, &key.sk, &key.fp, ts).unwrap();
+        let forged = match i {
+            // Another message's signature, same key.
+            13 | 250 | 599 => Some(sign_hash(&k.sk, &"0".repeat(64))),
+            // The second key's signature of the right hash under the first key's fingerprint.
+            101 => Some(sign_hash(&k2.sk, &sig.content_hash)),
+            // Under the second key: another message.
+            140 => Some(sign_hash(&k2.sk, &"1".repeat(64))),
+            _ => None,
+        };
+        if let Some(forged) = forged {
+            body = body.replacen(&sig.signature, &forged, 1);
+            planted.push(format!("acme/t{i:03}"));
+        }
+        text.push_str(&format!("//- /project/.ai/{rel}\n{body}"));
+    }
+    let host = host(&text);
+    let db = host.snapshot();
+    let bad = |checks| {
+        let report = lint_parts(&db, &LintOptions::default(), &|_| {}, false, checks).into_report();
+        let bad: Vec<String> = report
+            .findings
+            .iter()
+            .filter(|f| &*f.rule == "bad-signature")
+            .map(|f| f.item_id.clone().unwrap())
+            .collect();
+        (report.findings, bad)
+    };
+    let (batch_findings, batch_bad) = bad(Checks::OneShot);
+    let (single_findings, single_bad) = bad(Checks::Memoized);
+    assert_eq!(
+        batch_bad, planted,
+        "the signatures planted bad, and only those"
+    );
+    assert_eq!(single_bad, planted);
+    assert_eq!(batch_findings, single_findings);
+}

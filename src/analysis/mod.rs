@@ -17,12 +17,14 @@ use crate::db::{Change, Db, RootDb, SourceFile};
 use crate::diagnostic::{
     Diagnostic, Excerpt, Finding, FindingNote, Fix, LineIndex, Severity, Summary, sort_findings,
 };
+use crate::integrity::batch::{Job, verify_each};
+use crate::integrity::{Claim, ItemKind, Verdict, claim_of};
 use crate::resolve::{tool_files, tool_id};
 use crate::rules::checks::{
     chain_diagnostics, compute_chain_diagnostics, compute_file_diagnostics, file_diagnostics,
     graph_diagnostics,
 };
-use crate::rules::integrity::{compute_integrity_diagnostics, integrity_diagnostics};
+use crate::rules::integrity::{compute_integrity_diagnostics_given, integrity_diagnostics};
 use crate::rules::{Rule, rules};
 
 /// Rule id used for a panic caught while checking one file (not a rule: an internal defect).
@@ -133,6 +135,7 @@ fn check_file(
     file: SourceFile,
     integrity: bool,
     checks: Checks,
+    verdict: Option<Verdict>,
 ) -> (Vec<Diagnostic>, bool) {
     let run = || match checks {
         Checks::Memoized => {
@@ -147,7 +150,7 @@ fn check_file(
             let mut d = compute_file_diagnostics(db, file);
             d.extend(compute_chain_diagnostics(db, file));
             if integrity {
-                d.extend(compute_integrity_diagnostics(db, file));
+                d.extend(compute_integrity_diagnostics_given(db, file, verdict));
             }
             d
         }
@@ -215,7 +218,7 @@ fn finish(db: &RootDb, d: Diagnostic, opts: &LintOptions, lines: &mut Lines) -> 
 /// One file's diagnostics as the lint reports them (enabled rules only, severities in force), with
 /// byte spans: what the editor converts into its own positions.
 pub fn checked_diagnostics(db: &RootDb, file: SourceFile) -> Vec<Diagnostic> {
-    let (diags, _) = check_file(db, file, integrity_enabled(db), Checks::Memoized);
+    let (diags, _) = check_file(db, file, integrity_enabled(db), Checks::Memoized, None);
     diags.into_iter().filter_map(|d| effective(db, d)).collect()
 }
 
@@ -232,7 +235,7 @@ pub fn checked_graph_diagnostics(db: &RootDb) -> Vec<Diagnostic> {
 /// enabled), with rule selection and severities applied: what `lint` computes per file, for the
 /// editor and the benchmarks. Graph-wide findings (cycles) are not included; see `graph_findings`.
 pub fn file_findings(db: &RootDb, file: SourceFile, opts: &LintOptions) -> Vec<Finding> {
-    let (diags, _) = check_file(db, file, integrity_enabled(db), Checks::Memoized);
+    let (diags, _) = check_file(db, file, integrity_enabled(db), Checks::Memoized, None);
     let mut lines = Lines::default();
     diags
         .into_iter()
@@ -258,14 +261,30 @@ pub fn par_files<T: Send>(
     files: &[SourceFile],
     f: &(dyn Fn(&RootDb, SourceFile) -> T + Sync),
 ) -> Vec<T> {
-    par_files_with_progress(db, files, f, &|_| {})
+    par_chunks_with_progress(
+        db,
+        files,
+        &|db, part| part.iter().map(|&file| f(db, file)).collect(),
+        &|_| {},
+    )
 }
 
-/// `par_files`, calling `progress` with the number of files each finished chunk held.
-fn par_files_with_progress<T: Send>(
+/// `par_files` with `f` given a chunk of files at a time (it returns one result per file, in
+/// order).
+pub fn par_chunks<T: Send>(
     db: &RootDb,
     files: &[SourceFile],
-    f: &(dyn Fn(&RootDb, SourceFile) -> T + Sync),
+    f: &(dyn Fn(&RootDb, &[SourceFile]) -> Vec<T> + Sync),
+) -> Vec<T> {
+    par_chunks_with_progress(db, files, f, &|_| {})
+}
+
+/// `par_files` with `f` given a chunk of files at a time (it returns one result per file, in
+/// order), calling `progress` with the number of files each finished chunk held.
+fn par_chunks_with_progress<T: Send>(
+    db: &RootDb,
+    files: &[SourceFile],
+    f: &(dyn Fn(&RootDb, &[SourceFile]) -> Vec<T> + Sync),
     progress: &(dyn Fn(usize) + Sync),
 ) -> Vec<T> {
     let threads = rayon::current_num_threads().max(1);
@@ -280,7 +299,7 @@ fn par_files_with_progress<T: Send>(
     rayon::scope(move |scope| {
         for (i, part, db) in jobs {
             scope.spawn(move |_| {
-                let out: Vec<T> = part.iter().map(|&file| f(&db, file)).collect();
+                let out: Vec<T> = f(&db, part);
                 drop(db);
                 progress(part.len());
                 if let Ok(mut r) = results_ref.lock() {
@@ -452,7 +471,86 @@ pub fn lint_file(
     deps: Option<&DepIds>,
     checks: Checks,
 ) -> LintedFile {
-    let (diags, panicked) = check_file(db, file, integrity, checks);
+    lint_file_given(db, file, opts, integrity, deps, checks, None)
+}
+
+/// `lint_file` over a chunk of files, in order. A one-shot lint with the integrity rules settles
+/// the chunk's verdicts first ([`batch_verdicts`]: one batch verification of the chunk's
+/// signatures, not one verification per file).
+pub fn lint_chunk(
+    db: &RootDb,
+    files: &[SourceFile],
+    opts: &LintOptions,
+    integrity: bool,
+    deps: Option<&DepIds>,
+    checks: Checks,
+) -> Vec<LintedFile> {
+    let verdicts = if integrity && checks == Checks::OneShot {
+        batch_verdicts(db, files)
+    } else {
+        vec![None; files.len()]
+    };
+    files
+        .iter()
+        .zip(verdicts)
+        .map(|(&file, verdict)| lint_file_given(db, file, opts, integrity, deps, checks, verdict))
+        .collect()
+}
+
+/// The integrity verdicts of `files` whose integrity is checked (item files read as text), the
+/// pending signatures verified in one batch (`integrity::batch`). `None` for the other files,
+/// and for a file whose claim panicked: its own check meets the panic again and reports it.
+fn batch_verdicts(db: &RootDb, files: &[SourceFile]) -> Vec<Option<Verdict>> {
+    let claims: Vec<Option<Claim>> = files
+        .iter()
+        .map(|&file| {
+            let checked = ItemKind::of_rel(file.rel(db)).is_some()
+                && matches!(file.contents(db), crate::db::FileContents::Text(_));
+            if !checked {
+                return None;
+            }
+            match std::panic::catch_unwind(AssertUnwindSafe(|| claim_of(db, file))) {
+                Ok(claim) => Some(claim),
+                Err(payload) if payload.is::<salsa::Cancelled>() => {
+                    std::panic::resume_unwind(payload)
+                }
+                Err(_) => None,
+            }
+        })
+        .collect();
+    let valid = {
+        let jobs: Vec<Job<'_>> = claims
+            .iter()
+            .filter_map(|c| match c {
+                Some(Claim::Verify(pending)) => Some(pending.job()),
+                _ => None,
+            })
+            .collect();
+        verify_each(&jobs)
+    };
+    let mut valid = valid.into_iter();
+    claims
+        .into_iter()
+        .map(|claim| {
+            claim.map(|claim| match claim {
+                Claim::Settled(verdict) => verdict,
+                Claim::Verify(pending) => pending.settle(valid.next() == Some(true)),
+            })
+        })
+        .collect()
+}
+
+/// `lint_file` with the file's integrity verdict when it is already settled.
+fn lint_file_given(
+    db: &RootDb,
+    file: SourceFile,
+    opts: &LintOptions,
+    integrity: bool,
+    deps: Option<&DepIds>,
+    checks: Checks,
+    verdict: Option<Verdict>,
+) -> LintedFile {
+    let (diags, panicked) = check_file(db, file, integrity, checks, verdict);
     let mut lines = Lines::default();
     let mut findings: Vec<Finding> = diags
         .into_iter()
@@ -493,10 +591,10 @@ pub fn lint_parts(
     let files = lint_files(db);
     let integrity = integrity_enabled(db);
     let table = deps.then(DepIds::default);
-    let parts = par_files_with_progress(
+    let parts = par_chunks_with_progress(
         db,
         &files,
-        &|db, file| lint_file(db, file, opts, integrity, table.as_ref(), checks),
+        &|db, part| lint_chunk(db, part, opts, integrity, table.as_ref(), checks),
         progress,
     );
     let (dep_ids, dep_lists) = table.map(DepIds::into_tables).unwrap_or_default();

@@ -74,14 +74,16 @@ pub fn sign_hash(key: &SigningKey, content_hash: &str) -> String {
 
 /// Whether `signature` (base64url, padded or not) is a valid signature of the hex hash.
 pub fn verify_hash(key: &VerifyingKey, content_hash: &str, signature: &str) -> bool {
-    let body = signature.trim_end_matches('=');
-    let Ok(bytes) = URL_SAFE_NO_PAD.decode(body) else {
-        return false;
-    };
-    let Ok(sig) = EdSignature::from_slice(&bytes) else {
-        return false;
-    };
-    key.verify(content_hash.as_bytes(), &sig).is_ok()
+    decode_signature(signature).is_some_and(|sig| key.verify(content_hash.as_bytes(), &sig).is_ok())
+}
+
+/// A signature's 64 bytes from its base64url text (padded or not); `None` when it is not one
+/// (which no key verifies).
+pub fn decode_signature(signature: &str) -> Option<EdSignature> {
+    let bytes = URL_SAFE_NO_PAD
+        .decode(signature.trim_end_matches('='))
+        .ok()?;
+    EdSignature::from_slice(&bytes).ok()
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! per-file verdict, as salsa queries over file text. No chain query reads anything here
 //! (DESIGN.md invariant: a body edit re-runs integrity for that file only).
 
+pub mod batch;
 pub mod canonical;
 pub mod hash;
 pub mod keys;
@@ -392,6 +393,64 @@ pub fn verify_text(
     verdict_from(line, got, &key_for)
 }
 
+/// A verdict, or what is left to decide it: one Ed25519 verification.
+#[derive(Clone, Debug)]
+pub enum Claim {
+    Settled(Verdict),
+    Verify(Box<PendingSignature>),
+}
+
+/// A signature whose hash matches and whose key is trusted: `Verified` if it verifies,
+/// `BadSignature` if not (`settle`).
+#[derive(Clone, Debug)]
+pub struct PendingSignature {
+    pub key: ed25519_dalek::VerifyingKey,
+    pub signature: ed25519_dalek::Signature,
+    key_fp: String,
+    /// The content hash (hex), which is the signed message.
+    pub hash: String,
+    span: Span,
+}
+
+impl PendingSignature {
+    /// The verdict once the verification answered `valid`.
+    pub fn settle(self, valid: bool) -> Verdict {
+        if valid {
+            Verdict::Verified {
+                key_fp: self.key_fp,
+                hash: self.hash,
+            }
+        } else {
+            Verdict::BadSignature {
+                key_fp: self.key_fp,
+                span: self.span,
+            }
+        }
+    }
+    /// The job of this signature in a batch (`batch::verify_each`).
+    pub fn job(&self) -> batch::Job<'_> {
+        batch::Job {
+            key: &self.key,
+            msg: self.hash.as_bytes(),
+            sig: &self.signature,
+        }
+    }
+}
+
+impl Claim {
+    /// The verdict, verifying the signature on its own if one is pending.
+    pub fn settle_alone(self) -> Verdict {
+        match self {
+            Claim::Settled(v) => v,
+            Claim::Verify(p) => {
+                use ed25519_dalek::Verifier;
+                let valid = p.key.verify(p.hash.as_bytes(), &p.signature).is_ok();
+                p.settle(valid)
+            }
+        }
+    }
+}
+
 /// `key_for(fp)`: `None` when no key is trusted under `fp`, `Some(None)` when the trusted PEM is
 /// not an Ed25519 public key (a bad signature, as any signature under it).
 fn verdict_from(
@@ -399,46 +458,60 @@ fn verdict_from(
     got: String,
     key_for: &dyn Fn(&str) -> Option<Option<ed25519_dalek::VerifyingKey>>,
 ) -> Verdict {
+    claim_from(line, got, key_for).settle_alone()
+}
+
+/// `verdict_from` up to the signature's verification.
+fn claim_from(
+    line: SigLine,
+    got: String,
+    key_for: &dyn Fn(&str) -> Option<Option<ed25519_dalek::VerifyingKey>>,
+) -> Claim {
     let (span, sig) = match line {
         SigLine::Absent => {
-            return Verdict::Unsigned {
+            return Claim::Settled(Verdict::Unsigned {
                 legacy: false,
                 span: None,
-            };
+            });
         }
         SigLine::Legacy { span } => {
-            return Verdict::Unsigned {
+            return Claim::Settled(Verdict::Unsigned {
                 legacy: true,
                 span: Some(span),
-            };
+            });
         }
-        SigLine::Malformed { span, reason } => return Verdict::Malformed { reason, span },
+        SigLine::Malformed { span, reason } => {
+            return Claim::Settled(Verdict::Malformed { reason, span });
+        }
         SigLine::Signed { span, signature } => (span, signature),
     };
     if sig.content_hash != got {
-        return Verdict::HashMismatch {
+        return Claim::Settled(Verdict::HashMismatch {
             expected: sig.content_hash,
             got,
             span,
-        };
+        });
     }
     let Some(key) = key_for(&sig.key_fp) else {
-        return Verdict::UntrustedKey {
+        return Claim::Settled(Verdict::UntrustedKey {
             key_fp: sig.key_fp,
             span,
-        };
+        });
     };
-    let ok = key.is_some_and(|k| keys::verify_hash(&k, &sig.content_hash, &sig.signature));
-    if ok {
-        Verdict::Verified {
+    // A trusted PEM that is no Ed25519 key, or a signature that is not 64 bytes of base64url:
+    // no key verifies it.
+    match (key, keys::decode_signature(&sig.signature)) {
+        (Some(key), Some(signature)) => Claim::Verify(Box::new(PendingSignature {
+            key,
+            signature,
             key_fp: sig.key_fp,
             hash: got,
-        }
-    } else {
-        Verdict::BadSignature {
+            span,
+        })),
+        _ => Claim::Settled(Verdict::BadSignature {
             key_fp: sig.key_fp,
             span,
-        }
+        }),
     }
 }
 
@@ -484,16 +557,22 @@ pub fn signature_status(db: &dyn Db, file: SourceFile) -> Verdict {
 /// keeps one integrity memo per file (its findings, none for a verified file), not the verdict
 /// and its hash besides.
 pub fn verdict_of(db: &dyn Db, file: SourceFile) -> Verdict {
+    claim_of(db, file).settle_alone()
+}
+
+/// `verdict_of` up to the signature's verification: what a lint collects from many files to
+/// verify their signatures in one batch (`batch::verify_each`).
+pub fn claim_of(db: &dyn Db, file: SourceFile) -> Claim {
     let got = match hash_of(db, file) {
         Ok(h) => h,
-        Err(reason) => return Verdict::Unhashable { reason },
+        Err(reason) => return Claim::Settled(Verdict::Unhashable { reason }),
     };
     if is_embedded(db, file) {
-        return Verdict::Embedded { hash: got };
+        return Claim::Settled(Verdict::Embedded { hash: got });
     }
     let store = trust_store(db);
     let key_for = |fp: &str| store.verifying_key(fp);
-    verdict_from(signature_line(db, file), got, &key_for)
+    claim_from(signature_line(db, file), got, &key_for)
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::lazy::file_chain_needs;
 use crate::analysis::{
     Checks, DepIds, Host, LintOptions, LintParts, LintReport, LintedFile, display_path,
-    integrity_enabled, lint_file, par_files, report_of,
+    integrity_enabled, lint_chunk, par_chunks, report_of,
 };
 use crate::db::{Db, FileContents, RootDb, Settings, SourceFile};
 use crate::diagnostic::{Finding, compare_findings};
@@ -973,10 +973,10 @@ fn partial(
     let (db, checked) = loop {
         let db = host.snapshot();
         let integrity = integrity_enabled(&db);
-        let checked = par_files(&db, &targets, &|db, f| {
-            lint_file(
+        let checked = par_chunks(&db, &targets, &|db, part| {
+            lint_chunk(
                 db,
-                f,
+                part,
                 lint.opts,
                 integrity,
                 Some(&dep_table),

@@ -292,18 +292,27 @@ pub struct SpaceKindKey {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VisibleIds {
     by_len: Vec<(u32, Arc<str>)>,
+    /// `class_counts` of each id of `by_len`, packed: the search's first filter reads these 16
+    /// bytes instead of following each id's pointer to its text.
+    classes: Vec<ClassCounts>,
 }
 
 impl VisibleIds {
     /// The list of `ids` (any order, repeats allowed), as `visible_ids` builds it.
     pub fn new<'a>(ids: impl IntoIterator<Item = &'a str>) -> VisibleIds {
-        let mut by_len: Vec<(u32, Arc<str>)> = ids
-            .into_iter()
-            .map(|id| (char_len(id), Arc::from(id)))
-            .collect();
+        Self::from_entries(
+            ids.into_iter()
+                .map(|id| (char_len(id), Arc::from(id)))
+                .collect(),
+        )
+    }
+    /// The list of `by_len` entries (any order, repeats allowed).
+    fn from_entries(mut by_len: Vec<(u32, Arc<str>)>) -> VisibleIds {
         by_len.sort_unstable();
         by_len.dedup();
-        VisibleIds { by_len }
+        by_len.shrink_to_fit();
+        let classes = by_len.iter().map(|(_, id)| class_counts(id)).collect();
+        VisibleIds { by_len, classes }
     }
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         self.by_len.iter().map(|(_, id)| id.as_ref())
@@ -314,12 +323,46 @@ impl VisibleIds {
     pub fn is_empty(&self) -> bool {
         self.by_len.is_empty()
     }
-    /// Ids whose length in characters lies in `lens`.
-    fn with_len(&self, lens: std::ops::RangeInclusive<u32>) -> &[(u32, Arc<str>)] {
+    /// Ids whose length in characters lies in `lens`, with their class counts.
+    fn with_len(
+        &self,
+        lens: std::ops::RangeInclusive<u32>,
+    ) -> impl Iterator<Item = (&str, &ClassCounts)> {
         let lo = self.by_len.partition_point(|(l, _)| *l < *lens.start());
-        let hi = self.by_len.partition_point(|(l, _)| *l <= *lens.end());
-        &self.by_len[lo..hi.max(lo)]
+        let hi = self
+            .by_len
+            .partition_point(|(l, _)| *l <= *lens.end())
+            .max(lo);
+        self.by_len[lo..hi]
+            .iter()
+            .map(|(_, id)| id.as_ref())
+            .zip(&self.classes[lo..hi])
     }
+}
+
+/// How many characters of a string fall in each of 16 classes (a hash of the character),
+/// saturating at 255.
+type ClassCounts = [u8; 16];
+
+fn class_counts(s: &str) -> ClassCounts {
+    let mut counts = [0u8; 16];
+    for c in s.chars() {
+        let slot = &mut counts[(u32::from(c).wrapping_mul(0x9E37_79B9) >> 28) as usize];
+        *slot = slot.saturating_add(1);
+    }
+    counts
+}
+
+/// A lower bound of the edit distance of two strings from their class counts: an insertion or
+/// deletion changes one count by one, a substitution two counts by one each, a swap none; so the
+/// counts' total difference is at most twice the edits (saturation only narrows differences).
+fn class_bound(a: &ClassCounts, b: &ClassCounts) -> usize {
+    let apart: u32 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| u32::from(x.abs_diff(*y)))
+        .sum();
+    apart.div_ceil(2) as usize
 }
 
 /// Computed once per kind of space (not per finding); re-run only when files are added or
@@ -352,10 +395,7 @@ pub fn visible_ids_of(db: &dyn Db, key: SpaceKindKey) -> VisibleIds {
             .iter()
             .map(|p| (char_len(p), Arc::from(p.as_str()))),
     );
-    ids.sort_unstable();
-    ids.dedup();
-    ids.shrink_to_fit();
-    VisibleIds { by_len: ids }
+    VisibleIds::from_entries(ids)
 }
 
 /// The ids visible from a kind of space.
@@ -394,12 +434,12 @@ pub fn closest_ids(ids: &VisibleIds, target: &str) -> Suggested {
             want[usize::from(b)] += 1;
         }
     }
+    let classes = class_counts(target);
     let mut found: Vec<(usize, &str)> = Vec::new();
     // `want`'s letters not yet matched by the id being compared (restored after each).
     let mut avail = want;
-    for (_, id) in ids.with_len(len.saturating_sub(max)..=len.saturating_add(max)) {
-        let id = id.as_ref();
-        if id == target {
+    for (id, id_classes) in ids.with_len(len.saturating_sub(max)..=len.saturating_add(max)) {
+        if class_bound(&classes, id_classes) > max as usize || id == target {
             continue;
         }
         // Each edit changes the letter counts by at most two. The counts differ by
@@ -722,7 +762,8 @@ mod tests {
         let mut by_len: Vec<(u32, Arc<str>)> =
             list.iter().map(|s| (char_len(s), Arc::from(*s))).collect();
         by_len.sort_unstable();
-        VisibleIds { by_len }
+        let classes = by_len.iter().map(|(_, id)| class_counts(id)).collect();
+        VisibleIds { by_len, classes }
     }
 
     proptest::proptest! {

@@ -19,6 +19,16 @@ pub fn integrity_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
 /// What [`integrity_diagnostics`] memoizes, computed without keeping it: a one-shot lint reads
 /// each file's findings once (`analysis::Checks::OneShot`).
 pub fn compute_integrity_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    compute_integrity_diagnostics_given(db, file, None)
+}
+
+/// `compute_integrity_diagnostics` with the file's verdict when it is already known (`verdict_of`
+/// otherwise): a lint settles a chunk's verdicts first, its signatures verified in one batch.
+pub fn compute_integrity_diagnostics_given(
+    db: &dyn Db,
+    file: SourceFile,
+    verdict: Option<Verdict>,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let rel = file.rel(db);
     let item = format!(".ai/{rel}");
@@ -59,7 +69,8 @@ pub fn compute_integrity_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagn
     let emit = |pred: &dyn Fn(&Check) -> bool, span, vars: &[(&str, String)], variant| {
         rule_for(pred).map(|rule| rule.emit(site(span), vars, variant, Vec::new()))
     };
-    let d = match &verdict_of(db, file) {
+    let verdict = verdict.unwrap_or_else(|| verdict_of(db, file));
+    let d = match &verdict {
         Verdict::Verified { .. } | Verdict::Embedded { .. } => None,
         Verdict::Unsigned { legacy, span } => emit(
             &|c| matches!(c, Check::UnsignedItem { .. }),

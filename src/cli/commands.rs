@@ -126,9 +126,13 @@ pub fn lint(
         drop(db);
         if args.watch {
             host = Some(h);
+        } else if parts.files.iter().map(|f| f.findings.len()).sum::<usize>() <= FORGET_HOST_BELOW {
+            // The process ends after printing, and the OS takes the memory back at once:
+            // freeing the texts and memos one by one took 0.17 s of a 2.3 s lint of 100k tools.
+            std::mem::forget(h);
         } else {
-            // The texts and memos go before the findings are merged and rendered (the run's
-            // peak otherwise).
+            // Many findings: the texts and memos go before the findings are merged and rendered
+            // (the run's peak otherwise: 597 MiB instead of 479 on the bad-input 100k tree).
             drop(h);
             lint_cache::release_freed_memory();
         }
@@ -166,6 +170,10 @@ pub fn lint(
         .any(|f| f.severity == Severity::Error);
     Ok(u8::from(errors && !args.exit_zero))
 }
+
+/// A one-shot lint with at most this many findings leaves its database to the OS at exit rather
+/// than freeing it: merging and rendering so few findings adds little to the peak.
+const FORGET_HOST_BELOW: usize = 20_000;
 
 /// Check every file of `db` (with a progress bar on a terminal for big trees); `deps`: record
 /// what each file's findings depend on, for the lint cache.

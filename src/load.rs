@@ -5,6 +5,7 @@
 //! candidate files of the items a chain needs.
 
 use std::collections::BTreeSet;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -19,7 +20,7 @@ use crate::exec::facts::Loaded;
 use crate::model::{Space, SpaceKind, item_id_problem};
 use crate::resolve::extractor_config;
 use crate::rules::embedded_system_files;
-use crate::system::{FileStamp, ReadResult, System, WalkEntry};
+use crate::system::{FileStamp, ReadInto, ReadResult, System, WalkEntry};
 
 /// Tool files above this size are not read (reported by `unreadable-file`).
 pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
@@ -238,18 +239,23 @@ fn load_dir(
         space,
         real_roots,
     };
-    let read_entry = |entry: &WalkEntry| {
+    let read_entry = |entry: &WalkEntry,
+                      buf: &mut Vec<u8>|
+     -> Result<(FileSpec, Option<Range<usize>>), String> {
         if let Some(err) = &entry.error {
             // A walk error at a file path with a tool extension becomes that file's problem.
             let rel = rel_of(&ai, &entry.path).filter(|r| r.contains('.') && !r.ends_with('/'));
             return match rel {
-                Some(rel) if !sys.is_dir(&entry.path) => Ok(FileSpec {
-                    space: space.clone(),
-                    path: entry.path.clone(),
-                    rel,
-                    contents: FileContents::Unreadable(err.clone()),
-                    link_origin: None,
-                }),
+                Some(rel) if !sys.is_dir(&entry.path) => Ok((
+                    FileSpec {
+                        space: space.clone(),
+                        path: entry.path.clone(),
+                        rel,
+                        contents: FileContents::Unreadable(err.clone()),
+                        link_origin: None,
+                    },
+                    None,
+                )),
                 _ => Err(format!("{}: {err}", entry.path.display())),
             };
         }
@@ -262,13 +268,16 @@ fn load_dir(
         if let Some(what) = &entry.not_regular {
             // Never opened (a FIFO would block the walk); `unreadable-file` reports it and
             // resolution skips it, as the single-item loader never loads it (§1.7).
-            return Ok(FileSpec {
-                space: space.clone(),
-                path: entry.path.clone(),
-                rel,
-                contents: FileContents::NotRegular(what.clone()),
-                link_origin: None,
-            });
+            return Ok((
+                FileSpec {
+                    space: space.clone(),
+                    path: entry.path.clone(),
+                    rel,
+                    contents: FileContents::NotRegular(what.clone()),
+                    link_origin: None,
+                },
+                None,
+            ));
         }
         let real = if entry.is_symlink {
             sys.canonicalize(&entry.path).ok()
@@ -282,19 +291,38 @@ fn load_dir(
         };
         // A plain entry of the walk is a regular file (special files were set aside above).
         let walked = !entry.is_symlink;
-        Ok(classify.read(&entry.path, rel, real.as_deref(), walked))
+        Ok(classify.read_with(&entry.path, rel, real.as_deref(), walked, Some(buf)))
     };
     // Small walks (the base load of a single item) are not worth the thread pool.
-    // Texts are packed a few hundred files at a time, on the thread that read them, right after
-    // the reads (see `Text::pack`): each file's own buffer is freed at once and reused by the
-    // next reads, rather than every file's text being held twice at the end of the load.
+    // A few hundred files at a time, on the thread that reads them: the small ones are read into
+    // one buffer their texts then share (no allocation per file, no copy); the rest are packed
+    // after the reads (see `Text::pack`).
     let read_packed = |chunk: &[WalkEntry]| {
-        let mut specs: Vec<Result<FileSpec, String>> = chunk.iter().map(&read_entry).collect();
-        Text::pack(specs.iter_mut().filter_map(|r| match r {
+        // Room for a chunk of typical files (a few KB each) without growing: untouched room costs
+        // address space, not memory.
+        let mut buf: Vec<u8> = Vec::with_capacity(4 * Text::PACK_BYTES);
+        let read: Vec<_> = chunk.iter().map(|e| read_entry(e, &mut buf)).collect();
+        let shared = Text::shared_buffer(buf);
+        let mut specs: Vec<Result<FileSpec, String>> = Vec::with_capacity(read.len());
+        let mut own: Vec<bool> = Vec::with_capacity(read.len());
+        for r in read {
+            own.push(matches!(r, Ok((_, None))));
+            specs.push(r.map(|(mut spec, range)| {
+                if let Some(range) = range {
+                    spec.contents = match Text::in_shared(&shared, range) {
+                        Some(t) => FileContents::Text(t),
+                        // Unreachable: each range holds text checked as UTF-8 on its own.
+                        None => FileContents::Unreadable("misread into a shared buffer".to_owned()),
+                    };
+                }
+                spec
+            }));
+        }
+        Text::pack(specs.iter_mut().zip(&own).filter_map(|(r, own)| match r {
             Ok(FileSpec {
                 contents: FileContents::Text(t),
                 ..
-            }) => Some(t),
+            }) if *own => Some(t),
             _ => None,
         }));
         specs
@@ -561,6 +589,21 @@ impl Classifier<'_> {
     /// path lies in no space is not read (`SymlinkEscape`); one in another space is read and
     /// carries that space as `link_origin`. `walked`: the walk listed `path` as a regular file.
     fn read(&self, path: &Path, rel: String, real: Option<&Path>, walked: bool) -> FileSpec {
+        self.read_with(path, rel, real, walked, None).0
+    }
+
+    /// `read`; with `buf`, a walked file under [`Text::COMPRESS_BYTES`] is read into `buf` and
+    /// its range there returned instead of its text (its contents are left empty: the caller
+    /// makes the texts once the buffer is full, see `load_dir`).
+    fn read_with(
+        &self,
+        path: &Path,
+        rel: String,
+        real: Option<&Path>,
+        walked: bool,
+        buf: Option<&mut Vec<u8>>,
+    ) -> (FileSpec, Option<std::ops::Range<usize>>) {
+        let mut range = None;
         let owner = real.and_then(|r| {
             self.real_roots
                 .iter()
@@ -580,21 +623,42 @@ impl Classifier<'_> {
             ),
             (Some((_, kind)), _) => {
                 let origin = (*kind != self.space.kind()).then_some(*kind);
-                let read = if walked {
-                    self.sys.read_walked(path, MAX_FILE_BYTES)
-                } else {
-                    self.sys.read(path, MAX_FILE_BYTES)
+                let contents = match (walked, buf) {
+                    (true, Some(buf)) => match self.sys.read_walked_into(
+                        path,
+                        MAX_FILE_BYTES,
+                        Text::COMPRESS_BYTES as u64,
+                        buf,
+                    ) {
+                        ReadInto::Appended(r) => match std::str::from_utf8(&buf[r.clone()]) {
+                            Ok(_) => {
+                                range = Some(r);
+                                // Replaced by the text once the buffer is done.
+                                FileContents::Unreadable(String::new())
+                            }
+                            Err(e) => {
+                                buf.truncate(r.start);
+                                FileContents::NotUtf8 {
+                                    valid_up_to: e.valid_up_to(),
+                                }
+                            }
+                        },
+                        ReadInto::Read(read) => contents_of(read),
+                    },
+                    (true, None) => contents_of(self.sys.read_walked(path, MAX_FILE_BYTES)),
+                    (false, _) => contents_of(self.sys.read(path, MAX_FILE_BYTES)),
                 };
-                (contents_of(read), origin)
+                (contents, origin)
             }
         };
-        FileSpec {
+        let spec = FileSpec {
             space: self.space.clone(),
             path: path.to_path_buf(),
             rel,
             contents,
             link_origin,
-        }
+        };
+        (spec, range)
     }
 }
 

@@ -121,6 +121,27 @@ impl Text {
         true
     }
 
+    /// A buffer of texts read one after the other, for [`Text::in_shared`]. Bytes that are not
+    /// UTF-8 as a whole are replaced (the reader checks each text before appending it, so this
+    /// does not happen).
+    pub fn shared_buffer(bytes: Vec<u8>) -> Arc<String> {
+        Arc::new(
+            String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        )
+    }
+
+    /// The text at `range` of a shared buffer, held in place (no copy); `None` when `range` does
+    /// not lie on character boundaries inside it.
+    pub fn in_shared(buf: &Arc<String>, range: std::ops::Range<usize>) -> Option<Text> {
+        buf.get(range.clone())?;
+        Some(Text(Repr::Plain {
+            buf: buf.clone(),
+            start: range.start,
+            end: range.end,
+        }))
+    }
+
     fn pack_into_one(texts: Vec<&mut Text>, bytes: usize) {
         if texts.len() < 2 {
             return;

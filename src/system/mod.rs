@@ -18,6 +18,15 @@ pub struct WalkEntry {
     pub not_regular: Option<String>,
 }
 
+/// What `System::read_walked_into` did with a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadInto {
+    /// Its bytes were appended to the buffer given, at this range.
+    Appended(std::ops::Range<usize>),
+    /// It was read into a buffer of its own (or not read), as `read_walked` says.
+    Read(ReadResult),
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReadResult {
     Bytes(Vec<u8>),
@@ -94,6 +103,25 @@ pub trait System: Send + Sync {
     /// no longer regular.
     fn read_walked(&self, path: &Path, limit: u64) -> ReadResult {
         self.read(path, limit)
+    }
+    /// `read_walked`, appending the bytes of a file smaller than `inline_below` to `buf`: the bulk
+    /// load reads a few hundred small files into one buffer (their texts share it) instead of
+    /// one allocation each, copied later.
+    fn read_walked_into(
+        &self,
+        path: &Path,
+        limit: u64,
+        inline_below: u64,
+        buf: &mut Vec<u8>,
+    ) -> ReadInto {
+        match self.read_walked(path, limit) {
+            ReadResult::Bytes(bytes) if (bytes.len() as u64) < inline_below => {
+                let at = buf.len();
+                buf.extend_from_slice(&bytes);
+                ReadInto::Appended(at..buf.len())
+            }
+            other => ReadInto::Read(other),
+        }
     }
     fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf>;
     /// `canonicalize(path)` when `real_parent` is already the canonical path of `path`'s parent:

@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use super::{ReadResult, System, WalkEntry};
+use super::{ReadInto, ReadResult, System, WalkEntry};
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OsSystem;
@@ -467,26 +467,49 @@ fn stamp_from(m: &std::fs::Metadata) -> super::FileStamp {
 /// over `limit` is not read) and read it into a buffer of its size: two `read` calls for a file
 /// that did not change size.
 fn read_opened(path: &Path, limit: u64) -> ReadResult {
+    match read_opened_into(path, limit, 0, &mut Vec::new()) {
+        ReadInto::Read(r) => r,
+        // Nothing is appended under a size of 0.
+        ReadInto::Appended(_) => ReadResult::Error("read into the wrong buffer".to_owned()),
+    }
+}
+
+/// `read_opened`, appending the bytes of a file whose `fstat` size is under `inline_below` to
+/// `buf` (a larger file gets a buffer of its own, in `ReadInto::Read`).
+fn read_opened_into(path: &Path, limit: u64, inline_below: u64, buf: &mut Vec<u8>) -> ReadInto {
     let mut file = match open_nonblocking(path) {
         Ok(f) => f,
-        Err(e) => return ReadResult::Error(e.to_string()),
+        Err(e) => return ReadInto::Read(ReadResult::Error(e.to_string())),
     };
     let len = match file.metadata() {
-        Ok(m) if m.is_dir() => return ReadResult::Error("it is a directory".to_owned()),
+        Ok(m) if m.is_dir() => {
+            return ReadInto::Read(ReadResult::Error("it is a directory".to_owned()));
+        }
         Ok(m) if !m.is_file() => {
             let what = special_kind(m.file_type()).unwrap_or("of an unknown kind");
-            return ReadResult::Error(format!("not a regular file ({what})"));
+            return ReadInto::Read(ReadResult::Error(format!("not a regular file ({what})")));
         }
-        Ok(m) if m.len() > limit => return ReadResult::TooLarge(m.len()),
+        Ok(m) if m.len() > limit => return ReadInto::Read(ReadResult::TooLarge(m.len())),
         Ok(m) => m.len(),
-        Err(e) => return ReadResult::Error(e.to_string()),
+        Err(e) => return ReadInto::Read(ReadResult::Error(e.to_string())),
     };
-    let mut buf = Vec::new();
-    match read_sized(&mut file, len, limit, &mut buf) {
-        Ok(n) if n as u64 > limit => ReadResult::TooLarge(n as u64),
-        Ok(_) => ReadResult::Bytes(buf),
-        Err(e) => ReadResult::Error(e.to_string()),
+    if len < inline_below {
+        let at = buf.len();
+        return match read_sized(&mut file, len, limit, buf) {
+            Ok(n) if n as u64 > limit => {
+                buf.truncate(at);
+                ReadInto::Read(ReadResult::TooLarge(n as u64))
+            }
+            Ok(n) => ReadInto::Appended(at..at + n),
+            Err(e) => ReadInto::Read(ReadResult::Error(e.to_string())),
+        };
     }
+    let mut own = Vec::new();
+    ReadInto::Read(match read_sized(&mut file, len, limit, &mut own) {
+        Ok(n) if n as u64 > limit => ReadResult::TooLarge(n as u64),
+        Ok(_) => ReadResult::Bytes(own),
+        Err(e) => ReadResult::Error(e.to_string()),
+    })
 }
 
 /// Read a file whose `fstat` said `len` bytes into `buf`, at most `limit + 1` bytes (a file that
@@ -494,6 +517,7 @@ fn read_opened(path: &Path, limit: u64) -> ReadResult {
 /// it returns exactly `len`, the file ended there and the read that would find the end (one
 /// system call per file, a tenth of a lint's) is skipped. Otherwise (the file grew or shrank
 /// since the `fstat`, or the file system returns short reads) it reads on to the end.
+/// The bytes are appended to `buf`; the count read is returned.
 fn read_sized(
     file: &mut impl Read,
     len: u64,
@@ -501,25 +525,35 @@ fn read_sized(
     buf: &mut Vec<u8>,
 ) -> std::io::Result<usize> {
     let want = usize::try_from(len.min(limit).saturating_add(1)).unwrap_or(0);
-    buf.resize(want, 0);
+    let at = buf.len();
+    buf.resize(at + want, 0);
     let first = loop {
-        match file.read(buf) {
+        match file.read(&mut buf[at..]) {
             Ok(n) => break n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            Err(e) => {
+                buf.truncate(at);
+                return Err(e);
+            }
         }
     };
-    buf.truncate(first);
+    buf.truncate(at + first);
     if first as u64 == len && first != want {
         return Ok(first);
     }
     if first == 0 {
         return Ok(0);
     }
-    let rest = file
+    match file
         .take((limit + 1).saturating_sub(first as u64))
-        .read_to_end(buf)?;
-    Ok(first + rest)
+        .read_to_end(buf)
+    {
+        Ok(rest) => Ok(first + rest),
+        Err(e) => {
+            buf.truncate(at);
+            Err(e)
+        }
+    }
 }
 
 impl System for OsSystem {
@@ -572,6 +606,16 @@ impl System for OsSystem {
         // The walk saw a regular file here, so the `stat` of `read` is skipped; a file swapped
         // for a FIFO or device since is still refused by the `fstat` after the non-blocking open.
         read_opened(path, limit)
+    }
+
+    fn read_walked_into(
+        &self,
+        path: &Path,
+        limit: u64,
+        inline_below: u64,
+        buf: &mut Vec<u8>,
+    ) -> ReadInto {
+        read_opened_into(path, limit, inline_below, buf)
     }
 
     fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf> {
@@ -646,7 +690,44 @@ mod tests {
         };
         let mut buf = vec![9; 3];
         let n = read_sized(&mut r, len, limit, &mut buf).unwrap();
-        (buf, n, r.calls)
+        assert_eq!(buf[..3], [9, 9, 9], "appended after what the buffer held");
+        (buf[3..].to_vec(), n, r.calls)
+    }
+
+    #[test]
+    fn small_files_are_appended_to_the_buffer_given_and_large_ones_get_their_own() {
+        use super::{ReadInto, ReadResult, read_opened_into};
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("c"),
+        );
+        std::fs::write(&a, "alpha").unwrap();
+        std::fs::write(&b, "bravo!").unwrap();
+        std::fs::write(&c, "x".repeat(100)).unwrap();
+        let mut buf = Vec::new();
+        assert_eq!(
+            read_opened_into(&a, 1000, 50, &mut buf),
+            ReadInto::Appended(0..5)
+        );
+        assert_eq!(
+            read_opened_into(&b, 1000, 50, &mut buf),
+            ReadInto::Appended(5..11)
+        );
+        assert_eq!(
+            read_opened_into(&c, 1000, 50, &mut buf),
+            ReadInto::Read(ReadResult::Bytes(vec![b'x'; 100]))
+        );
+        assert_eq!(
+            read_opened_into(&c, 10, 500, &mut buf),
+            ReadInto::Read(ReadResult::TooLarge(100))
+        );
+        assert!(matches!(
+            read_opened_into(&dir.path().join("none"), 1000, 50, &mut buf),
+            ReadInto::Read(ReadResult::Error(_))
+        ));
+        assert_eq!(buf, b"alphabravo!");
     }
 
     #[test]

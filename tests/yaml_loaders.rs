@@ -1,6 +1,6 @@
-//! The fast YAML loader (libyaml events, `parse::yaml_fast`) gives exactly what the `serde_yaml`
-//! path gives, on every YAML file in the repository: bundled system space, examples, rule files,
-//! rule fixtures and test trees.
+//! The fast YAML loaders (line by line, `parse::yaml_simple`; libyaml events, `parse::yaml_fast`)
+//! give exactly what the `serde_yaml` path gives, on every YAML file in the repository: bundled
+//! system space, examples, rule files, rule fixtures and test trees.
 #![allow(
     clippy::disallowed_methods,
     reason = "the test reads the repository's YAML files"

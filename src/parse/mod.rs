@@ -13,6 +13,7 @@ mod python;
 mod shell;
 mod yaml;
 mod yaml_fast;
+mod yaml_simple;
 
 #[cfg(test)]
 mod proptests;
@@ -78,20 +79,30 @@ pub fn parse(kind: ParserKind, text: &str) -> ParsedFile {
     }
 }
 
-/// Whether the fast YAML loader and the `serde_yaml` path agree on `text` (test support: the
-/// differential tests and the fuzz target call it). `None` when the fast loader declines it.
+/// Whether the fast YAML loaders (`yaml_simple`, `yaml_fast`) and the `serde_yaml` path agree on
+/// `text` (test support: the differential tests and the fuzz target call it). `None` when both
+/// fast loaders decline it.
 #[cfg(any(test, feature = "testing"))]
 pub fn yaml_loaders_agree(text: &str) -> Option<Result<(), String>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let ours = yaml_fast::load(text).into_result()?;
-    let theirs = yaml::load_with_serde(text);
     // Through `Debug`, so a NaN equals a NaN.
-    let (ours, theirs) = (format!("{ours:?}"), format!("{theirs:?}"));
-    Some(if ours == theirs {
-        Ok(())
-    } else {
-        Err(format!("fast loader: {ours}\nserde_yaml: {theirs}"))
-    })
+    let theirs = format!("{:?}", yaml::load_with_serde(text));
+    let mut answered = false;
+    for (name, ours) in [
+        (
+            "simple loader",
+            yaml_simple::load(text).and_then(yaml_fast::Fast::into_result),
+        ),
+        ("fast loader", yaml_fast::load(text).into_result()),
+    ] {
+        let Some(ours) = ours else { continue };
+        answered = true;
+        let ours = format!("{ours:?}");
+        if ours != theirs {
+            return Some(Err(format!("{name}: {ours}\nserde_yaml: {theirs}")));
+        }
+    }
+    answered.then_some(Ok(()))
 }
 
 /// A sign in a file's code that it is meant to be run, not imported (DESIGN.md: files under

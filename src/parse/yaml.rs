@@ -67,7 +67,8 @@ pub fn parse_yaml(text: &str) -> ParsedFile {
     // The fast loader stops by itself past `MAX_NESTING` (its look-ahead is bounded), so the
     // guard runs only when the fast loader declines, fails, or came near the limit: then its
     // verdict is the one the file always got.
-    let fast = super::yaml_fast::load(&text[bom..]);
+    let fast = super::yaml_simple::load(&text[bom..])
+        .unwrap_or_else(|| super::yaml_fast::load(&text[bom..]));
     let guard_needed = match &fast {
         Fast::Loaded { max_depth, .. } => *max_depth > MAX_NESTING / 2,
         Fast::Unsupported | Fast::FirstError { .. } => true,

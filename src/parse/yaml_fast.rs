@@ -373,7 +373,7 @@ impl Builder<'_, '_> {
 
 /// An untagged plain scalar as serde_yaml 0.9 resolves it (`de::visit_untagged_scalar`) and
 /// `YNodeVisitor` stores it.
-fn untagged_plain(v: &str) -> YNode {
+pub(super) fn untagged_plain(v: &str) -> YNode {
     if v.is_empty() || matches!(v, "null" | "Null" | "NULL" | "~") {
         return YNode::Null;
     }

@@ -1,0 +1,538 @@
+//! YAML documents of the plain shape tool headers have, loaded without libyaml: block mappings
+//! with simple keys, block sequences (indented, indentless, compact `- key: value`), one-line
+//! plain, quoted and flow-sequence scalars, comments and blank lines.
+//!
+//! A 500-byte tool file cost libyaml about 20 µs (its reader decodes and checks every character
+//! into a buffer, its scanner keeps a token queue); this reads such a file line by line. It
+//! answers only for texts it fully understands and gives up (`None`, and `yaml_fast` takes the
+//! text) at anything else: tabs, CR, control characters, directives and document markers,
+//! anchors/tags/aliases, block scalars (`|`, `>`), flow mappings, nested or multi-line flow
+//! collections, escapes in quoted scalars, quoted or complex keys, multi-line plain scalars, a
+//! value whose plain text holds `: `, any indentation YAML would refuse, nesting past
+//! `MAX_NESTING`. Where it answers, it answers what `yaml_fast` answers: the plain scalars are
+//! resolved by the same function, the structure is YAML's (`tests::agrees_with_libyaml`, a
+//! differential proptest over generated and mutated documents).
+
+use super::MAX_NESTING;
+use super::yaml::{Rest, YNode, unread_top_level_key};
+use super::yaml_fast::{Fast, untagged_plain};
+
+/// One line with content (blank and comment-only lines are left out).
+#[derive(Clone, Copy)]
+struct Line<'t> {
+    indent: usize,
+    /// From the first non-space character, trailing spaces cut.
+    text: &'t str,
+}
+
+/// Load `text` (no BOM), or `None` when it is not of the shape this loader reads.
+pub(super) fn load(text: &str) -> Option<Fast> {
+    if !text.chars().all(printable) {
+        return None;
+    }
+    let mut lines = Vec::new();
+    for raw in text.split('\n') {
+        let trimmed = raw.trim_end_matches(' ');
+        let body = trimmed.trim_start_matches(' ');
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        // Directives and document markers.
+        if raw.starts_with('%') || raw.starts_with("---") || raw.starts_with("...") {
+            return None;
+        }
+        lines.push(Line {
+            indent: trimmed.len() - body.len(),
+            text: body,
+        });
+    }
+    let mut r = Reader {
+        lines,
+        at: 0,
+        depth: 0,
+        max_depth: 0,
+    };
+    let first = if r.lines.is_empty() {
+        YNode::Null
+    } else {
+        let indent = r.lines[0].indent;
+        let root = r.block(indent, true)?;
+        if r.at != r.lines.len() {
+            return None;
+        }
+        root
+    };
+    Some(Fast::Loaded {
+        first,
+        rest: Rest::Nothing,
+        max_depth: r.max_depth,
+    })
+}
+
+/// What libyaml's reader accepts (`IS_PRINTABLE`), less tabs and CR, which this loader leaves
+/// to libyaml.
+/// libyaml's line breaks NEL, LS and PS are left to it too.
+fn printable(c: char) -> bool {
+    matches!(c, '\n' | ' '..='~' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
+        && !matches!(c, '\u{feff}' | '\u{2028}' | '\u{2029}')
+}
+
+struct Reader<'t> {
+    lines: Vec<Line<'t>>,
+    at: usize,
+    depth: usize,
+    max_depth: usize,
+}
+
+impl<'t> Reader<'t> {
+    fn peek(&self) -> Option<Line<'t>> {
+        self.lines.get(self.at).copied()
+    }
+
+    fn enter(&mut self) -> Option<()> {
+        self.depth += 1;
+        self.max_depth = self.max_depth.max(self.depth);
+        (self.depth <= MAX_NESTING).then_some(())
+    }
+
+    /// The block node whose first line is the current one, at `indent`.
+    fn block(&mut self, indent: usize, top: bool) -> Option<YNode> {
+        let line = self.peek()?;
+        if line.indent != indent {
+            return None;
+        }
+        if is_dash(line.text) {
+            self.sequence(indent)
+        } else if key_of(line.text).is_some() {
+            self.mapping(indent, top)
+        } else {
+            None
+        }
+    }
+
+    /// A block mapping whose keys sit at `indent`.
+    fn mapping(&mut self, indent: usize, top: bool) -> Option<YNode> {
+        self.enter()?;
+        let mut entries = Vec::new();
+        while let Some(line) = self.peek() {
+            if line.indent < indent {
+                break;
+            }
+            if line.indent > indent {
+                return None;
+            }
+            let (key, rest) = key_of(line.text)?;
+            self.at += 1;
+            let key = untagged_plain(key);
+            let value = if value_is_empty(rest) {
+                match self.peek() {
+                    Some(next) if next.indent > indent => self.block(next.indent, false)?,
+                    // An indentless sequence: YAML lets a mapping's value list sit at its keys'
+                    // indentation.
+                    Some(next) if next.indent == indent && is_dash(next.text) => {
+                        self.sequence(indent)?
+                    }
+                    _ => YNode::Null,
+                }
+            } else {
+                // A more indented line next (a continued plain scalar, or an error) ends the
+                // loop below with `None`.
+                self.inline(rest.trim_start_matches(' '))?
+            };
+            let value = if top && unread_top_level_key(&key) {
+                YNode::Skipped
+            } else {
+                value
+            };
+            entries.push((key, value));
+        }
+        self.depth -= 1;
+        Some(YNode::Map(entries))
+    }
+
+    /// A block sequence whose dashes sit at `indent`.
+    fn sequence(&mut self, indent: usize) -> Option<YNode> {
+        self.enter()?;
+        let mut items = Vec::new();
+        while let Some(line) = self.peek() {
+            if line.indent < indent || (line.indent == indent && !is_dash(line.text)) {
+                break;
+            }
+            if line.indent > indent {
+                return None;
+            }
+            let after = &line.text[1..];
+            let item = after.trim_start_matches(' ');
+            if value_is_empty(item) {
+                self.at += 1;
+                items.push(match self.peek() {
+                    Some(next) if next.indent > indent => self.block(next.indent, false)?,
+                    _ => YNode::Null,
+                });
+            } else if is_dash(item) || key_of(item).is_some() {
+                // `- key: value` or `- - x`: a nested block starting on the dash's line, at
+                // the column of its first character.
+                let column = indent + 1 + (after.len() - item.len());
+                self.lines[self.at] = Line {
+                    indent: column,
+                    text: item,
+                };
+                items.push(self.block(column, false)?);
+            } else {
+                self.at += 1;
+                items.push(self.inline(item)?);
+            }
+        }
+        self.depth -= 1;
+        Some(YNode::Seq(items))
+    }
+
+    /// A value written on its line: a quoted or plain scalar, or a flow sequence of scalars.
+    fn inline(&mut self, text: &str) -> Option<YNode> {
+        if let Some(inner) = text.strip_prefix('[') {
+            let (items, after) = inner.split_once(']')?;
+            if !comment_or_nothing(after) {
+                return None;
+            }
+            self.enter()?;
+            let mut out = Vec::new();
+            let items = items.trim_matches(' ');
+            if !items.is_empty() {
+                for item in items.split(',') {
+                    out.push(flow_scalar(item.trim_matches(' '))?);
+                }
+            }
+            self.depth -= 1;
+            return Some(YNode::Seq(out));
+        }
+        let (node, after) = scalar(text, false)?;
+        comment_or_nothing(after).then_some(node)
+    }
+}
+
+/// Whether a line is a sequence entry (`-` alone or followed by a space).
+fn is_dash(text: &str) -> bool {
+    text == "-" || text.starts_with("- ")
+}
+
+/// A value part that is empty or only a comment.
+fn value_is_empty(rest: &str) -> bool {
+    let rest = rest.trim_start_matches(' ');
+    rest.is_empty() || rest.starts_with('#')
+}
+
+/// What may follow a value on its line: nothing, or spaces and a comment.
+fn comment_or_nothing(after: &str) -> bool {
+    after.is_empty() || (after.starts_with(' ') && value_is_empty(after))
+}
+
+/// `key: rest` with a simple plain key (letters, digits, `_`, `-`, `.`, `/`; starting with a
+/// letter, digit or `_`): the key and what follows the `:`.
+fn key_of(text: &str) -> Option<(&str, &str)> {
+    let colon = text.find(':')?;
+    let (key, rest) = (&text[..colon], &text[colon + 1..]);
+    let first = *key.as_bytes().first()?;
+    let simple = (first.is_ascii_alphanumeric() || first == b'_')
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'));
+    (simple && (rest.is_empty() || rest.starts_with(' '))).then_some((key, rest))
+}
+
+/// A scalar at the start of `text` and what follows it on the line. `flow`: inside `[...]`,
+/// where a plain scalar also ends at `,` (the caller splits there) and may not hold `[]{}`.
+fn scalar(text: &str, flow: bool) -> Option<(YNode, &str)> {
+    let first = text.chars().next()?;
+    match first {
+        '"' => {
+            let inner = &text[1..];
+            let end = inner.find('"')?;
+            let value = &inner[..end];
+            if value.contains('\\') {
+                return None;
+            }
+            Some((YNode::Str(value.to_owned()), &inner[end + 1..]))
+        }
+        '\'' => {
+            let inner = &text[1..];
+            let end = inner.find('\'')?;
+            if inner[end + 1..].starts_with('\'') {
+                return None;
+            }
+            Some((YNode::Str(inner[..end].to_owned()), &inner[end + 1..]))
+        }
+        _ => {
+            // Indicators that start something else (or need libyaml's judgement).
+            if matches!(
+                first,
+                '-' | '?'
+                    | ':'
+                    | ','
+                    | '['
+                    | ']'
+                    | '{'
+                    | '}'
+                    | '#'
+                    | '&'
+                    | '*'
+                    | '!'
+                    | '|'
+                    | '>'
+                    | '%'
+                    | '@'
+                    | '`'
+            ) {
+                // `-1`, `-x`: a plain scalar; `- ` was taken as a sequence entry before.
+                if !(first == '-' && text.len() > 1 && !text[1..].starts_with(' ')) {
+                    return None;
+                }
+            }
+            let end = text.find(" #").unwrap_or(text.len());
+            let value = text[..end].trim_end_matches(' ');
+            if value.contains(": ") || value.ends_with(':') {
+                return None;
+            }
+            if flow && value.contains(['[', ']', '{', '}', ',', ':']) {
+                return None;
+            }
+            Some((untagged_plain(value), &text[value.len()..]))
+        }
+    }
+}
+
+/// One item of a one-line flow sequence: a scalar and nothing else.
+fn flow_scalar(item: &str) -> Option<YNode> {
+    if item.is_empty() || item.contains('#') {
+        return None;
+    }
+    let (node, after) = scalar(item, true)?;
+    after.trim_matches(' ').is_empty().then_some(node)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fast(text: &str) -> Option<(YNode, usize)> {
+        match crate::parse::yaml_fast::load(text) {
+            Fast::Loaded {
+                first,
+                rest: Rest::Nothing,
+                max_depth,
+            } => Some((first, max_depth)),
+            _ => None,
+        }
+    }
+
+    fn simple(text: &str) -> Option<(YNode, usize)> {
+        match load(text)? {
+            Fast::Loaded {
+                first,
+                rest: Rest::Nothing,
+                max_depth,
+            } => Some((first, max_depth)),
+            _ => None,
+        }
+    }
+
+    /// Where this loader answers, libyaml (through `yaml_fast`) loads the same document.
+    fn agree(text: &str) -> bool {
+        match simple(text) {
+            None => false,
+            Some(got) => {
+                assert_eq!(Some(got), fast(text), "{text:?}");
+                true
+            }
+        }
+    }
+
+    #[test]
+    fn reads_tool_headers_as_libyaml_does() {
+        for text in [
+            "",
+            "# only a comment\n\n",
+            "version: \"3.0.15\"\ntool_type: mcp\nexecutor_id: \"acme/runtimes/x\"\n\nconfig:\n  server: \"mcp/servers/jira\"\n  timeout: 30\n",
+            "config_schema:\n  type: object\n  required: [source]\n  properties:\n    source: {}\n",
+            "args:\n  - \"{database_url}\"\n  - --format=custom\n  - s3://{bucket}/{prefix}\n",
+            "list:\n- a\n- b # note\nnext: 1\n",
+            "steps:\n  - action: run\n    params:\n      limit: 5\n  - action: stop\n",
+            "-   a: 1\n    b: 2\n-   c: 3\n",
+            "a:\n  - - 1\n    - 2\n  -\n    b: c\n  -\n",
+            "x: -1\ny: -x\nz: 'single # not a comment'\nw: plain # comment\nv: []\nu: [a, 'b', \"c\", 1, true]\n",
+            "version: 1.0.0\nn: ~\nm:\nl: 0x1F\nk: 012\nj: yes\n",
+            "url: http://example.com/a:b\nkey.with-dash/slash: é漢字\n",
+        ] {
+            if text.contains("source: {}") {
+                assert!(simple(text).is_none(), "flow mappings are libyaml's");
+                continue;
+            }
+            assert!(agree(text), "declined: {text:?}");
+        }
+    }
+
+    #[test]
+    fn gives_up_on_what_it_does_not_read() {
+        for text in [
+            "a: |\n  block\n",
+            "a: >\n  folded\n",
+            "a: &x 1\nb: *x\n",
+            "a: !!str 1\n",
+            "---\na: 1\n",
+            "a: 1\n---\nb: 2\n",
+            "%YAML 1.2\n---\na: 1\n",
+            "a:\tb\n",
+            "a: 1\r\nb: 2\r\n",
+            "a: \"esc\\n\"\n",
+            "a: 'it''s'\n",
+            "\"quoted\": key\n",
+            "a: b: c\n",
+            "a: long\n  continued\n",
+            "a: 1\n  b: 2\n",
+            "a: [1, [2]]\n",
+            "a: [1] x\n",
+            "a: 'x' y\n",
+            "a: \"x\"y\n",
+            "a: [1,\n  2]\n",
+            "a: {b: 1}\n",
+            "just a scalar\n",
+            "- 1\nb: 2\n",
+            "a: 1\n b: 2\n",
+            "? complex\n: value\n",
+            "a: \u{1}\n",
+        ] {
+            assert!(simple(text).is_none(), "answered: {text:?}");
+        }
+    }
+
+    /// Generated documents: mappings and sequences nested a few levels, every scalar form this
+    /// loader reads and several it does not, comments, blank lines, indentless and compact
+    /// sequences; then the same documents with one character inserted, removed or replaced.
+    mod differential {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn scalar_text() -> impl Strategy<Value = String> {
+            prop_oneof![
+                "[a-z][a-z0-9_./:-]{0,8}",
+                "-?[0-9]{1,4}(\\.[0-9]{1,2})?",
+                Just("true".to_owned()),
+                Just("null".to_owned()),
+                Just("~".to_owned()),
+                Just("0x1F".to_owned()),
+                Just("012".to_owned()),
+                "\"[a-z #:,'\\[\\]{}]{0,6}\"",
+                "'[a-z #:,\"\\[\\]]{0,6}'",
+                "\\[([a-z0-9]{1,3}(, ?[a-z0-9'\"]{1,3}){0,2})?\\]",
+                "[a-z]{1,3}( #[a-z ]{0,4})?",
+                Just("a: b".to_owned()),
+                "[a-z]{1,3}#[a-z]{1,2}",
+                "'[a-z]{0,2}''[a-z]{0,2}'",
+                Just("|".to_owned()),
+                Just("&x y".to_owned()),
+            ]
+        }
+
+        fn key() -> impl Strategy<Value = String> {
+            "[a-z_][a-z0-9_-]{0,5}"
+        }
+
+        #[derive(Clone, Debug)]
+        enum Doc {
+            Scalar(String),
+            Map(Vec<(String, Doc)>),
+            Seq(Vec<Doc>),
+        }
+
+        fn doc() -> impl Strategy<Value = Doc> {
+            let leaf = scalar_text().prop_map(Doc::Scalar);
+            leaf.prop_recursive(4, 24, 4, |inner| {
+                prop_oneof![
+                    proptest::collection::vec((key(), inner.clone()), 1..4).prop_map(Doc::Map),
+                    proptest::collection::vec(inner, 1..4).prop_map(Doc::Seq),
+                ]
+            })
+        }
+
+        /// `doc` written at `indent`; `style` picks indentless/compact forms and comments.
+        fn write(doc: &Doc, indent: usize, style: u8, out: &mut String) {
+            let pad = " ".repeat(indent);
+            match doc {
+                Doc::Scalar(s) => {
+                    out.push_str(&pad);
+                    out.push_str(s);
+                    out.push('\n');
+                }
+                Doc::Map(entries) => {
+                    for (i, (k, v)) in entries.iter().enumerate() {
+                        if style & 4 != 0 && i == 1 {
+                            out.push_str(&format!("{pad}# note\n\n"));
+                        }
+                        match v {
+                            Doc::Scalar(s) => out.push_str(&format!("{pad}{k}: {s}\n")),
+                            Doc::Seq(_) if style & 1 != 0 => {
+                                out.push_str(&format!("{pad}{k}:\n"));
+                                write(v, indent, style, out);
+                            }
+                            _ => {
+                                out.push_str(&format!("{pad}{k}:\n"));
+                                write(v, indent + 2, style, out);
+                            }
+                        }
+                    }
+                }
+                Doc::Seq(items) => {
+                    for v in items {
+                        match v {
+                            Doc::Scalar(s) => out.push_str(&format!("{pad}- {s}\n")),
+                            Doc::Map(_) | Doc::Seq(_) if style & 2 != 0 => {
+                                // Compact: the nested block starts on the dash's line.
+                                let gap = if style & 8 != 0 { "   " } else { " " };
+                                let mut nested = String::new();
+                                write(v, indent + 1 + gap.len(), style, &mut nested);
+                                let trimmed = nested.trim_start_matches(' ');
+                                out.push_str(&format!("{pad}-{gap}{trimmed}"));
+                            }
+                            _ => {
+                                out.push_str(&format!("{pad}-\n"));
+                                write(v, indent + 2, style, out);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+            #[test]
+            fn agrees_with_libyaml(
+                d in doc(),
+                style in 0u8..16,
+                edit in proptest::option::of((0usize..400, 0u8..3, "[ a:#\\-\n\\[\\]'\"]")),
+            ) {
+                let mut text = String::new();
+                write(&d, 0, style, &mut text);
+                if let Some((at, how, c)) = edit {
+                    let mut at = at.min(text.len());
+                    while !text.is_char_boundary(at) {
+                        at -= 1;
+                    }
+                    match how {
+                        0 => text.insert_str(at, &c),
+                        1 if at < text.len() => {
+                            text.remove(at);
+                        }
+                        _ if at < text.len() => {
+                            text.remove(at);
+                            text.insert_str(at, &c);
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(got) = simple(&text) {
+                    prop_assert_eq!(Some(got), fast(&text), "{:?}", text);
+                }
+            }
+        }
+    }
+}

@@ -460,21 +460,7 @@ pub fn report_of(
     }
 }
 
-/// Check `file` as the lint does: its located findings, whether a panic was caught, and (when
-/// `deps`) the ids its findings depend on and whether its chain cycles. `integrity`: the value
-/// of `integrity_enabled` (asked once per lint, not per file).
-pub fn lint_file(
-    db: &RootDb,
-    file: SourceFile,
-    opts: &LintOptions,
-    integrity: bool,
-    deps: Option<&DepIds>,
-    checks: Checks,
-) -> LintedFile {
-    lint_file_given(db, file, opts, integrity, deps, checks, None)
-}
-
-/// `lint_file` over a chunk of files, in order. A one-shot lint with the integrity rules settles
+/// [`lint_file`] over a chunk of files, in order. A one-shot lint with the integrity rules settles
 /// the chunk's verdicts first ([`batch_verdicts`]: one batch verification of the chunk's
 /// signatures, not one verification per file).
 pub fn lint_chunk(
@@ -493,7 +479,7 @@ pub fn lint_chunk(
     files
         .iter()
         .zip(verdicts)
-        .map(|(&file, verdict)| lint_file_given(db, file, opts, integrity, deps, checks, verdict))
+        .map(|(&file, verdict)| lint_file(db, file, opts, integrity, deps, checks, verdict))
         .collect()
 }
 
@@ -540,8 +526,11 @@ fn batch_verdicts(db: &RootDb, files: &[SourceFile]) -> Vec<Option<Verdict>> {
         .collect()
 }
 
-/// `lint_file` with the file's integrity verdict when it is already settled.
-fn lint_file_given(
+/// Check `file` as the lint does: its located findings, whether a panic was caught, and (when
+/// `deps`) the ids its findings depend on and whether its chain cycles. `integrity`: the value
+/// of `integrity_enabled` (asked once per lint, not per file); `verdict`: the file's integrity
+/// verdict when it is already settled (see [`lint_chunk`]).
+fn lint_file(
     db: &RootDb,
     file: SourceFile,
     opts: &LintOptions,

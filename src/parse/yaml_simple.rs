@@ -313,8 +313,9 @@ fn flow_scalar(item: &str) -> Option<YNode> {
 mod tests {
     use super::*;
 
-    fn fast(text: &str) -> Option<(YNode, usize)> {
-        match crate::parse::yaml_fast::load(text) {
+    /// A single document's root and depth.
+    fn loaded(fast: Fast) -> Option<(YNode, usize)> {
+        match fast {
             Fast::Loaded {
                 first,
                 rest: Rest::Nothing,
@@ -324,15 +325,12 @@ mod tests {
         }
     }
 
+    fn fast(text: &str) -> Option<(YNode, usize)> {
+        loaded(crate::parse::yaml_fast::load(text))
+    }
+
     fn simple(text: &str) -> Option<(YNode, usize)> {
-        match load(text)? {
-            Fast::Loaded {
-                first,
-                rest: Rest::Nothing,
-                max_depth,
-            } => Some((first, max_depth)),
-            _ => None,
-        }
+        loaded(load(text)?)
     }
 
     /// Where this loader answers, libyaml (through `yaml_fast`) loads the same document.

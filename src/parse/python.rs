@@ -106,24 +106,103 @@ pub fn top_level_literals(text: &str, wanted: impl Fn(&str) -> bool) -> Literals
 /// rather than one per statement: the dunders of a header sit a line apart).
 const MERGE_GAP: usize = 512;
 
+/// What the header reader does with a statement that can hold a wanted value.
+enum ToRead<'t> {
+    /// Parse `text[start..end]` (statements merged with what lies between them).
+    Piece(usize, usize),
+    /// `NAME = "string"` read without the parser ([`simple_string_assignment`]).
+    Simple(&'t str, Spanned<Value>),
+}
+
 /// The top-level statements of `text` that can hold a wanted value (see [`py_scan`]): each
 /// `NAME = …` statement whose name is wanted, and each logical line holding a `;`, merged with
-/// their neighbours when close. `None` when the scan gave up.
-fn statements_to_read(text: &str, wanted: &impl Fn(&str) -> bool) -> Option<Vec<(usize, usize)>> {
+/// their neighbours when close; a plain string assignment is read on the spot. In file order.
+/// `None` when the scan gave up.
+fn statements_to_read<'t>(
+    text: &'t str,
+    wanted: &impl Fn(&str) -> bool,
+) -> Option<Vec<ToRead<'t>>> {
     let stmts = py_scan::top_level(text)?;
-    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let mut out: Vec<ToRead<'t>> = Vec::new();
     for (i, stmt) in stmts.iter().enumerate() {
-        let read = stmt.semicolon || matches!(stmt.head, Head::Assign(name) if wanted(name));
-        if !read {
+        let name = match stmt.head {
+            Head::Assign(name) if wanted(name) => Some(name),
+            _ => None,
+        };
+        if !stmt.semicolon && name.is_none() {
             continue;
         }
         let end = stmts.get(i + 1).map_or(text.len(), |next| next.start);
-        match spans.last_mut() {
-            Some(last) if stmt.start - last.1 < MERGE_GAP => last.1 = end,
-            _ => spans.push((stmt.start, end)),
+        if let Some(name) = name.filter(|_| !stmt.semicolon)
+            && let Some(value) = simple_string_assignment(text, stmt.start, end)
+        {
+            out.push(ToRead::Simple(name, value));
+            continue;
+        }
+        match out.last_mut() {
+            Some(ToRead::Piece(_, last_end)) if stmt.start - *last_end < MERGE_GAP => {
+                *last_end = end;
+            }
+            _ => out.push(ToRead::Piece(stmt.start, end)),
         }
     }
-    Some(spans)
+    Some(out)
+}
+
+/// The value of a statement `text[start..end]` of the form `NAME = "text"` (or `'text'`): one
+/// line, a string without prefix, escape, quote or control character, then at most spaces and a
+/// comment, and only blank or comment lines up to `end`. What ruff would read from it, without
+/// ruff; `None` for any other statement.
+fn simple_string_assignment(text: &str, start: usize, end: usize) -> Option<Spanned<Value>> {
+    let stmt = &text[start..end];
+    let b = stmt.as_bytes();
+    let mut i = 0;
+    while b
+        .get(i)
+        .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+    {
+        i += 1;
+    }
+    while b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    if b.get(i) != Some(&b'=') || b.get(i + 1) == Some(&b'=') {
+        return None;
+    }
+    i += 1;
+    while b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    let quote = *b.get(i).filter(|q| matches!(q, b'"' | b'\''))?;
+    let open = i;
+    let len = b[open + 1..].iter().position(|c| *c == quote)?;
+    let close = open + 1 + len;
+    let content = &stmt[open + 1..close];
+    // An empty string followed by the same quote opens a triple-quoted string.
+    if content.is_empty() && b.get(close + 1) == Some(&quote) {
+        return None;
+    }
+    if content
+        .bytes()
+        .any(|c| c == b'\\' || (c < b' ' && c != b'\t') || c == 0x7f)
+    {
+        return None;
+    }
+    // The rest: spaces and a comment on the line, then blank and comment lines only.
+    for (n, line) in stmt[close + 1..].split('\n').enumerate() {
+        let rest = line.trim_start_matches(' ');
+        let comment = rest.starts_with('#') && !rest.contains('\r');
+        if !(rest.is_empty() || comment || (n == 0 && line.is_empty())) {
+            return None;
+        }
+        if n == 0 && !rest.is_empty() && !line.starts_with(' ') {
+            return None;
+        }
+    }
+    Some(Spanned::new(
+        Value::Str(Str::from(content)),
+        Span::new(start + open, start + close + 1),
+    ))
 }
 
 /// [`top_level_literals`] from a parse of only the statements that can hold wanted values (see
@@ -132,8 +211,19 @@ fn statements_to_read(text: &str, wanted: &impl Fn(&str) -> bool) -> Option<Vec<
 /// problems are the whole parse's). What counts as a syntax error is therefore: an error in a
 /// statement read, or any of the damage [`py_scan`] looks for anywhere in the file.
 fn literals_of_statements(text: &str, wanted: &impl Fn(&str) -> bool) -> Option<Literals> {
-    let spans = statements_to_read(text, wanted)?;
-    literals_of_pieces(spans.into_iter().map(|(s, e)| (s, &text[s..e])), wanted)
+    let mut values = Vec::new();
+    let mut problems = Vec::new();
+    for item in statements_to_read(text, wanted)? {
+        match item {
+            ToRead::Simple(name, value) => values.push((name.to_owned(), value)),
+            ToRead::Piece(s, e) => {
+                let (v, p) = literals_of_pieces(std::iter::once((s, &text[s..e])), wanted)?;
+                values.extend(v);
+                problems.extend(p);
+            }
+        }
+    }
+    Some((values, problems))
 }
 
 /// The wanted literals of pieces of a file (each with its byte offset) parsed one by one; `None`
@@ -814,6 +904,38 @@ mod tests {
 
     fn parse(text: &str) -> ParsedFile {
         parse_python(text)
+    }
+
+    #[test]
+    fn plain_string_assignments_are_read_without_the_parser_and_others_are_not() {
+        let simple =
+            |stmt: &str| simple_string_assignment(stmt, 0, stmt.len()).map(|v| (v.value, v.span));
+        let s = |t: &str| Value::Str(Str::from(t));
+        assert_eq!(
+            simple("__version__ = \"1.0\"\n"),
+            Some((s("1.0"), Span::new(14, 19)))
+        );
+        assert_eq!(
+            simple("X='a b é'  # note\n\n# more\n   \n"),
+            Some((s("a b é"), Span::new(2, 10)))
+        );
+        assert_eq!(simple("X = ''\n"), Some((s(""), Span::new(4, 6))));
+        for other in [
+            "X = \"\"\"doc\"\"\"\n",
+            "X = \"a\\n\"\n",
+            "X = r\"a\"\n",
+            "X = \"a\" \"b\"\n",
+            "X = \"a\".upper()\n",
+            "X = \"a\"#c\n",
+            "X = \"a\"\r\n",
+            "X = \"a\"\nY = 1\n",
+            "X = \"a\tb\u{1}\"\n",
+            "X == \"a\"\n",
+            "X = 'a\n",
+            "X: str = 'a'\n",
+        ] {
+            assert_eq!(simple(other), None, "{other:?}");
+        }
     }
 
     fn value_of(text: &str) -> Option<Value> {

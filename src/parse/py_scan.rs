@@ -156,7 +156,7 @@ struct Scanner<'t> {
 
 /// What the scan saw of one logical line, outside brackets and strings.
 #[derive(Default)]
-struct Line {
+struct Line<'t> {
     /// A `;` (more statements follow on the line).
     semicolon: bool,
     /// A `:` (a block opener has one; so does an annotation or a one-line block).
@@ -166,11 +166,11 @@ struct Line {
     last: u8,
     /// `last` before the last token.
     before_last: u8,
-    /// The last token, when it is a word.
-    last_word: &'static str,
+    /// The last token, when it is a word (compared with `WANTS_MORE` once, at the line's end).
+    last_word: &'t str,
 }
 
-impl Line {
+impl Line<'_> {
     /// The line ends with `:`: it opens a block.
     fn opens_block(&self) -> bool {
         self.last == b':'
@@ -194,7 +194,7 @@ const WANTS_MORE: &[&str] = &[
     "await", "lambda", "if", "else", "with", "while", "for", "def", "class",
 ];
 
-impl Line {
+impl Line<'_> {
     fn token(&mut self, first: u8) {
         self.before_last = self.last;
         self.last = first;
@@ -211,12 +211,54 @@ const COMPOUND: &[&str] = &[
 /// Replacement fields nested deeper than this give up (the scan recurses once per level).
 const MAX_FIELDS: usize = 32;
 
+/// Byte classes for the scan's inner loops, one table lookup each.
+const IDENT_START: u8 = 1;
+const IDENT: u8 = 2;
+/// Inside brackets, a byte that is neither part of a word nor of this class is passed over
+/// without a look: only line breaks, comments, continuations, form feeds, brackets and quotes
+/// matter there.
+const SPECIAL_IN_BRACKETS: u8 = 4;
+
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        if b.is_ascii_alphabetic() || b == b'_' || b >= 0x80 {
+            t[c] |= IDENT_START | IDENT;
+        }
+        if b.is_ascii_digit() {
+            t[c] |= IDENT;
+        }
+        if matches!(
+            b,
+            b'\n'
+                | b'\r'
+                | b'#'
+                | b'\\'
+                | b'\x0c'
+                | b'('
+                | b')'
+                | b'['
+                | b']'
+                | b'{'
+                | b'}'
+                | b'\''
+                | b'"'
+        ) {
+            t[c] |= SPECIAL_IN_BRACKETS;
+        }
+        c += 1;
+    }
+    t
+};
+
 fn is_ident_start(c: u8) -> bool {
-    c.is_ascii_alphabetic() || c == b'_' || c >= 0x80
+    CLASS[usize::from(c)] & IDENT_START != 0
 }
 
 fn is_ident(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
+    CLASS[usize::from(c)] & IDENT != 0
 }
 
 /// Whether `word` followed by a quote opens a string, and whether that string is an f- or
@@ -318,10 +360,16 @@ impl<'t> Scanner<'t> {
 
     /// From `pos` to the line break ending this logical line (past it) or the end of the text.
     /// `None`: the scan gives up.
-    fn logical_line(&mut self) -> Option<Line> {
+    fn logical_line(&mut self) -> Option<Line<'t>> {
         let mut depth = 0usize;
         let mut line = Line::default();
         while let Some(&c) = self.b.get(self.pos) {
+            if depth > 0 && CLASS[usize::from(c)] & (SPECIAL_IN_BRACKETS | IDENT_START) == 0 {
+                // Spaces, digits, operators, `:` and `;` inside brackets: no token, colon or
+                // semicolon of the line is taken from there.
+                self.pos += 1;
+                continue;
+            }
             match c {
                 b'\n' | b'\r' => {
                     self.newline();
@@ -375,11 +423,7 @@ impl<'t> Scanner<'t> {
                                     line.token(b'"');
                                 }
                             } else if depth == 0 {
-                                line.last_word = WANTS_MORE
-                                    .iter()
-                                    .find(|k| **k == word)
-                                    .copied()
-                                    .unwrap_or("");
+                                line.last_word = word;
                             }
                         }
                         _ => self.pos += 1,

@@ -27,7 +27,7 @@ struct Line<'t> {
 
 /// Load `text` (no BOM), or `None` when it is not of the shape this loader reads.
 pub(super) fn load(text: &str) -> Option<Fast> {
-    if !text.chars().all(printable) {
+    if !all_printable(text) {
         return None;
     }
     let mut lines = Vec::new();
@@ -71,6 +71,15 @@ pub(super) fn load(text: &str) -> Option<Fast> {
 
 /// What libyaml's reader accepts (`IS_PRINTABLE`), less tabs and CR, which this loader leaves
 /// to libyaml.
+/// Every character `printable`: printable ASCII and `\n` checked a block at a time (no early
+/// exit, so the loop vectorizes), anything else a character at a time.
+fn all_printable(text: &str) -> bool {
+    let plain = text.bytes().fold(true, |ok, b| {
+        ok & ((b' '..=b'~').contains(&b) | (b == b'\n'))
+    });
+    plain || text.chars().all(printable)
+}
+
 /// libyaml's line breaks NEL, LS and PS are left to it too.
 fn printable(c: char) -> bool {
     matches!(c, '\n' | ' '..='~' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
@@ -287,9 +296,9 @@ fn scalar(text: &str, flow: bool) -> Option<(YNode, &str)> {
                     return None;
                 }
             }
-            let end = text.find(" #").unwrap_or(text.len());
+            let end = followed_by(text, b'#', true).unwrap_or(text.len());
             let value = text[..end].trim_end_matches(' ');
-            if value.contains(": ") || value.ends_with(':') {
+            if followed_by(value, b':', false).is_some() || value.ends_with(':') {
                 return None;
             }
             if flow && value.contains(['[', ']', '{', '}', ',', ':']) {
@@ -298,6 +307,19 @@ fn scalar(text: &str, flow: bool) -> Option<(YNode, &str)> {
             Some((untagged_plain(value), &text[value.len()..]))
         }
     }
+}
+
+/// The first `c` in `text` preceded by a space (`after_space`: `" #"`, a comment) or followed by
+/// one (`": "`, a mapping value).
+fn followed_by(text: &str, c: u8, after_space: bool) -> Option<usize> {
+    let b = text.as_bytes();
+    memchr::memchr_iter(c, b).find(|&at| {
+        if after_space {
+            at > 0 && b[at - 1] == b' '
+        } else {
+            b.get(at + 1) == Some(&b' ')
+        }
+    })
 }
 
 /// One item of a one-line flow sequence: a scalar and nothing else.

@@ -5,7 +5,7 @@
 use crate::db::{Db, SourceFile};
 use crate::exec::facts::Loaded;
 use crate::model::item_id_problem;
-use crate::resolve::{ChainEnd, chain, resolve_root, tool_id, walk_chain};
+use crate::resolve::{Chain, ChainEnd, chain, resolve_root, tool_id, walk_chain};
 
 /// The ids whose candidate files the chain of `item_id` (§3) reads and that `loaded` does not
 /// hold yet, in chain order: the root id alone until it is loaded; then every element id of its
@@ -91,8 +91,12 @@ pub struct ChainIds {
 /// set of every visible id (`ChainIds::missing`). The lint cache relies on this to re-check only
 /// what a change can reach. The chain is walked, not memoized (a lint asks this of every tool).
 pub fn file_chain_ids(db: &dyn Db, file: SourceFile) -> ChainIds {
+    chain_ids_of(db, file, &walk_chain(db, file))
+}
+
+/// [`file_chain_ids`] from the tool's chain `ch` (`walk_chain`), already walked.
+pub fn chain_ids_of(db: &dyn Db, file: SourceFile, ch: &Chain) -> ChainIds {
     let own = tool_id(db, file);
-    let ch = walk_chain(db, file);
     let cycle = matches!(ch.end, ChainEnd::Cycle { .. });
     let (stop, missing) = match &ch.end {
         ChainEnd::Missing { executor_id, .. } => {

@@ -19,9 +19,9 @@ use crate::diagnostic::{
 };
 use crate::integrity::batch::{Job, verify_each};
 use crate::integrity::{Claim, ItemKind, Verdict, claim_of};
-use crate::resolve::{tool_files, tool_id};
+use crate::resolve::{tool_files, tool_id, walk_chain};
 use crate::rules::checks::{
-    chain_diagnostics, compute_chain_diagnostics, compute_file_diagnostics, file_diagnostics,
+    chain_diagnostics, compute_chain_diagnostics_of, compute_file_diagnostics, file_diagnostics,
     graph_diagnostics,
 };
 use crate::rules::integrity::{compute_integrity_diagnostics_given, integrity_diagnostics};
@@ -130,13 +130,16 @@ pub fn integrity_enabled(db: &dyn Db) -> bool {
         .any(|r| r.family == "integrity" && effective_severity(db, r).is_some())
 }
 
+/// `file`'s diagnostics and whether a panic was caught; with `chain_ids`, also the ids its
+/// chain reads when it is a tool (`lazy::chain_ids_of`, from the same walk of its chain).
 fn check_file(
     db: &RootDb,
     file: SourceFile,
     integrity: bool,
     checks: Checks,
     verdict: Option<Verdict>,
-) -> (Vec<Diagnostic>, bool) {
+    chain_ids: bool,
+) -> (Vec<Diagnostic>, bool, Option<lazy::ChainIds>) {
     let run = || match checks {
         Checks::Memoized => {
             let mut d = file_diagnostics(db, file).clone();
@@ -144,19 +147,26 @@ fn check_file(
             if integrity {
                 d.extend(integrity_diagnostics(db, file).iter().cloned());
             }
-            d
+            let ids =
+                (chain_ids && tool_id(db, file).is_some()).then(|| lazy::file_chain_ids(db, file));
+            (d, ids)
         }
         Checks::OneShot => {
             let mut d = compute_file_diagnostics(db, file);
-            d.extend(compute_chain_diagnostics(db, file));
+            let mut ids = None;
+            if tool_id(db, file).is_some() {
+                let ch = walk_chain(db, file);
+                d.extend(compute_chain_diagnostics_of(db, file, &ch));
+                ids = chain_ids.then(|| lazy::chain_ids_of(db, file, &ch));
+            }
             if integrity {
                 d.extend(compute_integrity_diagnostics_given(db, file, verdict));
             }
-            d
+            (d, ids)
         }
     };
     match std::panic::catch_unwind(AssertUnwindSafe(run)) {
-        Ok(d) => (d, false),
+        Ok((d, ids)) => (d, false, ids),
         // A change arrived while this snapshot was being read (editor, `--watch`): not a defect;
         // the caller's `salsa::Cancelled::catch` drops the stale work.
         Err(payload) if payload.is::<salsa::Cancelled>() => std::panic::resume_unwind(payload),
@@ -180,7 +190,7 @@ fn check_file(
                 notes: Vec::new(),
                 suggestions: None,
             };
-            (vec![diag], true)
+            (vec![diag], true, None)
         }
     }
 }
@@ -218,7 +228,14 @@ fn finish(db: &RootDb, d: Diagnostic, opts: &LintOptions, lines: &mut Lines) -> 
 /// One file's diagnostics as the lint reports them (enabled rules only, severities in force), with
 /// byte spans: what the editor converts into its own positions.
 pub fn checked_diagnostics(db: &RootDb, file: SourceFile) -> Vec<Diagnostic> {
-    let (diags, _) = check_file(db, file, integrity_enabled(db), Checks::Memoized, None);
+    let (diags, _, _) = check_file(
+        db,
+        file,
+        integrity_enabled(db),
+        Checks::Memoized,
+        None,
+        false,
+    );
     diags.into_iter().filter_map(|d| effective(db, d)).collect()
 }
 
@@ -235,7 +252,14 @@ pub fn checked_graph_diagnostics(db: &RootDb) -> Vec<Diagnostic> {
 /// enabled), with rule selection and severities applied: what `lint` computes per file, for the
 /// editor and the benchmarks. Graph-wide findings (cycles) are not included; see `graph_findings`.
 pub fn file_findings(db: &RootDb, file: SourceFile, opts: &LintOptions) -> Vec<Finding> {
-    let (diags, _) = check_file(db, file, integrity_enabled(db), Checks::Memoized, None);
+    let (diags, _, _) = check_file(
+        db,
+        file,
+        integrity_enabled(db),
+        Checks::Memoized,
+        None,
+        false,
+    );
     let mut lines = Lines::default();
     diags
         .into_iter()
@@ -539,7 +563,8 @@ fn lint_file(
     checks: Checks,
     verdict: Option<Verdict>,
 ) -> LintedFile {
-    let (diags, panicked) = check_file(db, file, integrity, checks, verdict);
+    let (diags, panicked, chain_ids) =
+        check_file(db, file, integrity, checks, verdict, deps.is_some());
     let mut lines = Lines::default();
     let mut findings: Vec<Finding> = diags
         .into_iter()
@@ -548,15 +573,12 @@ fn lint_file(
     // Kept until the lint ends: without this a file's one finding sat in room for four (a
     // vector's first growth), about 1 KB a file on a tree where every file has one (unsigned).
     findings.shrink_to_fit();
-    let deps = match deps {
-        Some(table) if tool_id(db, file).is_some() && !panicked => {
-            let c = lazy::file_chain_ids(db, file);
-            Some(FileDeps {
-                list: table.intern(c.ids),
-                cycle: c.cycle,
-                missing: c.missing.map(String::into_boxed_str),
-            })
-        }
+    let deps = match (deps, chain_ids) {
+        (Some(table), Some(c)) => Some(FileDeps {
+            list: table.intern(c.ids),
+            cycle: c.cycle,
+            missing: c.missing.map(String::into_boxed_str),
+        }),
         _ => None,
     };
     LintedFile {

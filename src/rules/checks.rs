@@ -8,6 +8,7 @@ use super::{Check, Rule, Site, rules};
 use crate::db::{Db, FileContents, SourceFile};
 use crate::diagnostic::{Diagnostic, Note, Suggestions};
 use crate::model::{ExecutorRef, Span, Spanned, Value};
+use crate::resolve::Chain;
 use crate::resolve::graph::executor_graph;
 use crate::resolve::{
     ChainEnd, Element, extractor_config, metadata, parse_file, resolve, run_facts, space_index,
@@ -534,13 +535,21 @@ pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
 /// What [`chain_diagnostics`] memoizes, computed without keeping it: a one-shot lint reads each
 /// tool's findings once (`analysis::Checks::OneShot`).
 pub fn compute_chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    if tool_id(db, file).is_none() {
+        return Vec::new();
+    }
+    // Walked here rather than memoized by `chain`: a lint reads each tool's chain once, and
+    // memoized chains of 100k tools were the largest memo of the run.
+    compute_chain_diagnostics_of(db, file, &walk_chain(db, file))
+}
+
+/// [`compute_chain_diagnostics`] of a tool whose chain `ch` (`walk_chain`) is already walked: a
+/// lint that also records the chain's ids (the lint cache) walks it once.
+pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let Some(item_id) = tool_id(db, file) else {
         return out;
     };
-    // Walked here rather than memoized by `chain`: a lint reads each tool's chain once, and
-    // memoized chains of 100k tools were the largest memo of the run.
-    let ch = &walk_chain(db, file);
     let path = file.path(db);
     let space = file.space(db);
     let site = |span: Option<Span>| Site {

@@ -225,10 +225,10 @@ fn finish(db: &RootDb, d: Diagnostic, opts: &LintOptions, lines: &mut Lines) -> 
     effective(db, d).map(|d| locate(db, &d, opts, lines))
 }
 
-/// One file's diagnostics as the lint reports them (enabled rules only, severities in force), with
-/// byte spans: what the editor converts into its own positions.
-pub fn checked_diagnostics(db: &RootDb, file: SourceFile) -> Vec<Diagnostic> {
-    let (diags, _, _) = check_file(
+/// One file's diagnostics from its memos, as an editor or `--watch` reads them (rules not yet
+/// selected, severities not yet applied).
+fn memoized_diagnostics(db: &RootDb, file: SourceFile) -> Vec<Diagnostic> {
+    let checked = check_file(
         db,
         file,
         integrity_enabled(db),
@@ -236,6 +236,13 @@ pub fn checked_diagnostics(db: &RootDb, file: SourceFile) -> Vec<Diagnostic> {
         None,
         false,
     );
+    checked.0
+}
+
+/// One file's diagnostics as the lint reports them (enabled rules only, severities in force), with
+/// byte spans: what the editor converts into its own positions.
+pub fn checked_diagnostics(db: &RootDb, file: SourceFile) -> Vec<Diagnostic> {
+    let diags = memoized_diagnostics(db, file);
     diags.into_iter().filter_map(|d| effective(db, d)).collect()
 }
 
@@ -252,14 +259,7 @@ pub fn checked_graph_diagnostics(db: &RootDb) -> Vec<Diagnostic> {
 /// enabled), with rule selection and severities applied: what `lint` computes per file, for the
 /// editor and the benchmarks. Graph-wide findings (cycles) are not included; see `graph_findings`.
 pub fn file_findings(db: &RootDb, file: SourceFile, opts: &LintOptions) -> Vec<Finding> {
-    let (diags, _, _) = check_file(
-        db,
-        file,
-        integrity_enabled(db),
-        Checks::Memoized,
-        None,
-        false,
-    );
+    let diags = memoized_diagnostics(db, file);
     let mut lines = Lines::default();
     diags
         .into_iter()

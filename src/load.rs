@@ -301,31 +301,35 @@ fn load_dir(
         // Room for a chunk of typical files (a few KB each) without growing: untouched room costs
         // address space, not memory.
         let mut buf: Vec<u8> = Vec::with_capacity(4 * Text::PACK_BYTES);
-        let read: Vec<_> = chunk.iter().map(|e| read_entry(e, &mut buf)).collect();
-        let shared = Text::shared_buffer(buf);
-        let mut specs: Vec<Result<FileSpec, String>> = Vec::with_capacity(read.len());
-        let mut own: Vec<bool> = Vec::with_capacity(read.len());
-        for r in read {
-            own.push(matches!(r, Ok((_, None))));
-            specs.push(r.map(|(mut spec, range)| {
-                if let Some(range) = range {
-                    spec.contents = match Text::in_shared(&shared, range) {
-                        Some(t) => FileContents::Text(t),
-                        // Unreachable: each range holds text checked as UTF-8 on its own.
-                        None => FileContents::Unreadable("misread into a shared buffer".to_owned()),
-                    };
-                }
-                spec
-            }));
-        }
-        Text::pack(specs.iter_mut().zip(&own).filter_map(|(r, own)| match r {
-            Ok(FileSpec {
-                contents: FileContents::Text(t),
-                ..
-            }) if *own => Some(t),
+        let mut read: Vec<_> = chunk.iter().map(|e| read_entry(e, &mut buf)).collect();
+        // The texts read on their own (the shared ones are still placeholders here).
+        Text::pack(read.iter_mut().filter_map(|r| match r {
+            Ok((
+                FileSpec {
+                    contents: FileContents::Text(t),
+                    ..
+                },
+                None,
+            )) => Some(t),
             _ => None,
         }));
-        specs
+        let shared = Text::shared_buffer(buf);
+        read.into_iter()
+            .map(|r| {
+                r.map(|(mut spec, range)| {
+                    if let Some(range) = range {
+                        spec.contents = match Text::in_shared(&shared, range) {
+                            Some(t) => FileContents::Text(t),
+                            // Unreachable: each range holds text checked as UTF-8 on its own.
+                            None => {
+                                FileContents::Unreadable("misread into a shared buffer".to_owned())
+                            }
+                        };
+                    }
+                    spec
+                })
+            })
+            .collect::<Vec<Result<FileSpec, String>>>()
     };
     let results: Vec<Result<FileSpec, String>> = if entries.len() < PARALLEL_MIN_FILES {
         read_packed(&entries)

@@ -20,7 +20,7 @@ use crate::exec::facts::Loaded;
 use crate::model::{Space, SpaceKind, item_id_problem};
 use crate::resolve::extractor_config;
 use crate::rules::embedded_system_files;
-use crate::system::{FileStamp, ReadInto, ReadResult, System, WalkEntry};
+use crate::system::{FileStamp, KnownDir, ReadInto, ReadResult, Settled, System, WalkEntry};
 
 /// Tool files above this size are not read (reported by `unreadable-file`).
 pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
@@ -438,6 +438,9 @@ pub struct Census {
     /// The directories listed whose entries were all regular files and directories
     /// (`System::walk_stamped`): what the next census may take on trust.
     pub dirs: Vec<CensusDir>,
+    /// The token and matching fingerprint of every settled file (`KnownDir::settled`): a file
+    /// whose stamp is the one the earlier census vouched for, given no entry.
+    pub settled: Vec<(u32, u128)>,
 }
 
 /// A directory of a census, as `DirListing` with its path relative to the space's `.ai/`.
@@ -449,11 +452,14 @@ pub struct CensusDir {
     /// Each name followed by a `\0`; `None` in a census when the earlier census's names were
     /// vouched for (unchanged).
     pub names: Option<String>,
+    /// Empty in a census; in the lint cache, one record per name of `names` (or none): the
+    /// files whose stamps it trusts (`KnownDir::settled`).
+    pub settled: Vec<Settled>,
 }
 
-/// The names (as `CensusDir::names`) of directory `rel` of space `space` when it had `stamp`,
-/// if an earlier census vouches for them (`System::walk_stamped`'s `known`).
-pub type KnownDirs<'a> = dyn Fn(u32, &str, &FileStamp) -> Option<&'a str> + Sync + 'a;
+/// What an earlier census vouches for in directory `rel` of space `space` when it had `stamp`
+/// (`System::walk_stamped`'s `known`).
+pub type KnownDirs<'a> = dyn Fn(u32, &str, &FileStamp) -> Option<KnownDir<'a>> + Sync + 'a;
 
 /// Walk every on-disk space as `load` does and stamp each file instead of reading it. The walk
 /// and the classification of entries are `load_dir`'s; a regular file's real path is not
@@ -471,6 +477,7 @@ pub fn census(sys: &dyn System, spaces: &[SpaceSpec], known: &KnownDirs<'_>) -> 
         out.entries.extend(c.entries);
         out.notices.extend(c.notices);
         out.dirs.extend(c.dirs);
+        out.settled.extend(c.settled);
     }
     out
 }
@@ -497,14 +504,16 @@ fn space_census(sys: &dyn System, i: u32, spec: &SpaceSpec, known: &KnownDirs<'_
     for dir in WALKED_DIRS {
         let dir = ai.join(dir);
         if sys.is_dir(&dir) {
-            let (walked, listed) = sys.walk_stamped(&dir, &vouched);
-            entries.extend(walked);
-            out.dirs.extend(listed.into_iter().filter_map(|d| {
+            let walked = sys.walk_stamped(&dir, &vouched);
+            entries.extend(walked.entries);
+            out.settled.extend(walked.settled);
+            out.dirs.extend(walked.listings.into_iter().filter_map(|d| {
                 Some(CensusDir {
                     space: i,
                     rel: rel_of(&ai, &d.path)?,
                     stamp: d.stamp,
                     names: d.names,
+                    settled: Vec::new(),
                 })
             }));
         }

@@ -21,6 +21,7 @@ use ryechain::resolve::{tool_files, tool_id};
 use ryechain::rules::rules;
 use ryechain::synth::{GenOptions, generate};
 use ryechain::system::os::OsSystem;
+use ryechain::system::{FileStamp, KnownDir, Settled};
 
 fn opts(base: &Path) -> LintOptions {
     LintOptions {
@@ -512,12 +513,114 @@ fn the_binary_replays_from_stamps_and_no_cache_bypasses_it() {
     let (again, err) = run_lint(&t.dir, &caches, &[]);
     assert!(err.contains("cache: reused (0 files re-read)"), "{err}");
     assert_eq!(again, cold_out);
-    // A file rewritten with the same bytes is read and found unchanged.
+    // Every walked file was settled by its stamp alone (no census entry, no lookup by path).
+    let items = item_files(&t.dir).len();
+    let all = settled_files(&err);
+    assert!(all >= items, "{items} items, {err}");
+    // A file rewritten with the same bytes is read and found unchanged; its new stamp is not
+    // settled while it is racy, then it is again.
     let f = &item_files(&t.dir)[0];
     std::fs::write(f, std::fs::read(f).unwrap()).unwrap();
     let (again, err) = run_lint(&t.dir, &caches, &[]);
     assert!(err.contains("cache: reused (1 files re-read)"), "{err}");
+    assert_eq!(settled_files(&err), all - 1, "{err}");
     assert_eq!(again, cold_out);
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let (again, err) = run_lint(&t.dir, &caches, &[]);
+    assert!(err.contains("cache: reused (1 files re-read)"), "{err}");
+    let (again2, err) = run_lint(&t.dir, &caches, &[]);
+    assert!(err.contains("cache: reused (0 files re-read)"), "{err}");
+    assert_eq!(settled_files(&err), all, "{err}");
+    assert_eq!((again, again2), (cold_out.clone(), cold_out));
+}
+
+#[test]
+fn settled_records_that_do_not_match_their_entries_make_a_full_run() {
+    use lint_cache::store;
+    use ryechain::load::CensusDir;
+    let t = generated(40, 11);
+    let settings = Settings::default();
+    let base = t.dir.clone();
+    // A hard link: two names with one stamp, each settled by its own record.
+    let orig = item_files(&t.dir)[0].clone();
+    let link_name = format!("linked_{}", orig.file_name().unwrap().to_string_lossy());
+    std::fs::hard_link(&orig, orig.with_file_name(&link_name)).unwrap();
+    let orig_name = orig.file_name().unwrap().to_string_lossy().into_owned();
+    // Past the racy window: the first cached run settles every file.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let cold_report = cold(&t.specs, &settings, &base);
+    assert!(matches!(
+        cached(&t.specs, &settings, &base, &t.cache).1,
+        How::Full(_)
+    ));
+    let (r, how) = cached(&t.specs, &settings, &base, &t.cache);
+    assert_eq!(how, How::Reused { reread: 0 });
+    assert_same("replayed", &r, &cold_report);
+    let data = || match store::read(&t.cache) {
+        store::Read::Hit(p) => p.data().unwrap(),
+        other => panic!("{other:?}"),
+    };
+    let name_index = |d: &CensusDir, name: &str| {
+        d.names
+            .as_deref()
+            .unwrap()
+            .split_terminator('\0')
+            .position(|n| n == name)
+    };
+    let tamper = |what: &str, edit: &dyn Fn(&mut CensusDir) -> bool| {
+        let mut d = data();
+        assert!(d.dirs.iter_mut().any(edit), "{what}: nothing to edit");
+        store::write(&t.cache, &d).unwrap();
+        let (r, how) = cached(&t.specs, &settings, &base, &t.cache);
+        assert_eq!(
+            how,
+            How::Full("the cache's settled files do not match its entries".to_owned()),
+            "{what}"
+        );
+        assert_same(what, &r, &cold_report);
+        // The full run wrote a cache that replays again.
+        let again = cached(&t.specs, &settings, &base, &t.cache).1;
+        assert_eq!(again, How::Reused { reread: 0 }, "{what}");
+    };
+    let settled = |d: &CensusDir| -> Vec<usize> {
+        (0..d.settled.len())
+            .filter(|&i| d.settled[i] != Settled::NONE)
+            .collect()
+    };
+    tamper("two files' tokens swapped", &|d| {
+        let ix = settled(d);
+        // (Not the hard link's directory if its two names come first: their stamps are one.)
+        if ix.len() < 2 || d.settled[ix[0]].fingerprint == d.settled[ix[1]].fingerprint {
+            return false;
+        }
+        let t = d.settled[ix[0]].token;
+        d.settled[ix[0]].token = d.settled[ix[1]].token;
+        d.settled[ix[1]].token = t;
+        true
+    });
+    tamper("a token past the entries", &|d| {
+        let Some(&i) = settled(d).first() else {
+            return false;
+        };
+        d.settled[i].token = u32::MAX - 1;
+        true
+    });
+    tamper("two names settled as one entry", &|d| {
+        let (Some(a), Some(b)) = (name_index(d, &orig_name), name_index(d, &link_name)) else {
+            return false;
+        };
+        assert_eq!(d.settled[a].fingerprint, d.settled[b].fingerprint);
+        d.settled[b].token = d.settled[a].token;
+        true
+    });
+}
+
+/// The `K` of `cache: …; N of M directories not read again, K files settled by their stamps`.
+fn settled_files(report: &str) -> usize {
+    let (head, _) = report
+        .split_once(" files settled by their stamps")
+        .unwrap_or_else(|| panic!("no settled count in {report:?}"));
+    head.rsplit(' ').next().unwrap().parse().unwrap()
 }
 
 /// The `N of M` of `cache: …; N of M directories not read again`.
@@ -764,8 +867,8 @@ fn the_census_stamps_only_plain_vouched_names_and_lists_a_directory_otherwise() 
         v.sort_by(|x, y| x.0.path.cmp(&y.0.path));
         v
     };
-    let (plain, listed) = OsSystem.walk_stamped(&d, &|_, _| None);
-    let plain = sorted(plain);
+    let walked = OsSystem.walk_stamped(&d, &|_, _| None);
+    let (plain, listed) = (sorted(walked.entries), walked.listings);
     assert_eq!(plain.len(), 2);
     let top = listed.iter().find(|l| l.path == d).unwrap().clone();
     let mut names: Vec<&str> = top
@@ -778,12 +881,67 @@ fn the_census_stamps_only_plain_vouched_names_and_lists_a_directory_otherwise() 
     assert_eq!(names, ["a.py", "b"]);
     // Vouched at its stamp: the same entries and stamps, the directory not listed.
     let vouched = top.names.clone().unwrap();
-    let (trusted, listed) =
-        OsSystem.walk_stamped(&d, &|p: &Path, s: &ryechain::system::FileStamp| {
-            (p == d && *s == top.stamp).then_some(vouched.as_str())
-        });
-    assert_eq!(sorted(trusted), plain);
+    let vouch = |settled: &'static [Settled]| {
+        let (d, stamp, names) = (d.clone(), top.stamp, vouched.clone());
+        move |p: &Path, s: &FileStamp| {
+            (p == d && *s == stamp).then_some(KnownDir {
+                names: Box::leak(names.clone().into_boxed_str()),
+                settled,
+            })
+        }
+    };
+    let trusted = OsSystem.walk_stamped(&d, &vouch(&[]));
+    assert_eq!(sorted(trusted.entries), plain);
+    assert!(trusted.settled.is_empty());
+    let listed = trusted.listings;
     assert_eq!(listed.iter().find(|l| l.path == d).unwrap().names, None);
+    // Settled records (one per name, in the names' order): a regular file stamped with its
+    // record's fingerprint gives the token, no entry; a record on a directory is ignored (it is
+    // walked); a fingerprint that differs, or `Settled::NONE`, gives the entry.
+    let a_stamp = plain
+        .iter()
+        .find(|e| e.0.path.ends_with("a.py"))
+        .unwrap()
+        .1
+        .unwrap();
+    let b_stamp = listed.iter().find(|l| l.path == d.join("b")).unwrap().stamp;
+    // One record per name, in the listing's own order: `a` for `a.py`, `b` for `b`.
+    let order: Vec<String> = vouched.split_terminator('\0').map(str::to_owned).collect();
+    let records = |a: Settled, b: Settled| -> &'static [Settled] {
+        let v: Vec<Settled> = order
+            .iter()
+            .map(|n| if n == "a.py" { a } else { b })
+            .collect();
+        Box::leak(v.into_boxed_slice())
+    };
+    let record = |token: u32, fingerprint: u128| Settled { token, fingerprint };
+    let good = records(
+        record(7, a_stamp.fingerprint()),
+        record(9, b_stamp.fingerprint()),
+    );
+    let settled = OsSystem.walk_stamped(&d, &vouch(good));
+    assert_eq!(settled.settled, [(7, a_stamp.fingerprint())]);
+    let rest: Vec<_> = plain
+        .iter()
+        .filter(|e| !e.0.path.ends_with("a.py"))
+        .cloned()
+        .collect();
+    assert_eq!(sorted(settled.entries), rest);
+    for (what, bad) in [
+        (
+            "another fingerprint",
+            records(record(7, a_stamp.fingerprint() ^ 1), Settled::NONE),
+        ),
+        ("no record", records(Settled::NONE, Settled::NONE)),
+        (
+            "NONE's token with the right fingerprint",
+            records(record(u32::MAX, a_stamp.fingerprint()), Settled::NONE),
+        ),
+    ] {
+        let w = OsSystem.walk_stamped(&d, &vouch(bad));
+        assert!(w.settled.is_empty(), "{what}");
+        assert_eq!(sorted(w.entries), plain, "{what}");
+    }
     // Names that are not plain, or gone: the directory is listed as if nothing were vouched.
     for bad in [
         "../tools\0",
@@ -792,10 +950,13 @@ fn the_census_stamps_only_plain_vouched_names_and_lists_a_directory_otherwise() 
         "\0",
         "a.py\0gone.py\0",
     ] {
-        let (entries, listed) = OsSystem
-            .walk_stamped(&d, &|p: &Path, _: &ryechain::system::FileStamp| {
-                (p == d).then_some(bad)
-            });
+        let w = OsSystem.walk_stamped(&d, &|p: &Path, _: &FileStamp| {
+            (p == d).then_some(KnownDir {
+                names: bad,
+                settled: &[],
+            })
+        });
+        let (entries, listed) = (w.entries, w.listings);
         assert_eq!(sorted(entries), plain, "{bad:?}");
         assert_eq!(
             listed.iter().find(|l| l.path == d).unwrap().names,

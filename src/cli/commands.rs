@@ -93,8 +93,8 @@ pub fn lint(
             .is_some_and(|v| !v.is_empty() && v != "0")
         {
             match outcome.dirs_on_trust {
-                Some((trusted, of)) => errln!(
-                    "cache: {}; {trusted} of {of} directories not read again",
+                Some((trusted, of, settled)) => errln!(
+                    "cache: {}; {trusted} of {of} directories not read again, {settled} files settled by their stamps",
                     outcome.how
                 ),
                 None => errln!("cache: {}", outcome.how),

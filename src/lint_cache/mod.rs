@@ -37,7 +37,7 @@ use crate::model::SpaceKind;
 use crate::resolve::{
     VisibleIds, closest_ids, extractor_config, split_tool_rel, suggestions, tool_id,
 };
-use crate::system::{FileStamp, System};
+use crate::system::{FileStamp, KnownDir, Settled, System};
 
 /// Owner of a graph-wide finding (executor cycles).
 const GRAPH: u32 = u32::MAX;
@@ -202,8 +202,9 @@ pub struct Outcome {
     pub warnings: Vec<String>,
     pub how: How,
     /// Of the directories the census met that could be vouched for, how many were not read
-    /// again (their stamps matched the cache's), and how many there were; `None` for a full run.
-    pub dirs_on_trust: Option<(usize, usize)>,
+    /// again (their stamps matched the cache's), how many there were, and how many files were
+    /// settled by their stamps alone (`KnownDir::settled`); `None` for a full run.
+    pub dirs_on_trust: Option<(usize, usize, usize)>,
 }
 
 /// A cached lint's inputs.
@@ -324,7 +325,12 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
                 index
                     .get(&(space, rel))
                     .filter(|d| d.stamp == *stamp)
-                    .and_then(|d| d.names.as_deref())
+                    .and_then(|d| {
+                        Some(KnownDir {
+                            names: d.names.as_deref()?,
+                            settled: &d.settled,
+                        })
+                    })
             };
             census(lint.sys, lint.specs, &known)
         },
@@ -354,13 +360,13 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
             internal_errors,
         }) => {
             let on_trust = census.dirs.iter().filter(|d| d.names.is_none()).count();
-            let dirs_on_trust = Some((on_trust, census.dirs.len()));
+            let dirs_on_trust = Some((on_trust, census.dirs.len(), census.settled.len()));
             let (dirs, dirs_changed) = next_dirs(old_dirs, census.dirs, run_start);
             let write = write || dirs_changed;
             data.dirs = dirs;
             if write
                 && internal_errors == 0
-                && let Err(e) = store::write(&lint.path, &data)
+                && let Err(e) = settle_and_write(&lint.path, &mut data)
             {
                 warnings.push(format!(
                     "the lint cache {} cannot be written: {e}",
@@ -418,7 +424,7 @@ fn full_run(
         let census = census(lint.sys, lint.specs, &|_, _, _| None);
         let mut data = cache_data(lint, rows, parts);
         attach_census(&mut data, lint.specs, census, run_start);
-        let written = store::write(&lint.path, &data);
+        let written = settle_and_write(&lint.path, &mut data);
         (data, written)
     });
     if let Err(e) = written {
@@ -616,6 +622,44 @@ fn next_dirs(old: Vec<CensusDir>, dirs: Vec<CensusDir>, run_start: i64) -> (Vec<
     (next, true)
 }
 
+/// Give every vouched directory of `data` its settled records (`KnownDir::settled`) from the
+/// entries as they are now, then write the cache. A name's record: its entry's index and the
+/// fingerprint of its stamp, when that entry is a plain file whose stamp is trusted.
+fn settle_and_write(path: &Path, data: &mut CacheData) -> std::io::Result<()> {
+    let index: FxHashMap<(u32, &str), (u32, u128)> = data
+        .entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match &e.kind {
+            Some(CensusKind::Plain(Some(s))) if !e.racy => Some((
+                (e.space, &*e.rel),
+                (u32::try_from(i).ok()?, s.fingerprint()),
+            )),
+            _ => None,
+        })
+        .collect();
+    let mut key = String::new();
+    for d in &mut data.dirs {
+        d.settled.clear();
+        let Some(names) = &d.names else { continue };
+        for name in names.split_terminator('\0') {
+            key.clear();
+            key.push_str(&d.rel);
+            key.push('/');
+            key.push_str(name);
+            d.settled.push(index.get(&(d.space, key.as_str())).map_or(
+                Settled::NONE,
+                |&(token, fingerprint)| Settled { token, fingerprint },
+            ));
+        }
+        if d.settled.iter().all(|r| *r == Settled::NONE) {
+            d.settled.clear();
+        }
+    }
+    drop(index);
+    store::write(path, data)
+}
+
 /// The report from cached findings (moved out of the cache).
 fn report_from(data: CacheData, internal_errors: usize) -> LintReport {
     let files = data.entries.len();
@@ -644,21 +688,35 @@ fn partial(
 ) -> Result<Partial, String> {
     let sys = lint.sys;
     let specs = lint.specs;
+    // A settled file (its stamp is the one the cache trusted, `KnownDir::settled`) is seen and
+    // unchanged. Its token is its entry's index; the fingerprint that matched must be that
+    // entry's stamp's, or the cache does not hang together (a full run).
+    let mut seen = vec![false; data.entries.len()];
+    for &(token, fingerprint) in &census.settled {
+        let i = token as usize;
+        let fits = data.entries.get(i).is_some_and(|e| {
+            !e.racy
+                && matches!(&e.kind, Some(CensusKind::Plain(Some(s))) if s.fingerprint() == fingerprint)
+        });
+        if !fits || std::mem::replace(&mut seen[i], true) {
+            return Err("the cache's settled files do not match its entries".to_owned());
+        }
+    }
     let by_key: FxHashMap<(u32, &str), u32> = data
         .entries
         .iter()
         .enumerate()
-        .filter(|(_, e)| e.kind.is_some())
+        .filter(|(i, e)| e.kind.is_some() && !seen[*i])
         .map(|(i, e)| ((e.space, &*e.rel), u32::try_from(i).unwrap_or(u32::MAX)))
         .collect();
     // Census entries to read: new, or stamped differently, or cached with an untrusted stamp.
     let mut to_read: Vec<usize> = Vec::new();
-    let mut seen: FxHashSet<u32> = FxHashSet::default();
+    let mut met: FxHashSet<u32> = FxHashSet::default();
     for (ci, e) in census.entries.iter().enumerate() {
         let space = e.space;
         match by_key.get(&(space, e.rel.as_str())) {
             Some(&i) => {
-                seen.insert(i);
+                met.insert(i);
                 let cached = &data.entries[i as usize];
                 if needs_read(cached, &e.kind) {
                     to_read.push(ci);
@@ -670,7 +728,7 @@ fn partial(
     let removed: Vec<u32> = by_key
         .values()
         .copied()
-        .filter(|i| !seen.contains(i))
+        .filter(|i| !met.contains(i))
         .collect();
     drop(by_key);
     if to_read.is_empty() && removed.is_empty() {

@@ -21,7 +21,7 @@ use super::{CacheBody, CacheData, CacheHead};
 /// First bytes of every cache file.
 const MAGIC: &[u8; 16] = b"ryechain-lintc\n\0";
 /// Bumped whenever `CacheData`'s layout (or the file's) changes.
-pub const FORMAT: u32 = 3;
+pub const FORMAT: u32 = 4;
 /// Payload length (u64) and its xxh3-128 (little-endian).
 const TRAILER: usize = 8 + 16;
 
@@ -60,6 +60,14 @@ impl Payload {
     pub fn head(&self) -> Result<(CacheHead, &[u8]), String> {
         postcard::take_from_bytes(&self.bytes[self.start..self.end])
             .map_err(|e| format!("it cannot be decoded: {e}"))
+    }
+}
+
+impl Payload {
+    /// The whole payload at once (what a run decodes in two steps).
+    pub fn data(&self) -> Result<CacheData, String> {
+        let (head, rest) = self.head()?;
+        Ok(CacheData::join(head, body(rest)?))
     }
 }
 

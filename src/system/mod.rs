@@ -58,14 +58,63 @@ pub struct DirListing {
     pub names: Option<String>,
 }
 
-/// The names (as in [`DirListing::names`]) a directory held when it had the stamp given, if an
-/// earlier census vouches for them. Adding, removing or renaming an entry changes a directory's
-/// `mtime` and `ctime`, so an unchanged stamp means the same names (the lint cache only vouches
-/// for stamps older than its run's racy window).
-pub type Known<'a> = dyn Fn(&Path, &FileStamp) -> Option<&'a str> + Sync + 'a;
+impl FileStamp {
+    /// A 128-bit fingerprint of every field: what a settled name's record keeps instead of the
+    /// stamp itself ([`KnownDir::settled`]).
+    pub fn fingerprint(&self) -> u128 {
+        let mut b = [0u8; 44];
+        b[..8].copy_from_slice(&self.size.to_le_bytes());
+        b[8..16].copy_from_slice(&self.mtime_ns.to_le_bytes());
+        b[16..24].copy_from_slice(&self.ctime_ns.to_le_bytes());
+        b[24..32].copy_from_slice(&self.ino.to_le_bytes());
+        b[32..40].copy_from_slice(&self.dev.to_le_bytes());
+        b[40..].copy_from_slice(&self.mode.to_le_bytes());
+        xxhash_rust::xxh3::xxh3_128(&b)
+    }
+}
 
-/// `System::walk_stamped`'s result: the stamped entries, and the directories listed.
-pub type WalkStamped = (Vec<(WalkEntry, Option<FileStamp>)>, Vec<DirListing>);
+/// What an earlier census vouches for in a directory whose stamp is unchanged. Adding, removing
+/// or renaming an entry changes a directory's `mtime` and `ctime`, so an unchanged stamp means
+/// the same names (the lint cache only vouches for stamps older than its run's racy window).
+#[derive(Clone, Copy, Debug)]
+pub struct KnownDir<'a> {
+    /// The names (as in [`DirListing::names`]).
+    pub names: &'a str,
+    /// Empty, or one record per name: a regular file whose stamp the earlier run trusted, by
+    /// that stamp's fingerprint and a token of the caller's. A name stamped with the same
+    /// fingerprint again is *settled*: the walk gives its token ([`WalkStamped::settled`])
+    /// instead of an entry.
+    pub settled: &'a [Settled],
+}
+
+/// A name's record in [`KnownDir::settled`]; `token` is [`Settled::NONE`] for a name that has
+/// none (a directory, a file whose stamp was not trusted).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Settled {
+    pub token: u32,
+    pub fingerprint: u128,
+}
+
+impl Settled {
+    pub const NONE: Settled = Settled {
+        token: u32::MAX,
+        fingerprint: 0,
+    };
+}
+
+/// What an earlier census vouches for in a directory at the stamp given (`walk_stamped`).
+pub type Known<'a> = dyn Fn(&Path, &FileStamp) -> Option<KnownDir<'a>> + Sync + 'a;
+
+/// `System::walk_stamped`'s result.
+#[derive(Debug, Default)]
+pub struct WalkStamped {
+    /// The stamped entries (those of settled names left out).
+    pub entries: Vec<(WalkEntry, Option<FileStamp>)>,
+    /// The directories listed (and those vouched for, with no names).
+    pub listings: Vec<DirListing>,
+    /// Each settled name's token and the fingerprint that matched.
+    pub settled: Vec<(u32, u128)>,
+}
 
 pub trait System: Send + Sync {
     /// Every file below `dir`, following symlinks (loops are reported as errors), in no order.
@@ -79,8 +128,9 @@ pub trait System: Send + Sync {
     /// taken during the walk: the lint cache's census. Also returns the directories it listed
     /// whose entries were all regular files and directories with UTF-8 names, with their stamps
     /// and names ([`DirListing`]); `known` vouches for such a listing from an earlier census, and
-    /// a directory whose stamp still matches may be stamped name by name instead of read again
-    /// (an implementation may ignore `known` and list everything).
+    /// a directory whose stamp still matches may be stamped name by name instead of read again,
+    /// its settled names reported by token (an implementation may ignore `known` and list
+    /// everything).
     fn walk_stamped(&self, dir: &Path, known: &Known<'_>) -> WalkStamped {
         let _ = known;
         let entries = self
@@ -93,7 +143,10 @@ pub trait System: Send + Sync {
                 (e, stamp)
             })
             .collect();
-        (entries, Vec::new())
+        WalkStamped {
+            entries,
+            ..WalkStamped::default()
+        }
     }
     /// The file's bytes, unless it is larger than `limit`. A file that is not a regular file (a
     /// FIFO, a device...) is an `Error` saying so; reading never blocks on it.

@@ -127,14 +127,15 @@ fn dir_id(_m: &std::fs::Metadata) -> (u64, u64) {
 /// few files per folder.
 fn census_walk(
     dir: &Path,
+    parent: Option<BorrowedFd<'_>>,
     stamp: Option<super::FileStamp>,
     ancestors: &[(u64, u64)],
     known: &super::Known<'_>,
     sink: &Sink,
 ) {
     if let Some(stamp) = stamp
-        && let Some(names) = known(dir, &stamp)
-        && census_known(dir, stamp, names, ancestors, known, sink)
+        && let Some(vouched) = known(dir, &stamp)
+        && census_known(dir, parent, stamp, vouched, ancestors, known, sink)
     {
         return;
     }
@@ -147,6 +148,7 @@ fn census_walk(
 struct Sink {
     entries: std::sync::Mutex<Vec<Vec<Stamped>>>,
     listings: std::sync::Mutex<Vec<super::DirListing>>,
+    settled: std::sync::Mutex<Vec<Vec<(u32, u128)>>>,
 }
 
 impl Sink {
@@ -165,6 +167,15 @@ impl Sink {
         }
     }
 
+    fn put_settled(&self, settled: Vec<(u32, u128)>) {
+        if !settled.is_empty() {
+            self.settled
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(settled);
+        }
+    }
+
     fn into_walked(self) -> super::WalkStamped {
         let parts = self
             .entries
@@ -178,7 +189,16 @@ impl Sink {
             .listings
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        (entries, listings)
+        let settled = self
+            .settled
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .concat();
+        super::WalkStamped {
+            entries,
+            listings,
+            settled,
+        }
     }
 }
 
@@ -313,12 +333,20 @@ fn census_listed(
         _ => None,
     };
     sink.put(out, listing);
-    census_subdirs(subdirs, ancestors, known, sink);
+    census_subdirs(subdirs, None, ancestors, known, sink);
 }
 
-/// Walk `subdirs`, in parallel.
+/// A directory's descriptor, where its subdirectories may be opened by name; `None` where
+/// there is none (they are opened by path).
+#[cfg(unix)]
+type BorrowedFd<'a> = std::os::fd::BorrowedFd<'a>;
+#[cfg(not(unix))]
+type BorrowedFd<'a> = std::marker::PhantomData<&'a ()>;
+
+/// Walk `subdirs` of the directory open at `parent` (if it is), in parallel.
 fn census_subdirs(
     subdirs: Vec<Subdir>,
+    parent: Option<BorrowedFd<'_>>,
     ancestors: &[(u64, u64)],
     known: &super::Known<'_>,
     sink: &Sink,
@@ -327,55 +355,94 @@ fn census_subdirs(
     subdirs.into_par_iter().for_each(|(p, id, stamp)| {
         let mut anc = ancestors.to_vec();
         anc.push(id);
-        census_walk(&p, stamp, &anc, known, sink);
+        census_walk(&p, parent, stamp, &anc, known, sink);
     });
 }
 
 /// `census_walk` of a directory whose names `known` vouched for: each name stamped relative to
-/// the directory, opened `O_PATH` (no read). `false` (nothing recorded) — list it after all —
-/// when a name is gone or no longer a regular file or directory (the directory changed after
-/// its stamp was taken).
+/// the directory, opened `O_PATH` (no read); a settled name (its record's fingerprint matches)
+/// gives its token, no entry. `false` (nothing recorded) — list it after all — when a name is
+/// gone or no longer a regular file or directory (the directory changed after its stamp was
+/// taken).
 #[cfg(target_os = "linux")]
 fn census_known(
     dir: &Path,
+    parent: Option<BorrowedFd<'_>>,
     stamp: super::FileStamp,
-    names: &str,
+    vouched: super::KnownDir<'_>,
     ancestors: &[(u64, u64)],
     known: &super::Known<'_>,
     sink: &Sink,
 ) -> bool {
-    census_known_entries(dir, names).is_some_and(|(out, subdirs)| {
+    use std::os::fd::AsFd;
+    let Some(handle) = open_dir_path(dir, parent) else {
+        return false;
+    };
+    census_known_entries(dir, handle.as_fd(), vouched).is_some_and(|(out, subdirs, settled)| {
         let listing = super::DirListing {
             path: dir.to_path_buf(),
             stamp,
             names: None,
         };
         sink.put(out, Some(listing));
-        census_subdirs(subdirs, ancestors, known, sink);
+        sink.put_settled(settled);
+        census_subdirs(subdirs, Some(handle.as_fd()), ancestors, known, sink);
         true
     })
 }
 
-/// The entries of a vouched directory (`census_known`), and its subdirectories.
+/// `dir` opened `O_PATH` (for `fstatat` of its names, `openat` of its subdirectories): by its
+/// name in `parent` when that is open (the kernel looks up one name, not every component of
+/// the path: the census opens each of a tree's 23k folders), without following a symlink
+/// there (the stamp that vouched for it was the directory's own).
 #[cfg(target_os = "linux")]
-fn census_known_entries(dir: &Path, names: &str) -> Option<(Vec<Stamped>, Vec<Subdir>)> {
-    use std::os::fd::AsRawFd;
+fn open_dir_path(dir: &Path, parent: Option<BorrowedFd<'_>>) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::OpenOptionsExt;
-    let handle = std::fs::OpenOptions::new()
+    let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    if let Some(parent) = parent {
+        let name = std::ffi::CString::new(dir.file_name()?.as_bytes()).ok()?;
+        // SAFETY: `parent` is an open descriptor for the call's duration and `name` a
+        // NUL-terminated string; the descriptor returned is owned by nobody else.
+        let fd =
+            unsafe { libc::openat(parent.as_raw_fd(), name.as_ptr(), flags | libc::O_NOFOLLOW) };
+        // SAFETY: `fd` was just opened and is closed only by the `OwnedFd`.
+        return (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) });
+    }
+    std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC)
+        .custom_flags(flags)
         .open(dir)
-        .ok()?;
+        .ok()
+        .map(Into::into)
+}
+
+/// The entries of a vouched directory (`census_known`), its subdirectories, and the tokens and
+/// fingerprints of its settled names.
+#[cfg(target_os = "linux")]
+#[allow(
+    clippy::type_complexity,
+    reason = "a private triple, named where it is taken apart"
+)]
+fn census_known_entries(
+    dir: &Path,
+    handle: BorrowedFd<'_>,
+    vouched: super::KnownDir<'_>,
+) -> Option<(Vec<Stamped>, Vec<Subdir>, Vec<(u32, u128)>)> {
+    use std::os::fd::AsRawFd;
     let mut out = Vec::new();
     let mut subdirs: Vec<Subdir> = Vec::new();
-    for name in names.split_terminator('\0') {
+    let mut settled = Vec::new();
+    let mut records = vouched.settled.iter();
+    for name in vouched.names.split_terminator('\0') {
         // Names come from the cache file: only a plain name is stamped (never a path that could
         // leave the directory); anything else lists the directory instead.
         if name.is_empty() || name == "." || name == ".." || name.contains('/') {
             return None;
         }
+        let record = records.next().copied().unwrap_or(super::Settled::NONE);
         let st = stat_at(handle.as_raw_fd(), name)?;
-        let path = dir.join(name);
         let stamp = super::FileStamp {
             size: u64::try_from(st.st_size).unwrap_or(0),
             mtime_ns: st.st_mtime.saturating_mul(1_000_000_000) + st.st_mtime_nsec,
@@ -385,27 +452,34 @@ fn census_known_entries(dir: &Path, names: &str) -> Option<(Vec<Stamped>, Vec<Su
             mode: st.st_mode,
         };
         match st.st_mode & libc::S_IFMT {
+            libc::S_IFREG
+                if record.token != super::Settled::NONE.token
+                    && stamp.fingerprint() == record.fingerprint =>
+            {
+                settled.push((record.token, record.fingerprint));
+            }
             libc::S_IFREG => out.push((
                 WalkEntry {
-                    path,
+                    path: dir.join(name),
                     is_symlink: false,
                     error: None,
                     not_regular: None,
                 },
                 Some(stamp),
             )),
-            libc::S_IFDIR => subdirs.push((path, (st.st_dev, st.st_ino), Some(stamp))),
+            libc::S_IFDIR => subdirs.push((dir.join(name), (st.st_dev, st.st_ino), Some(stamp))),
             _ => return None,
         }
     }
-    Some((out, subdirs))
+    Some((out, subdirs, settled))
 }
 
 #[cfg(not(target_os = "linux"))]
 fn census_known(
     _dir: &Path,
+    _parent: Option<BorrowedFd<'_>>,
     _stamp: super::FileStamp,
-    _names: &str,
+    _vouched: super::KnownDir<'_>,
     _ancestors: &[(u64, u64)],
     _known: &super::Known<'_>,
     _sink: &Sink,
@@ -655,7 +729,7 @@ impl System for OsSystem {
             stamp = Some(stamp_from(&m));
         }
         let sink = Sink::default();
-        census_walk(dir, stamp, &ancestors, known, &sink);
+        census_walk(dir, None, stamp, &ancestors, known, &sink);
         sink.into_walked()
     }
 }

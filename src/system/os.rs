@@ -591,27 +591,27 @@ fn read_opened_into(path: &Path, limit: u64, inline_below: u64, buf: &mut Vec<u8
 /// it returns exactly `len`, the file ended there and the read that would find the end (one
 /// system call per file, a tenth of a lint's) is skipped. Otherwise (the file grew or shrank
 /// since the `fstat`, or the file system returns short reads) it reads on to the end.
-/// The bytes are appended to `buf`; the count read is returned.
+/// The bytes are appended to `buf`, read straight into its spare capacity (zeroing it first
+/// was a `memset` of every byte of the tree); the count read is returned.
 fn read_sized(
-    file: &mut impl Read,
+    file: &mut impl ReadUninit,
     len: u64,
     limit: u64,
     buf: &mut Vec<u8>,
 ) -> std::io::Result<usize> {
     let want = usize::try_from(len.min(limit).saturating_add(1)).unwrap_or(0);
     let at = buf.len();
-    buf.resize(at + want, 0);
+    buf.reserve(want);
     let first = loop {
-        match file.read(&mut buf[at..]) {
-            Ok(n) => break n,
+        match file.read_uninit(&mut buf.spare_capacity_mut()[..want]) {
+            Ok(n) => break n.min(want),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                buf.truncate(at);
-                return Err(e);
-            }
+            Err(e) => return Err(e),
         }
     };
-    buf.truncate(at + first);
+    // SAFETY: `read_uninit` initialized the first `first` bytes of the spare capacity, which
+    // starts at `at` (`first <= want <= capacity - at`).
+    unsafe { buf.set_len(at + first) };
     if first as u64 == len && first != want {
         return Ok(first);
     }
@@ -627,6 +627,31 @@ fn read_sized(
             buf.truncate(at);
             Err(e)
         }
+    }
+}
+
+/// A reader that can fill memory not yet initialized (`read_sized`).
+trait ReadUninit: Read {
+    /// As `Read::read` into `out`; returns how many bytes from its start were written.
+    fn read_uninit(&mut self, out: &mut [std::mem::MaybeUninit<u8>]) -> std::io::Result<usize>;
+}
+
+impl ReadUninit for std::fs::File {
+    #[cfg(unix)]
+    fn read_uninit(&mut self, out: &mut [std::mem::MaybeUninit<u8>]) -> std::io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: `out` is valid for writes of `out.len()` bytes for the call's duration, and
+        // `read(2)` writes at most that many; the descriptor is open (owned by `self`).
+        let n = unsafe { libc::read(self.as_raw_fd(), out.as_mut_ptr().cast(), out.len()) };
+        usize::try_from(n).map_err(|_| std::io::Error::last_os_error())
+    }
+
+    #[cfg(not(unix))]
+    fn read_uninit(&mut self, out: &mut [std::mem::MaybeUninit<u8>]) -> std::io::Result<usize> {
+        out.fill(std::mem::MaybeUninit::new(0));
+        // SAFETY: every byte of `out` was just initialized.
+        let out = unsafe { &mut *(std::ptr::from_mut(out) as *mut [u8]) };
+        self.read(out)
     }
 }
 
@@ -751,6 +776,18 @@ mod tests {
             self.calls += 1;
             let n = self.step.min(out.len()).min(self.data.len());
             out[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    impl super::ReadUninit for Trickle<'_> {
+        fn read_uninit(&mut self, out: &mut [std::mem::MaybeUninit<u8>]) -> std::io::Result<usize> {
+            self.calls += 1;
+            let n = self.step.min(out.len()).min(self.data.len());
+            for (o, b) in out.iter_mut().zip(&self.data[..n]) {
+                o.write(*b);
+            }
             self.data = &self.data[n..];
             Ok(n)
         }

@@ -3,7 +3,9 @@
 //! Only the top-level statements that can hold what is read are parsed, with ruff's Python
 //! parser: a scan of the whole file (`py_scan`) finds them and checks what a broken or truncated
 //! file leaves behind (open strings, brackets and blocks, bad indentation, headers without `:`,
-//! lines ending in an operator); a tool's body, most of its bytes, is never parsed. When the scan
+//! lines ending in an operator); a tool's body, most of its bytes, is never parsed, and a
+//! statement whose value is a plain literal (strings, ints, booleans, `None`, lists and dicts
+//! of them) is read on the spot without ruff, as ruff would read it. When the scan
 //! finds such damage, or a statement read has a syntax error, the whole text is parsed in
 //! error-recovery mode, so a file with a syntax error still yields the header values that could
 //! be read, plus one [`ParseProblem`] per error. Other grammar errors inside bodies are not
@@ -110,13 +112,13 @@ const MERGE_GAP: usize = 512;
 enum ToRead<'t> {
     /// Parse `text[start..end]` (statements merged with what lies between them).
     Piece(usize, usize),
-    /// `NAME = "string"` read without the parser ([`simple_string_assignment`]).
+    /// `NAME = <plain literal>` read without the parser ([`simple_literal_assignment`]).
     Simple(&'t str, Spanned<Value>),
 }
 
 /// The top-level statements of `text` that can hold a wanted value (see [`py_scan`]): each
 /// `NAME = …` statement whose name is wanted, and each logical line holding a `;`, merged with
-/// their neighbours when close; a plain string assignment is read on the spot. In file order.
+/// their neighbours when close; a plain literal assignment is read on the spot. In file order.
 /// `None` when the scan gave up.
 fn statements_to_read<'t>(
     text: &'t str,
@@ -134,7 +136,7 @@ fn statements_to_read<'t>(
         }
         let end = stmts.get(i + 1).map_or(text.len(), |next| next.start);
         if let Some(name) = name.filter(|_| !stmt.semicolon)
-            && let Some(value) = simple_string_assignment(text, stmt.start, end)
+            && let Some(value) = simple_literal_assignment(text, stmt.start, end)
         {
             out.push(ToRead::Simple(name, value));
             continue;
@@ -149,11 +151,16 @@ fn statements_to_read<'t>(
     Some(out)
 }
 
-/// The value of a statement `text[start..end]` of the form `NAME = "text"` (or `'text'`): one
-/// line, a string without prefix, escape, quote or control character, then at most spaces and a
-/// comment, and only blank or comment lines up to `end`. What ruff would read from it, without
-/// ruff; `None` for any other statement.
-fn simple_string_assignment(text: &str, start: usize, end: usize) -> Option<Spanned<Value>> {
+/// The value of a statement `text[start..end]` of the form `NAME = <plain literal>`, read
+/// without ruff: what ruff and [`LiteralReader`] would read from it, or `None` for any other
+/// statement (which is then parsed). A plain literal is a string without prefix, escape, line
+/// break or control character (and not followed by another: implicit concatenation), a decimal
+/// int that fits an `i64` (optionally negated by a `-` right before it), `True`, `False`, `None`,
+/// or a list or dict of plain literals (dict keys plain strings) nested less than
+/// [`MAX_NESTING`] deep; inside brackets, spaces, line breaks (`\n`), comments and a trailing
+/// comma may sit between tokens. After the value: spaces and a comment on its last line, then
+/// only blank and comment lines up to `end`.
+fn simple_literal_assignment(text: &str, start: usize, end: usize) -> Option<Spanned<Value>> {
     let stmt = &text[start..end];
     let b = stmt.as_bytes();
     let mut i = 0;
@@ -173,23 +180,17 @@ fn simple_string_assignment(text: &str, start: usize, end: usize) -> Option<Span
     while b.get(i) == Some(&b' ') {
         i += 1;
     }
-    let quote = *b.get(i).filter(|q| matches!(q, b'"' | b'\''))?;
-    let open = i;
-    let len = b[open + 1..].iter().position(|c| *c == quote)?;
-    let close = open + 1 + len;
-    let content = &stmt[open + 1..close];
-    // An empty string followed by the same quote opens a triple-quoted string.
-    if content.is_empty() && b.get(close + 1) == Some(&quote) {
-        return None;
-    }
-    if content
-        .bytes()
-        .any(|c| c == b'\\' || (c < b' ' && c != b'\t') || c == 0x7f)
-    {
-        return None;
-    }
+    let mut r = PlainLiteral {
+        b,
+        text: stmt,
+        base: start,
+        pos: i,
+        items: Vec::new(),
+        entries: Vec::new(),
+    };
+    let value = r.value(0)?;
     // The rest: spaces and a comment on the line, then blank and comment lines only.
-    for (n, line) in stmt[close + 1..].split('\n').enumerate() {
+    for (n, line) in stmt[r.pos..].split('\n').enumerate() {
         let rest = line.trim_start_matches(' ');
         let comment = rest.starts_with('#') && !rest.contains('\r');
         if !(rest.is_empty() || comment || (n == 0 && line.is_empty())) {
@@ -199,10 +200,182 @@ fn simple_string_assignment(text: &str, start: usize, end: usize) -> Option<Span
             return None;
         }
     }
-    Some(Spanned::new(
-        Value::Str(Str::from(content)),
-        Span::new(start + open, start + close + 1),
-    ))
+    Some(value)
+}
+
+/// The reader of [`simple_literal_assignment`]: `pos` moves through `b` (= `text`, which starts
+/// at byte `base` of the file).
+struct PlainLiteral<'t> {
+    b: &'t [u8],
+    text: &'t str,
+    base: usize,
+    pos: usize,
+    /// The items of the lists and dicts being read, innermost last: each takes its own off the
+    /// top when it closes, into a slice of exactly their number (a header is held for the whole
+    /// run; a `Vec` grown item by item kept up to twice the room).
+    items: Vec<Spanned<Value>>,
+    entries: Vec<(Spanned<Str>, Spanned<Value>)>,
+}
+
+impl PlainLiteral<'_> {
+    fn spanned(&self, value: Value, start: usize) -> Spanned<Value> {
+        Spanned::new(value, Span::new(self.base + start, self.base + self.pos))
+    }
+
+    /// Past spaces, line breaks and comments between the tokens of a bracketed value; `None` at
+    /// anything it does not model (`\r`, tabs, form feeds, continuations).
+    fn blanks(&mut self) -> Option<()> {
+        loop {
+            match self.b.get(self.pos) {
+                Some(b' ' | b'\n') => self.pos += 1,
+                Some(b'#') => {
+                    let rest = &self.b[self.pos..];
+                    let n = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+                    if memchr::memchr(b'\r', &rest[..n]).is_some() {
+                        return None;
+                    }
+                    self.pos += n;
+                }
+                Some(b'\r' | b'\t' | b'\x0c' | b'\\') => return None,
+                _ => return Some(()),
+            }
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Option<Spanned<Value>> {
+        if depth >= MAX_NESTING {
+            return None;
+        }
+        let start = self.pos;
+        let value = match *self.b.get(self.pos)? {
+            b'"' | b'\'' => Value::Str(self.string()?),
+            b'-' | b'0'..=b'9' => self.int()?,
+            b'[' => {
+                self.pos += 1;
+                let mark = self.items.len();
+                self.blanks()?;
+                while self.b.get(self.pos) != Some(&b']') {
+                    let item = self.value(depth + 1)?;
+                    self.items.push(item);
+                    if !self.comma_or(b']')? {
+                        break;
+                    }
+                }
+                self.pos += 1;
+                Value::List(self.items.drain(mark..).collect())
+            }
+            b'{' => {
+                self.pos += 1;
+                let mark = self.entries.len();
+                self.blanks()?;
+                while self.b.get(self.pos) != Some(&b'}') {
+                    let key_start = self.pos;
+                    if !matches!(self.b.get(self.pos), Some(b'"' | b'\'')) {
+                        return None;
+                    }
+                    let key = self.string()?;
+                    let key =
+                        Spanned::new(key, Span::new(self.base + key_start, self.base + self.pos));
+                    self.blanks()?;
+                    if self.b.get(self.pos) != Some(&b':') {
+                        return None;
+                    }
+                    self.pos += 1;
+                    self.blanks()?;
+                    let value = self.value(depth + 1)?;
+                    self.entries.push((key, value));
+                    if !self.comma_or(b'}')? {
+                        break;
+                    }
+                }
+                self.pos += 1;
+                Value::Map(self.entries.drain(mark..).collect())
+            }
+            _ => {
+                let word = self.b[self.pos..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_' || **c >= 0x80)
+                    .count();
+                let value = match &self.text[self.pos..self.pos + word] {
+                    "True" => Value::Bool(true),
+                    "False" => Value::Bool(false),
+                    "None" => Value::Null,
+                    _ => return None,
+                };
+                self.pos += word;
+                value
+            }
+        };
+        Some(self.spanned(value, start))
+    }
+
+    /// After an item of a list or dict: blanks, then `,` (and blanks: `true`, another item may
+    /// follow) or the closing bracket `close` (`false`, left for the caller); `None` otherwise.
+    fn comma_or(&mut self, close: u8) -> Option<bool> {
+        self.blanks()?;
+        match *self.b.get(self.pos)? {
+            b',' => {
+                self.pos += 1;
+                self.blanks()?;
+                Some(true)
+            }
+            c if c == close => Some(false),
+            _ => None,
+        }
+    }
+
+    /// A one-line string without prefix, escape or control character (tabs aside), quoted by
+    /// the byte at `pos`; not a triple-quoted one.
+    fn string(&mut self) -> Option<Str> {
+        let q = self.b[self.pos];
+        let open = self.pos;
+        let len = memchr::memchr(q, &self.b[open + 1..])?;
+        let close = open + 1 + len;
+        // An empty string followed by the same quote opens a triple-quoted string.
+        if len == 0 && self.b.get(close + 1) == Some(&q) {
+            return None;
+        }
+        let content = &self.text[open + 1..close];
+        if content
+            .bytes()
+            .any(|c| c == b'\\' || (c < b' ' && c != b'\t') || c == 0x7f)
+        {
+            return None;
+        }
+        self.pos = close + 1;
+        Some(Str::from(content))
+    }
+
+    /// A decimal int that fits an `i64`, optionally with a `-` right before it; nothing else of
+    /// a number (a `.`, an exponent, a `j`, `_` or another base) may follow.
+    fn int(&mut self) -> Option<Value> {
+        let negate = self.b[self.pos] == b'-';
+        let digits_at = self.pos + usize::from(negate);
+        let n = self.b[digits_at..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        let digits = &self.text[digits_at..digits_at + n];
+        let next = self.b.get(digits_at + n).copied().unwrap_or(b' ');
+        if n == 0
+            || (n > 1 && digits.starts_with('0'))
+            || next == b'.'
+            || next.is_ascii_alphanumeric()
+            || next == b'_'
+            || next >= 0x80
+        {
+            return None;
+        }
+        let u: u64 = digits.parse().ok()?;
+        let v = match i64::try_from(u) {
+            Ok(v) if negate => -v,
+            Ok(v) => v,
+            Err(_) if negate && u == 1u64 << 63 => i64::MIN,
+            Err(_) => return None,
+        };
+        self.pos = digits_at + n;
+        Some(Value::Int(v))
+    }
 }
 
 /// [`top_level_literals`] from a parse of only the statements that can hold wanted values (see
@@ -909,7 +1082,7 @@ mod tests {
     #[test]
     fn plain_string_assignments_are_read_without_the_parser_and_others_are_not() {
         let simple =
-            |stmt: &str| simple_string_assignment(stmt, 0, stmt.len()).map(|v| (v.value, v.span));
+            |stmt: &str| simple_literal_assignment(stmt, 0, stmt.len()).map(|v| (v.value, v.span));
         let s = |t: &str| Value::Str(Str::from(t));
         assert_eq!(
             simple("__version__ = \"1.0\"\n"),
@@ -920,7 +1093,37 @@ mod tests {
             Some((s("a b é"), Span::new(2, 10)))
         );
         assert_eq!(simple("X = ''\n"), Some((s(""), Span::new(4, 6))));
+        // Lists and dicts of plain literals, across lines, with comments and trailing commas.
+        let text = "X = {\n    \"a\": [1, -2, True],  # c\n    'b': {'c': None,},\n}  # end\n\n";
+        let (value, span) = simple(text).expect("a plain dict");
+        assert_eq!(span, Span::new(4, text.find("}  #").unwrap() + 1));
+        assert_eq!(
+            serde_json::to_string(&value.to_json()).unwrap(),
+            r#"{"a":[1,-2,true],"b":{"c":null}}"#
+        );
+        assert_eq!(
+            simple("X = [-9223372036854775808, 0, []]\n").map(|v| v.0.to_json()),
+            Some(serde_json::json!([i64::MIN, 0, []]))
+        );
         for other in [
+            "X = {1: 2}\n",
+            "X = {'a', 'b'}\n",
+            "X = {**y}\n",
+            "X = ('a',)\n",
+            "X = [1.5]\n",
+            "X = [1e3, 0x1f, 1_0, 3j]\n",
+            "X = [01]\n",
+            "X = [9223372036854775808]\n",
+            "X = [- 1]\n",
+            "X = [x for x in y]\n",
+            "X = ['a' 'b']\n",
+            "X = [\n\t1]\n",
+            "X = [1,\r\n 2]\n",
+            "X = [1, \\\n 2]\n",
+            "X = {'a': 1}['a']\n",
+            "X = [True][0]\n",
+            "X = [Truee]\n",
+            "X = [1\n",
             "X = \"\"\"doc\"\"\"\n",
             "X = \"a\\n\"\n",
             "X = r\"a\"\n",
@@ -1499,7 +1702,8 @@ mod statement_proptests {
     use proptest::prelude::*;
 
     use super::{
-        PYTHON_FIELDS, entry_point, entry_point_whole, literals_whole, top_level_literals,
+        PYTHON_FIELDS, entry_point, entry_point_whole, literals_whole, simple_literal_assignment,
+        top_level_literals,
     };
 
     /// Whole statements (some spanning lines, some hiding fake statements in strings or
@@ -1513,6 +1717,8 @@ mod statement_proptests {
         "y = ';'; __tool_description__ = 'after a semicolon in a string'",
         "CONFIG = {\"a\": [1, 2],\n  'b': {'c': None}}",
         "CONFIG_SCHEMA = {\n    \"type\": \"object\",  # }\n}",
+        "CONFIG_SCHEMA = {\n    \"n\": [1, -2, None],\n    'm': {'t': True,},  # c\n}  # end",
+        "__executor_id__ = [\"a\", 'b']  # list",
         "doc = \"\"\"\n__version__ = \"fake\"\n\"\"\"",
         "doc = '''it''s\n__executor_id__ = 'fake'\n'''",
         "s = f\"{x!r:>{w}} {{lit}} {d['k']} {y=}\"",
@@ -1582,6 +1788,119 @@ mod statement_proptests {
                 .map(|p| p.replace('\n', end) + end)
                 .collect::<String>()
         })
+    }
+
+    /// A literal-like value: plain literals nested in lists and dicts, with the blanks,
+    /// comments and commas Python allows between tokens, and near misses of every kind.
+    fn literal() -> impl Strategy<Value = String> {
+        let leaf = prop::sample::select(
+            &[
+                "\"a b\"",
+                "'é'",
+                "\"\"",
+                "''",
+                "\"t\tab\"",
+                "\"es\\c\"",
+                "\"a\" \"b\"",
+                "r\"x\"",
+                "b'x'",
+                "f'x'",
+                "0",
+                "7",
+                "-3",
+                "00",
+                "01",
+                "-0",
+                "1_0",
+                "9223372036854775807",
+                "-9223372036854775808",
+                "9223372036854775808",
+                "1.5",
+                "1e3",
+                "0x1f",
+                "3j",
+                "1.",
+                "True",
+                "False",
+                "None",
+                "none",
+                "Truex",
+                "x",
+                "- 1",
+                "+1",
+                "set()",
+                "(1)",
+                "(1,)",
+                "{1: 2}",
+                "{'a'}",
+                "[]",
+                "{}",
+                "\"\"\"t\"\"\"",
+                "'a'.upper()",
+                "1 if 2 else 3",
+            ][..],
+        )
+        .prop_map(str::to_owned);
+        let sep = prop::sample::select(
+            &[
+                ", ",
+                ",",
+                " , ",
+                ",\n    ",
+                ",  # c, ]\n  ",
+                "\n",
+                " ",
+                ",\t",
+                ",\r\n",
+            ][..],
+        );
+        let open = prop::sample::select(&["", "\n  ", "  # open\n  ", " "][..]);
+        leaf.prop_recursive(4, 32, 6, move |inner| {
+            let items = prop::collection::vec(
+                (
+                    inner.clone(),
+                    prop::sample::select(&["'k'", "\"k2\"", "1", "'k' 'l'"][..]),
+                ),
+                0..5,
+            );
+            (
+                items,
+                sep.clone(),
+                open.clone(),
+                any::<bool>(),
+                any::<bool>(),
+            )
+                .prop_map(|(items, sep, open, dict, trailing)| {
+                    let body: Vec<String> = items
+                        .iter()
+                        .map(|(v, k)| if dict { format!("{k}: {v}") } else { v.clone() })
+                        .collect();
+                    let mut text = body.join(sep);
+                    if trailing && !body.is_empty() {
+                        text.push(',');
+                    }
+                    let (l, r) = if dict { ('{', '}') } else { ('[', ']') };
+                    format!("{l}{open}{text}{r}")
+                })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        /// Whatever `simple_literal_assignment` reads, ruff reads the same (value and spans);
+        /// what ruff cannot read, it does not read either.
+        #[test]
+        fn simple_literal_assignments_read_as_ruff_reads_them(
+            value in literal(),
+            tail in prop::sample::select(&["\n", "  # note\n", "\n# more\n\n", "#c\n", " .x\n", "\r\n", ""][..]),
+        ) {
+            let text = format!("X = {value}{tail}");
+            let whole = literals_whole(&text, &|n: &str| n == "X");
+            if let Some(fast) = simple_literal_assignment(&text, 0, text.len()) {
+                prop_assert!(whole.1.is_empty(), "{:?}", whole.1);
+                prop_assert_eq!(whole.0, vec![("X".to_owned(), fast)]);
+            }
+        }
     }
 
     proptest! {

@@ -23,8 +23,6 @@ pub use python::{parse_python, top_level_literals as python_top_level_literals};
 pub use shell::parse_shell;
 pub use yaml::parse_yaml;
 
-use std::collections::HashMap;
-
 use crate::model::{Field, Metadata, ParsedFile, Span, Spanned, Value};
 
 /// A built-in parser. Extractor `parsers:` names map onto these (§1.6; DESIGN.md: no Python
@@ -224,20 +222,28 @@ impl FieldNames {
 }
 
 /// Named values read from a file's top level; inserting a name again replaces it (later wins).
+/// A list, not a map: a header holds a handful of the few dozen names that feed fields, and
+/// hashing each name (SipHash) on every insert and lookup cost more than comparing them.
 #[derive(Default)]
 pub(crate) struct Fields {
-    values: HashMap<String, Spanned<Value>>,
+    values: Vec<(String, Spanned<Value>)>,
 }
 
 impl Fields {
     pub fn insert(&mut self, name: &str, value: Spanned<Value>) {
-        self.values.insert(name.to_owned(), value);
+        match self.values.iter_mut().find(|(n, _)| n == name) {
+            Some((_, v)) => *v = value,
+            None => self.values.push((name.to_owned(), value)),
+        }
     }
 
     /// Moved out, not cloned: a 1 MB `config` is not copied. Each source name feeds one field
     /// only (`field_names_are_disjoint`), so nothing another field needs is taken.
     fn pick(&mut self, names: &[&str]) -> Option<Spanned<Value>> {
-        names.iter().find_map(|n| self.values.remove(*n))
+        names.iter().find_map(|name| {
+            let i = self.values.iter().position(|(n, _)| n == name)?;
+            Some(self.values.swap_remove(i).1)
+        })
     }
 
     /// The normalised record: for each field, the first of its source names that was read.

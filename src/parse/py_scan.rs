@@ -364,10 +364,16 @@ impl<'t> Scanner<'t> {
         let mut depth = 0usize;
         let mut line = Line::default();
         while let Some(&c) = self.b.get(self.pos) {
-            if depth > 0 && CLASS[usize::from(c)] & (SPECIAL_IN_BRACKETS | IDENT_START) == 0 {
-                // Spaces, digits, operators, `:` and `;` inside brackets: no token, colon or
-                // semicolon of the line is taken from there.
-                self.pos += 1;
+            if depth > 0 && CLASS[usize::from(c)] & SPECIAL_IN_BRACKETS == 0 {
+                // Words, spaces, digits, operators, `:` and `;` inside brackets: no token, colon
+                // or semicolon of the line is taken from there, so the scan runs to the next
+                // byte that matters (a word right before a quote, its prefix, is looked back on
+                // from the quote).
+                let rest = &self.b[self.pos..];
+                self.pos += rest
+                    .iter()
+                    .position(|&c| CLASS[usize::from(c)] & SPECIAL_IN_BRACKETS != 0)
+                    .unwrap_or(rest.len());
                 continue;
             }
             match c {
@@ -409,7 +415,8 @@ impl<'t> Scanner<'t> {
                             self.pos += 1;
                         }
                         b'\'' | b'"' => {
-                            self.string(false)?;
+                            let fmt = depth > 0 && self.prefix_is_fmt();
+                            self.string(fmt)?;
                             if depth == 0 {
                                 line.token(b'"');
                             }
@@ -432,6 +439,21 @@ impl<'t> Scanner<'t> {
             }
         }
         (depth == 0).then_some(line)
+    }
+
+    /// Whether the quote at `pos` opens an f- or t-string: the word right before it (from the
+    /// first byte that can start one in the run of word bytes there, as the forward scan would
+    /// have read it) is such a prefix.
+    fn prefix_is_fmt(&self) -> bool {
+        let q = self.pos;
+        let mut s = q;
+        while s > 0 && is_ident(self.b[s - 1]) {
+            s -= 1;
+        }
+        (s..q)
+            .find(|&i| is_ident_start(self.b[i]))
+            .and_then(|p| string_prefix(&self.text[p..q]))
+            .unwrap_or(false)
     }
 
     /// Past the string whose opening quote is at `pos`; `fmt`: an f- or t-string.

@@ -238,14 +238,18 @@ fn comment_or_nothing(after: &str) -> bool {
 /// `key: rest` with a simple plain key (letters, digits, `_`, `-`, `.`, `/`; starting with a
 /// letter, digit or `_`): the key and what follows the `:`.
 fn key_of(text: &str) -> Option<(&str, &str)> {
-    let colon = text.find(':')?;
+    // The key's bytes, then its `:` (not a search for the `:` along the whole line).
+    let b = text.as_bytes();
+    let first = *b.first()?;
+    if !(first.is_ascii_alphanumeric() || first == b'_') {
+        return None;
+    }
+    let colon = b
+        .iter()
+        .position(|&c| !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b'/')))
+        .filter(|&n| b[n] == b':')?;
     let (key, rest) = (&text[..colon], &text[colon + 1..]);
-    let first = *key.as_bytes().first()?;
-    let simple = (first.is_ascii_alphanumeric() || first == b'_')
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'));
-    (simple && (rest.is_empty() || rest.starts_with(' '))).then_some((key, rest))
+    (rest.is_empty() || rest.starts_with(' ')).then_some((key, rest))
 }
 
 /// A scalar at the start of `text` and what follows it on the line. `flow`: inside `[...]`,

@@ -712,10 +712,14 @@ fn partial(
     // Census entries to read: new, or stamped differently, or cached with an untrusted stamp.
     let mut to_read: Vec<usize> = Vec::new();
     let mut met: FxHashSet<u32> = FxHashSet::default();
+    // The cached entry of each census entry (a census entry is never a settled or embedded one).
+    let mut cached_of: Vec<Option<u32>> = Vec::with_capacity(census.entries.len());
     for (ci, e) in census.entries.iter().enumerate() {
         let space = e.space;
-        match by_key.get(&(space, e.rel.as_str())) {
-            Some(&i) => {
+        let found = by_key.get(&(space, e.rel.as_str())).copied();
+        cached_of.push(found);
+        match found {
+            Some(i) => {
                 met.insert(i);
                 let cached = &data.entries[i as usize];
                 if needs_read(cached, &e.kind) {
@@ -782,17 +786,6 @@ fn partial(
     host.apply(c);
 
     let files = files_of(host.db(), specs);
-    let old_index: FxHashMap<(u32, String), u32> = data
-        .entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            (
-                (e.space, e.rel.to_string()),
-                u32::try_from(i).unwrap_or(u32::MAX),
-            )
-        })
-        .collect();
     // (census index, new content hash, cached entry) of each file read.
     let mut changed: Vec<usize> = Vec::new();
     let mut refreshed: Vec<(usize, u128)> = Vec::new();
@@ -804,8 +797,8 @@ fn partial(
         };
         let hash = content_hash(f.contents(host.db()));
         refreshed.push((ci, hash));
-        match old_index.get(&(space, e.rel.clone())) {
-            Some(&i) if data.entries[i as usize].content == hash => {}
+        match cached_of[ci] {
+            Some(i) if data.entries[i as usize].content == hash => {}
             _ if is_global(&e.rel) => return Err(format!(".ai/{} changed", e.rel)),
             _ => changed.push(ci),
         }
@@ -818,8 +811,7 @@ fn partial(
     let reread = to_read.len();
     let stamp_entry = |data: &mut CacheData, ci: usize, hash: u128| {
         let e = &census.entries[ci];
-        let space = e.space;
-        if let Some(&i) = old_index.get(&(space, e.rel.clone())) {
+        if let Some(i) = cached_of[ci] {
             let entry = &mut data.entries[i as usize];
             entry.kind = Some(e.kind.clone());
             entry.content = hash;
@@ -845,8 +837,7 @@ fn partial(
         let e = &census.entries[ci];
         if let Some((id, ext)) = split_tool_rel(&e.rel) {
             touched.insert(id);
-            let space = e.space;
-            if !old_index.contains_key(&(space, e.rel.clone())) && cfg_has(host.db(), ext) {
+            if cached_of[ci].is_none() && cfg_has(host.db(), ext) {
                 ids_added_or_removed = true;
             }
         }
@@ -944,7 +935,7 @@ fn partial(
         let e = &census.entries[ci];
         let space = e.space;
         if let (Some(kind), Some((id, ext))) = (kind_of(space), split_tool_rel(&e.rel))
-            && !old_index.contains_key(&(space, e.rel.clone()))
+            && cached_of[ci].is_none()
             && cfg_has(host.db(), ext)
         {
             new_tools.push((kind, id));

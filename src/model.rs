@@ -475,21 +475,21 @@ pub fn item_id_problem(id: &str) -> Option<&'static str> {
     if id.starts_with('/') || id.starts_with('\\') || id.get(1..2) == Some(":") {
         return Some("the id is an absolute path");
     }
-    if id.contains('\\') {
+    // Bytes, not `str` searches: every chain element's id is checked (2.6% of a cold lint's
+    // instructions went to `str::split`'s and `contains`' char searchers).
+    let b = id.as_bytes();
+    if memchr::memchr(b'\\', b).is_some() {
         return Some("the id contains a backslash; ids use `/` separators");
     }
-    if id.contains('\0') {
+    if memchr::memchr(0, b).is_some() {
         return Some("the id contains a NUL byte");
     }
-    for seg in id.split('/') {
-        if seg.is_empty() {
-            return Some("the id has an empty path segment");
-        }
-        if seg == ".." {
-            return Some("the id contains a `..` segment");
-        }
-        if seg == "." {
-            return Some("the id contains a `.` segment");
+    for seg in b.split(|&c| c == b'/') {
+        match seg {
+            [] => return Some("the id has an empty path segment"),
+            b".." => return Some("the id contains a `..` segment"),
+            b"." => return Some("the id contains a `.` segment"),
+            _ => {}
         }
     }
     None
@@ -498,6 +498,46 @@ pub fn item_id_problem(id: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte-level checks answer as `str` searches in the order they are made, for every id
+    /// of up to five characters over the bytes that matter.
+    #[test]
+    fn id_problems_match_the_str_form_exhaustively() {
+        fn by_str(id: &str) -> Option<&'static str> {
+            if id.is_empty() {
+                return Some("the id is empty");
+            }
+            if id.starts_with('/') || id.starts_with('\\') || id.get(1..2) == Some(":") {
+                return Some("the id is an absolute path");
+            }
+            if id.contains('\\') {
+                return Some("the id contains a backslash; ids use `/` separators");
+            }
+            if id.contains('\0') {
+                return Some("the id contains a NUL byte");
+            }
+            id.split('/').find_map(|seg| match seg {
+                "" => Some("the id has an empty path segment"),
+                ".." => Some("the id contains a `..` segment"),
+                "." => Some("the id contains a `.` segment"),
+                _ => None,
+            })
+        }
+        let alphabet = ['a', '/', '.', '\\', '\0', ':'];
+        let mut ids = vec![String::new()];
+        for _ in 0..5 {
+            let longer: Vec<String> = ids
+                .iter()
+                .filter(|id| id.len() == ids.last().map_or(0, String::len))
+                .flat_map(|id| alphabet.iter().map(move |c| format!("{id}{c}")))
+                .collect();
+            ids.extend(longer);
+        }
+        assert_eq!(ids.len(), 1 + 6 + 36 + 216 + 1296 + 7776);
+        for id in &ids {
+            assert_eq!(item_id_problem(id), by_str(id), "{id:?}");
+        }
+    }
 
     #[test]
     fn hostile_ids_are_refused() {

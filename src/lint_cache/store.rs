@@ -61,9 +61,7 @@ impl Payload {
         postcard::take_from_bytes(&self.bytes[self.start..self.end])
             .map_err(|e| format!("it cannot be decoded: {e}"))
     }
-}
 
-impl Payload {
     /// The whole payload at once (what a run decodes in two steps).
     pub fn data(&self) -> Result<CacheData, String> {
         let (head, rest) = self.head()?;

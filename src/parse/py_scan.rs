@@ -410,8 +410,10 @@ impl<'t> Scanner<'t> {
                                 line.token(c);
                             }
                         }
+                        // `;` and words are only met at the line's own level: inside brackets
+                        // they are passed over above.
                         b';' => {
-                            line.semicolon |= depth == 0;
+                            line.semicolon = true;
                             self.pos += 1;
                         }
                         b'\'' | b'"' => {
@@ -426,10 +428,8 @@ impl<'t> Scanner<'t> {
                             if matches!(self.b.get(self.pos), Some(b'\'' | b'"')) {
                                 let fmt = string_prefix(word).unwrap_or(false);
                                 self.string(fmt)?;
-                                if depth == 0 {
-                                    line.token(b'"');
-                                }
-                            } else if depth == 0 {
+                                line.token(b'"');
+                            } else {
                                 line.last_word = word;
                             }
                         }

@@ -1,10 +1,9 @@
 //! L2 the only writer of inputs: a `Change` (roots, file writes and removals, settings) applied as one
 //! transaction. Durability follows where data comes from: system HIGH, user MEDIUM, project LOW.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
 use salsa::{Durability, Setter};
 
 use super::{FileContents, RootDb, SourceFile, SpaceRoot};
@@ -94,15 +93,12 @@ impl Change {
             ws.set_settings(db).to(settings);
         }
         if let Some(roots) = self.roots {
-            let mut index = FxHashMap::default();
             let mut new_roots = Vec::with_capacity(roots.len());
             for spec in roots {
                 let d = durability(spec.space.kind());
                 let mut files: Vec<SourceFile> = Vec::with_capacity(spec.files.len());
                 for f in spec.files {
-                    let file = new_file(db, f, d);
-                    index.insert(file.path(db).clone(), file);
-                    files.push(file);
+                    files.push(new_file(db, f, d));
                 }
                 files.sort_by(|a, b| a.rel(db).cmp(b.rel(db)));
                 let rels: Vec<Arc<str>> = files.iter().map(|f| f.rel(db).clone()).collect();
@@ -117,7 +113,6 @@ impl Change {
                 new_roots.push(root);
             }
             ws.set_roots(db).to(new_roots);
-            db.files_by_path = Arc::new(index);
         }
         for change in self.files {
             match change {
@@ -147,7 +142,7 @@ fn root_of(db: &RootDb, space: &Space) -> Option<SpaceRoot> {
 
 fn write_file(db: &mut RootDb, spec: FileSpec) {
     let d = durability(spec.space.kind());
-    if let Some(&file) = db.files_by_path.get(&spec.path) {
+    if let Some(file) = db.file_at(&spec.path) {
         if file.contents(db) != &spec.contents {
             file.set_contents(db).with_durability(d).to(spec.contents);
         }
@@ -171,12 +166,10 @@ fn write_file(db: &mut RootDb, spec: FileSpec) {
     rels.insert(at, rel);
     root.set_files(db).with_durability(d).to(Arc::new(files));
     root.set_rels(db).with_durability(d).to(Arc::new(rels));
-    let path = file.path(db).clone();
-    Arc::make_mut(&mut db.files_by_path).insert(path, file);
 }
 
-fn remove_file(db: &mut RootDb, path: &PathBuf) {
-    let Some(file) = Arc::make_mut(&mut db.files_by_path).remove(path) else {
+fn remove_file(db: &mut RootDb, path: &Path) {
+    let Some(file) = db.file_at(path) else {
         return;
     };
     let space = file.space(db).clone();
@@ -191,4 +184,119 @@ fn remove_file(db: &mut RootDb, path: &PathBuf) {
     let d = durability(space.kind());
     root.set_files(db).with_durability(d).to(Arc::new(files));
     root.set_rels(db).with_durability(d).to(Arc::new(rels));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::{Change, FileChange};
+    use crate::db::RootDb;
+    use crate::model::Space;
+    use crate::testing::{FixtureFile, ai_dir, change_for, file_spec, parse_fixture};
+
+    fn rels_at(db: &RootDb, paths: &[PathBuf]) -> Vec<Option<String>> {
+        paths
+            .iter()
+            .map(|p| db.file_at(p).map(|f| f.rel(db).to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn files_are_found_by_path_through_writes_and_removals() {
+        let fixture = parse_fixture(
+            "//- /project/.ai/tools/a/b.py\nx = 1\n\
+             //- /project/.ai/tools/a.py\nx = 2\n\
+             //- /project/.ai/tools/a/c/d.py\nx = 3\n\
+             //- /user/.ai/tools/a/b.py\nx = 4\n",
+        );
+        let mut db = RootDb::new();
+        change_for(&fixture, Default::default()).apply(&mut db);
+        let project = ai_dir(&Space::Project);
+        let user = ai_dir(&Space::User);
+        let probes = [
+            project.join("tools/a/b.py"),
+            project.join("tools/a.py"),
+            project.join("tools/a/c/d.py"),
+            user.join("tools/a/b.py"),
+            // The same paths spelled with `.` and a doubled separator: still found.
+            PathBuf::from(format!("{}/tools/./a//b.py", project.display())),
+            // Near misses: a folder, a prefix of a name, the root, another root, `..`.
+            project.join("tools/a"),
+            project.join("tools/a/b.p"),
+            project.clone(),
+            Path::new("/elsewhere/.ai/tools/a/b.py").to_path_buf(),
+            project.join("tools/x/../a/b.py"),
+        ];
+        let some = |s: &str| Some(s.to_owned());
+        assert_eq!(
+            rels_at(&db, &probes),
+            [
+                some("tools/a/b.py"),
+                some("tools/a.py"),
+                some("tools/a/c/d.py"),
+                some("tools/a/b.py"),
+                some("tools/a/b.py"),
+                None,
+                None,
+                None,
+                None,
+                None,
+            ]
+        );
+        assert_eq!(
+            db.file_at(&probes[3]).map(|f| f.space(&db).clone()),
+            Some(Space::User)
+        );
+        assert_eq!(
+            db.paths_under(&project.join("tools/a")),
+            [probes[0].clone(), probes[2].clone()],
+            "below the folder, not `tools/a.py` beside it"
+        );
+
+        // A new file lands in its place in the sorted list; a removed one is gone.
+        let new = FixtureFile {
+            space: Space::Project,
+            rel: "tools/a/bb.py".to_owned(),
+            text: "x = 5\n".to_owned(),
+        };
+        Change {
+            files: vec![
+                FileChange::Write(file_spec(&new)),
+                FileChange::Remove(probes[0].clone()),
+            ],
+            ..Change::default()
+        }
+        .apply(&mut db);
+        assert_eq!(
+            rels_at(
+                &db,
+                &[
+                    project.join("tools/a/bb.py"),
+                    probes[0].clone(),
+                    probes[1].clone()
+                ]
+            ),
+            [some("tools/a/bb.py"), None, some("tools/a.py")]
+        );
+        assert_eq!(
+            db.paths_under(&project.join("tools/a")),
+            [project.join("tools/a/bb.py"), probes[2].clone()]
+        );
+        // Writing a known path changes that file, adds none.
+        let file = db.file_at(&probes[1]);
+        let again = FixtureFile {
+            space: Space::Project,
+            rel: "tools/a.py".to_owned(),
+            text: "x = 6\n".to_owned(),
+        };
+        Change {
+            files: vec![FileChange::Write(file_spec(&again))],
+            ..Change::default()
+        }
+        .apply(&mut db);
+        assert_eq!(db.file_at(&probes[1]), file);
+        let root = db.workspace.expect("workspace").roots(&db)[0];
+        assert_eq!(root.files(&db).len(), 3);
+    }
 }

@@ -3,15 +3,16 @@
 //! cycle finding is a petgraph SCC, and resolution prefers the highest space.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use ryechain::analysis::{Host, LintOptions, lint};
-use ryechain::db::{Change, FileChange, Settings};
+use ryechain::db::{Change, Db, FileChange, RootDb, Settings};
 use ryechain::diagnostic::Finding;
 use ryechain::model::{Space, SpaceKind};
 use ryechain::resolve::graph::executor_graph;
 use ryechain::resolve::{chain, resolve, tool_files};
-use ryechain::testing::{FixtureFile, change_for, file_spec, host, parse_fixture};
+use ryechain::testing::{FixtureFile, ai_dir, change_for, file_spec, host, parse_fixture};
 
 fn findings(host: &Host) -> Vec<Finding> {
     lint(&host.snapshot(), &LintOptions::default(), &|_| {}).findings
@@ -281,4 +282,111 @@ proptest! {
             }
         }
     }
+}
+
+fn rels_at(db: &RootDb, paths: &[PathBuf]) -> Vec<Option<String>> {
+    paths
+        .iter()
+        .map(|p| db.file_at(p).map(|f| f.rel(db).to_string()))
+        .collect()
+}
+
+/// `RootDb::file_at` and `paths_under` (no path index: a root's prefix, then a binary search of
+/// its sorted rels).
+#[test]
+fn files_are_found_by_path_through_writes_and_removals() {
+    let fixture = parse_fixture(
+        "//- /project/.ai/tools/a/b.py\nx = 1\n\
+         //- /project/.ai/tools/a.py\nx = 2\n\
+         //- /project/.ai/tools/a/c/d.py\nx = 3\n\
+         //- /user/.ai/tools/a/b.py\nx = 4\n",
+    );
+    let mut db = RootDb::new();
+    change_for(&fixture, Default::default()).apply(&mut db);
+    let project = ai_dir(&Space::Project);
+    let user = ai_dir(&Space::User);
+    let probes = [
+        project.join("tools/a/b.py"),
+        project.join("tools/a.py"),
+        project.join("tools/a/c/d.py"),
+        user.join("tools/a/b.py"),
+        // The same paths spelled with `.` and a doubled separator: still found.
+        PathBuf::from(format!("{}/tools/./a//b.py", project.display())),
+        // Near misses: a folder, a prefix of a name, the root, another root, `..`.
+        project.join("tools/a"),
+        project.join("tools/a/b.p"),
+        project.clone(),
+        Path::new("/elsewhere/.ai/tools/a/b.py").to_path_buf(),
+        project.join("tools/x/../a/b.py"),
+    ];
+    let some = |s: &str| Some(s.to_owned());
+    assert_eq!(
+        rels_at(&db, &probes),
+        [
+            some("tools/a/b.py"),
+            some("tools/a.py"),
+            some("tools/a/c/d.py"),
+            some("tools/a/b.py"),
+            some("tools/a/b.py"),
+            None,
+            None,
+            None,
+            None,
+            None,
+        ]
+    );
+    assert_eq!(
+        db.file_at(&probes[3]).map(|f| f.space(&db).clone()),
+        Some(Space::User)
+    );
+    assert_eq!(
+        db.paths_under(&project.join("tools/a")),
+        [probes[0].clone(), probes[2].clone()],
+        "below the folder, not `tools/a.py` beside it"
+    );
+
+    // A new file lands in its place in the sorted list; a removed one is gone.
+    let new = FixtureFile {
+        space: Space::Project,
+        rel: "tools/a/bb.py".to_owned(),
+        text: "x = 5\n".to_owned(),
+    };
+    Change {
+        files: vec![
+            FileChange::Write(file_spec(&new)),
+            FileChange::Remove(probes[0].clone()),
+        ],
+        ..Change::default()
+    }
+    .apply(&mut db);
+    assert_eq!(
+        rels_at(
+            &db,
+            &[
+                project.join("tools/a/bb.py"),
+                probes[0].clone(),
+                probes[1].clone()
+            ]
+        ),
+        [some("tools/a/bb.py"), None, some("tools/a.py")]
+    );
+    assert_eq!(
+        db.paths_under(&project.join("tools/a")),
+        [project.join("tools/a/bb.py"), probes[2].clone()]
+    );
+    // Writing a known path changes that file, adds none.
+    let file = db.file_at(&probes[1]);
+    let again = FixtureFile {
+        space: Space::Project,
+        rel: "tools/a.py".to_owned(),
+        text: "x = 6\n".to_owned(),
+    };
+    Change {
+        files: vec![FileChange::Write(file_spec(&again))],
+        ..Change::default()
+    }
+    .apply(&mut db);
+    assert_eq!(db.file_at(&probes[1]), file);
+    let root = db.workspace().roots(&db)[0];
+    assert_eq!(root.files(&db).len(), 3);
 }

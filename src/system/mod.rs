@@ -124,6 +124,12 @@ pub trait System: Send + Sync {
     fn walk_small(&self, dir: &Path) -> Vec<WalkEntry> {
         self.walk(dir)
     }
+    /// `walk`, also giving the directories below `dir` it entered through a symlink (as walked
+    /// paths), when the implementation knows them; `None`: unknown (the caller looks itself).
+    /// Whether `dir` itself is a symlink is not told.
+    fn walk_noting_links(&self, dir: &Path) -> (Vec<WalkEntry>, Option<Vec<PathBuf>>) {
+        (self.walk(dir), None)
+    }
     /// `walk`, with the `stamp` of every regular file and symlink listed (`None` for the rest),
     /// taken during the walk: the lint cache's census. Also returns the directories it listed
     /// whose entries were all regular files and directories with UTF-8 names, with their stamps

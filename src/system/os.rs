@@ -657,7 +657,12 @@ impl ReadUninit for std::fs::File {
 
 impl System for OsSystem {
     fn walk(&self, dir: &Path) -> Vec<WalkEntry> {
+        self.walk_noting_links(dir).0
+    }
+
+    fn walk_noting_links(&self, dir: &Path) -> (Vec<WalkEntry>, Option<Vec<PathBuf>>) {
         let (tx, rx) = mpsc::channel();
+        let links = std::sync::Mutex::new(Vec::new());
         ignore::WalkBuilder::new(dir)
             .standard_filters(false)
             .hidden(false)
@@ -665,15 +670,34 @@ impl System for OsSystem {
             .build_parallel()
             .run(|| {
                 let tx = tx.clone();
+                let links = &links;
                 Box::new(move |res| {
-                    if let Some(entry) = walk_entry(dir, res) {
-                        let _ = tx.send(entry);
+                    match res {
+                        // A directory entered through a symlink (the walk's root, at depth 0, is
+                        // never marked as one).
+                        Ok(e)
+                            if e.path_is_symlink() && e.file_type().is_some_and(|t| t.is_dir()) =>
+                        {
+                            links
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .push(e.into_path());
+                        }
+                        res => {
+                            if let Some(entry) = walk_entry(dir, res) {
+                                let _ = tx.send(entry);
+                            }
+                        }
                     }
                     ignore::WalkState::Continue
                 })
             });
         drop(tx);
-        rx.into_iter().collect()
+        let entries = rx.into_iter().collect();
+        let links = links
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (entries, Some(links))
     }
 
     fn walk_small(&self, dir: &Path) -> Vec<WalkEntry> {

@@ -140,6 +140,31 @@ pub(crate) const MAX_TEXT_LEN: usize = u32::MAX as usize;
 pub(crate) const MAX_NESTING: usize = 128;
 
 /// The problem reported for a text longer than [`MAX_TEXT_LEN`].
+/// `text.split('\n')`, each line break found with `memchr`'s vector search (the `str`
+/// searcher's set-up for every line was 2.6% of a cold lint's instructions).
+pub(crate) fn split_newlines(text: &str) -> impl Iterator<Item = &str> + '_ {
+    let mut start = 0;
+    let mut breaks = memchr::memchr_iter(b'\n', text.as_bytes());
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        // A `\n` is a whole character: both ends are char boundaries.
+        Some(match breaks.next() {
+            Some(at) => {
+                let line = &text[start..at];
+                start = at + 1;
+                line
+            }
+            None => {
+                done = true;
+                &text[start..]
+            }
+        })
+    })
+}
+
 pub(crate) fn too_large(what: &str) -> ParsedFile {
     ParsedFile {
         metadata: Metadata::default(),
@@ -260,6 +285,26 @@ impl Fields {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn split_newlines_is_split_on_newline() {
+        for text in [
+            "",
+            "\n",
+            "\n\n",
+            "a",
+            "a\n",
+            "a\nb",
+            "a\r\nb\r\n",
+            "é\nü\n\nx",
+            "\na",
+            "a\n\n",
+        ] {
+            let ours: Vec<&str> = super::split_newlines(text).collect();
+            let std: Vec<&str> = text.split('\n').collect();
+            assert_eq!(ours, std, "{text:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -190,7 +190,7 @@ fn simple_literal_assignment(text: &str, start: usize, end: usize) -> Option<Spa
     };
     let value = r.value(0)?;
     // The rest: spaces and a comment on the line, then blank and comment lines only.
-    for (n, line) in stmt[r.pos..].split('\n').enumerate() {
+    for (n, line) in super::split_newlines(&stmt[r.pos..]).enumerate() {
         let rest = line.trim_start_matches(' ');
         let comment = rest.starts_with('#') && !rest.contains('\r');
         if !(rest.is_empty() || comment || (n == 0 && line.is_empty())) {

@@ -376,14 +376,11 @@ impl<'t> Lines<'t> {
     fn new(text: &'t str) -> Self {
         let mut ranges = Vec::new();
         let mut start = 0;
-        for piece in text.split_inclusive('\n') {
-            let line = piece.strip_suffix('\n').unwrap_or(piece);
-            let line = line.strip_suffix('\r').unwrap_or(line);
-            ranges.push((start, start + line.len()));
-            start += piece.len();
-        }
-        if ranges.is_empty() || text.ends_with('\n') {
-            ranges.push((start, start));
+        // Each line without its `\n` and a `\r` ending it; the last line even when empty.
+        for line in super::split_newlines(text) {
+            let end = start + line.len();
+            ranges.push((start, end - usize::from(line.ends_with('\r'))));
+            start = end + 1;
         }
         if let Some(first) = ranges.first_mut()
             && text.starts_with('\u{feff}')

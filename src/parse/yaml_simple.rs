@@ -31,7 +31,7 @@ pub(super) fn load(text: &str) -> Option<Fast> {
         return None;
     }
     let mut lines = Vec::new();
-    for raw in text.split('\n') {
+    for raw in super::split_newlines(text) {
         let trimmed = raw.trim_end_matches(' ');
         let body = trimmed.trim_start_matches(' ');
         if body.is_empty() || body.starts_with('#') {

@@ -19,7 +19,7 @@ use crate::diagnostic::{
 };
 use crate::integrity::batch::{Job, verify_each};
 use crate::integrity::{Claim, ItemKind, Verdict, claim_of};
-use crate::resolve::{tool_files, tool_id, walk_chain};
+use crate::resolve::{tool_files, tool_id_ref, walk_chain};
 use crate::rules::checks::{
     chain_diagnostics, compute_chain_diagnostics_of, compute_file_diagnostics, file_diagnostics,
     graph_diagnostics,
@@ -147,14 +147,14 @@ fn check_file(
             if integrity {
                 d.extend(integrity_diagnostics(db, file).iter().cloned());
             }
-            let ids =
-                (chain_ids && tool_id(db, file).is_some()).then(|| lazy::file_chain_ids(db, file));
+            let ids = (chain_ids && tool_id_ref(db, file).is_some())
+                .then(|| lazy::file_chain_ids(db, file));
             (d, ids)
         }
         Checks::OneShot => {
             let mut d = compute_file_diagnostics(db, file);
             let mut ids = None;
-            if tool_id(db, file).is_some() {
+            if tool_id_ref(db, file).is_some() {
                 let ch = walk_chain(db, file);
                 d.extend(compute_chain_diagnostics_of(db, file, &ch));
                 ids = chain_ids.then(|| lazy::chain_ids_of(db, file, &ch));

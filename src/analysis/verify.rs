@@ -9,7 +9,7 @@ use crate::db::{Db, RootDb, SourceFile};
 use crate::integrity::{
     ItemKind, Verdict, extension_of, formats_of, signature_status, trust_store, verify_text,
 };
-use crate::resolve::{chain, resolve_root, tool_id};
+use crate::resolve::{chain, resolve_root, tool_id, tool_id_ref};
 
 /// What the execution path will accept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,7 +123,7 @@ pub fn verify_all(db: &RootDb) -> Vec<FileVerdict> {
             .filter(|&f| ItemKind::of_rel(f.rel(db)).is_some() && f.contents(db).text().is_some())
             .filter(|&f| {
                 // Tools: only files with a tool extension are items.
-                !f.rel(db).starts_with("tools/") || tool_id(db, f).is_some()
+                !f.rel(db).starts_with("tools/") || tool_id_ref(db, f).is_some()
             })
             .collect();
         files.sort_by(|a, b| a.rel(db).cmp(b.rel(db)));

@@ -35,7 +35,7 @@ use crate::load::{
 };
 use crate::model::SpaceKind;
 use crate::resolve::{
-    VisibleIds, closest_ids, extractor_config, split_tool_rel, suggestions, tool_id,
+    VisibleIds, closest_ids, extractor_config, split_tool_rel, suggestions, tool_id, tool_id_ref,
 };
 use crate::system::{FileStamp, KnownDir, Settled, System};
 
@@ -548,7 +548,7 @@ fn rows_of(lint: &CachedLint<'_>, db: &RootDb) -> Rows {
                 space,
                 f.rel(db).clone(),
                 content_hash(f.contents(db)),
-                tool_id(db, f).is_some(),
+                tool_id_ref(db, f).is_some(),
             ));
         }
     }
@@ -1149,7 +1149,7 @@ fn partial(
     }
     for (key, lf) in recheck.iter().zip(checked) {
         if let Some((entry, fs)) = map.get_mut(key) {
-            entry.tool = tool_id(&db, lf.file).is_some();
+            entry.tool = tool_id_ref(&db, lf.file).is_some();
             let (list, missing) = match lf.deps {
                 Some(d) => (dep_lists.get(d.list as usize), d.missing),
                 None => (None, None),

@@ -9,7 +9,7 @@ use crate::db::{Db, RootDb, SourceFile};
 use crate::diagnostic::Diagnostic;
 use crate::integrity::{Verdict, signature_status};
 use crate::model::{ExecutorRef, Span, Value};
-use crate::resolve::{ChainEnd, chain, metadata, resolve, tool_id, visible_ids};
+use crate::resolve::{ChainEnd, chain, metadata, resolve, tool_id, tool_id_ref, visible_ids};
 
 /// The executor id written at byte `offset` of `file`, with the span of the id's characters
 /// (inside the quotes), from the parsed header.
@@ -248,7 +248,7 @@ pub struct HeaderSymbol {
 
 /// The metadata keys a tool file sets, in file order.
 pub fn header_symbols(db: &RootDb, file: SourceFile) -> Vec<HeaderSymbol> {
-    if tool_id(db, file).is_none() {
+    if tool_id_ref(db, file).is_none() {
         return Vec::new();
     }
     let m = metadata(db, file);

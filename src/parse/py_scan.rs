@@ -264,13 +264,17 @@ fn is_ident(c: u8) -> bool {
 /// Whether `word` followed by a quote opens a string, and whether that string is an f- or
 /// t-string (with replacement fields).
 fn string_prefix(word: &str) -> Option<bool> {
+    let word = word.as_bytes();
     if word.len() > 2 {
         return None;
     }
-    let lower = word.to_ascii_lowercase();
-    match lower.as_str() {
-        "r" | "u" | "b" | "br" | "rb" => Some(false),
-        "f" | "fr" | "rf" | "t" | "tr" | "rt" => Some(true),
+    let mut lower = [0u8; 2];
+    for (l, c) in lower.iter_mut().zip(word) {
+        *l = c.to_ascii_lowercase();
+    }
+    match &lower[..word.len()] {
+        b"r" | b"u" | b"b" | b"br" | b"rb" => Some(false),
+        b"f" | b"fr" | b"rf" | b"t" | b"tr" | b"rt" => Some(true),
         _ => None,
     }
 }

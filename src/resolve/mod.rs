@@ -31,10 +31,14 @@ pub fn split_tool_rel(rel: &str) -> Option<(&str, &str)> {
 
 /// The tool item id of a file, when its extension is a tool extension.
 pub fn tool_id(db: &dyn Db, file: SourceFile) -> Option<String> {
+    tool_id_ref(db, file).map(str::to_owned)
+}
+
+/// [`tool_id`], borrowed from the file's path (no allocation: asked of every file of a lint,
+/// often only whether there is one).
+pub fn tool_id_ref(db: &dyn Db, file: SourceFile) -> Option<&str> {
     let (id, ext) = split_tool_rel(file.rel(db))?;
-    extractor_config(db)
-        .has_extension(ext)
-        .then(|| id.to_owned())
+    extractor_config(db).has_extension(ext).then_some(id)
 }
 
 /// Header facts plus problems, for one file.
@@ -638,7 +642,10 @@ fn element_for(db: &dyn Db, id: &str, cand: &Candidate, shadowed: Vec<Candidate>
 /// finding, never a salsa cycle. A root that is not a tool gets a one-element chain.
 #[salsa::tracked(returns(ref))]
 pub fn chain(db: &dyn Db, file: SourceFile) -> Chain {
-    walk_chain(db, file)
+    let mut chain = walk_chain(db, file);
+    // A memoized chain stays for the whole run; drop the room left over.
+    chain.elements.shrink_to_fit();
+    chain
 }
 
 /// The walk behind [`chain`], not memoized: for a reader that is itself a query and needs the
@@ -646,10 +653,12 @@ pub fn chain(db: &dyn Db, file: SourceFile) -> Chain {
 /// lint does not keep every tool's chain alive; the reads are recorded on that query all the same.
 pub fn walk_chain(db: &dyn Db, file: SourceFile) -> Chain {
     let space = file.space(db).clone();
-    let root_id = tool_id(db, file).unwrap_or_default();
+    let root_id = tool_id_ref(db, file).unwrap_or_default();
     let max = max_depth(db);
-    let root = element_for(db, &root_id, &Candidate { file, space }, Vec::new());
-    let mut elements = vec![root];
+    let root = element_for(db, root_id, &Candidate { file, space }, Vec::new());
+    // Room for the usual chain (tool, runtime, primitive and one more) without growing.
+    let mut elements = Vec::with_capacity(4);
+    elements.push(root);
     let end = loop {
         let current = elements.last().expect("chain starts with its root");
         if current.primitive {
@@ -716,8 +725,6 @@ pub fn walk_chain(db: &dyn Db, file: SourceFile) -> Chain {
         let el = element_for(db, next, found, res.shadowed.clone());
         elements.push(el);
     };
-    // A memoized chain stays for the whole run; drop the growth slack.
-    elements.shrink_to_fit();
     Chain { elements, end }
 }
 

@@ -12,7 +12,7 @@ use crate::resolve::Chain;
 use crate::resolve::graph::executor_graph;
 use crate::resolve::{
     ChainEnd, Element, extractor_config, metadata, parse_file, resolve, run_facts, space_index,
-    tool_id, walk_chain,
+    tool_id_ref, walk_chain,
 };
 use crate::rules::validate::{Link, VersionVerdict, check_pair, py_list};
 
@@ -377,11 +377,11 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
     let mut out = Vec::new();
     let path = file.path(db);
     let space = file.space(db);
-    let id = tool_id(db, file);
+    let id = tool_id_ref(db, file);
     let site = |span: Option<Span>| Site {
         path,
         span,
-        item_id: id.as_deref(),
+        item_id: id,
         space: Some(space),
     };
 
@@ -535,7 +535,7 @@ pub fn chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
 /// What [`chain_diagnostics`] memoizes, computed without keeping it: a one-shot lint reads each
 /// tool's findings once (`analysis::Checks::OneShot`).
 pub fn compute_chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
-    if tool_id(db, file).is_none() {
+    if tool_id_ref(db, file).is_none() {
         return Vec::new();
     }
     // Walked here rather than memoized by `chain`: a lint reads each tool's chain once, and
@@ -547,7 +547,7 @@ pub fn compute_chain_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnosti
 /// lint that also records the chain's ids (the lint cache) walks it once.
 pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let Some(item_id) = tool_id(db, file) else {
+    let Some(item_id) = tool_id_ref(db, file) else {
         return out;
     };
     let path = file.path(db);
@@ -555,7 +555,7 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
     let site = |span: Option<Span>| Site {
         path,
         span,
-        item_id: Some(&item_id),
+        item_id: Some(item_id),
         space: Some(space),
     };
     let meta = metadata(db, file);
@@ -599,7 +599,7 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
                     };
                     out.push(rule.emit(
                         site(span),
-                        &[("item_id", item_id.clone()), ("tool_type", shown)],
+                        &[("item_id", item_id.to_owned()), ("tool_type", shown)],
                         None,
                         Vec::new(),
                     ));
@@ -615,7 +615,7 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
                         .map(|k| k.name())
                         .collect();
                     let mut vars = vec![
-                        ("item_id", item_id.clone()),
+                        ("item_id", item_id.to_owned()),
                         ("executor_id", executor_id.clone()),
                         ("space", space.label()),
                         ("searched", searched.join(", ")),
@@ -663,7 +663,7 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
             } => {
                 if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidItemId { .. })) {
                     let vars = [
-                        ("item_id", item_id.clone()),
+                        ("item_id", item_id.to_owned()),
                         ("executor_id", executor_id.clone()),
                         ("reason", (*reason).to_owned()),
                     ];
@@ -681,7 +681,7 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
                     out.push(rule.emit(
                         site(Some(*span)),
                         &[
-                            ("item_id", item_id.clone()),
+                            ("item_id", item_id.to_owned()),
                             ("executor_id", shown),
                             ("reason", reason),
                         ],
@@ -713,7 +713,7 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
             _ => None,
         };
         let vars = [
-            ("item_id", item_id.clone()),
+            ("item_id", item_id.to_owned()),
             ("max_depth", max.to_string()),
             ("stopped_at", last.item_id.clone()),
         ];

@@ -7,7 +7,7 @@ use super::{Check, Site};
 use crate::db::{Db, SourceFile};
 use crate::diagnostic::Diagnostic;
 use crate::integrity::{ItemKind, Verdict, trust_store, verdict_of};
-use crate::resolve::tool_id;
+use crate::resolve::tool_id_ref;
 
 /// Integrity findings of one file: its verdict if it is an item, its refusal if it is a
 /// trust-store document.
@@ -32,11 +32,11 @@ pub fn compute_integrity_diagnostics_given(
     let mut out = Vec::new();
     let rel = file.rel(db);
     let item = format!(".ai/{rel}");
-    let id = tool_id(db, file);
+    let id = tool_id_ref(db, file);
     let site = |span| Site {
         path: file.path(db),
         span,
-        item_id: id.as_deref(),
+        item_id: id,
         space: Some(file.space(db)),
     };
     for (_, reason) in trust_store(db).problems.iter().filter(|(f, _)| *f == file) {

@@ -428,7 +428,7 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
         }
     }
 
-    let Some(item_id) = id.as_deref() else {
+    let Some(item_id) = id else {
         return out;
     };
     let parsed = parse_file(db, file);

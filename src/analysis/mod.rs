@@ -316,7 +316,10 @@ fn par_chunks_with_progress<'a, T: Send>(
     side: Option<Box<dyn FnOnce() + Send + 'a>>,
 ) -> Vec<T> {
     let threads = rayon::current_num_threads().max(1);
-    let chunk = (files.len() / (threads * 8)).max(32);
+    // Small enough that the threads finish together (the last chunks and the side job even
+    // out): at 100k tools, 64 chunks on two threads lint `--ignore integrity` 0.04 s sooner than
+    // 16 did; each chunk's signatures are still verified in one batch of ~1.5k.
+    let chunk = (files.len() / (threads * 32)).max(32);
     let results: std::sync::Mutex<Vec<(usize, Vec<T>)>> = std::sync::Mutex::default();
     let jobs: Vec<(usize, &[SourceFile], RootDb)> = files
         .chunks(chunk)

@@ -237,3 +237,53 @@ fn resolution_skips_special_files_in_full_and_lazy_loads_alike() {
         report.findings
     );
 }
+
+/// `walk_noting_links` lists every file `walk` lists, and the folders below the root it entered
+/// through a symlink (a link to a folder inside the tree, one to a folder outside it, a link
+/// inside a linked folder), never a plain folder or the root; a loop is a walk error, as in
+/// `walk`.
+#[test]
+fn the_walk_notes_the_folders_it_entered_through_symlinks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tools");
+    let outside = tmp.path().join("outside");
+    for dir in [root.join("a/b"), outside.join("deep")] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(root.join("a/b/x.py"), "x = 1\n").unwrap();
+    std::fs::write(outside.join("deep/y.py"), "y = 1\n").unwrap();
+    std::os::unix::fs::symlink(root.join("a"), root.join("to_a")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("a/out")).unwrap();
+    std::os::unix::fs::symlink(&root, outside.join("deep/loop")).unwrap();
+    let sys = OsSystem;
+    let (mut entries, links) = sys.walk_noting_links(&root);
+    let mut links = links.expect("the OS walk knows its links");
+    links.sort();
+    assert_eq!(
+        links,
+        [root.join("a/out"), root.join("to_a"), root.join("to_a/out"),]
+    );
+    let mut plain = sys.walk(&root);
+    let key = |e: &ryechain::system::WalkEntry| e.path.clone();
+    entries.sort_by_key(key);
+    plain.sort_by_key(key);
+    assert_eq!(entries, plain);
+    let files: Vec<&Path> = entries
+        .iter()
+        .filter(|e| e.error.is_none())
+        .map(|e| e.path.as_path())
+        .collect();
+    assert_eq!(
+        files,
+        [
+            root.join("a/b/x.py"),
+            root.join("a/out/deep/y.py"),
+            root.join("to_a/b/x.py"),
+            root.join("to_a/out/deep/y.py"),
+        ]
+    );
+    assert!(
+        entries.iter().any(|e| e.error.is_some()),
+        "the link back to the root is a loop: {entries:?}"
+    );
+}

@@ -6,7 +6,6 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 
 use super::{ReadInto, ReadResult, System, WalkEntry};
 
@@ -91,6 +90,69 @@ fn walk_entry(dir: &Path, res: Result<ignore::DirEntry, ignore::Error>) -> Optio
             not_regular: None,
         }),
     })
+}
+
+/// What a parallel walk's threads found, each thread's lists handed over once, when the walk
+/// drops its visitor (a message per file through a channel cost more).
+#[derive(Default)]
+struct Walked {
+    entries: Vec<Vec<WalkEntry>>,
+    /// Directories below the root entered through a symlink.
+    links: Vec<Vec<PathBuf>>,
+}
+
+/// Builds one [`WalkThread`] per walker thread.
+struct CollectWalk<'a> {
+    dir: &'a Path,
+    found: &'a std::sync::Mutex<Walked>,
+}
+
+impl<'a> ignore::ParallelVisitorBuilder<'a> for CollectWalk<'a> {
+    fn build(&mut self) -> Box<dyn ignore::ParallelVisitor + 'a> {
+        Box::new(WalkThread {
+            dir: self.dir,
+            found: self.found,
+            entries: Vec::new(),
+            links: Vec::new(),
+        })
+    }
+}
+
+/// One walker thread's finds.
+struct WalkThread<'a> {
+    dir: &'a Path,
+    found: &'a std::sync::Mutex<Walked>,
+    entries: Vec<WalkEntry>,
+    links: Vec<PathBuf>,
+}
+
+impl ignore::ParallelVisitor for WalkThread<'_> {
+    fn visit(&mut self, res: Result<ignore::DirEntry, ignore::Error>) -> ignore::WalkState {
+        match res {
+            // A directory entered through a symlink (the walk's root, at depth 0, is never
+            // marked as one).
+            Ok(e) if e.path_is_symlink() && e.file_type().is_some_and(|t| t.is_dir()) => {
+                self.links.push(e.into_path());
+            }
+            res => {
+                if let Some(entry) = walk_entry(self.dir, res) {
+                    self.entries.push(entry);
+                }
+            }
+        }
+        ignore::WalkState::Continue
+    }
+}
+
+impl Drop for WalkThread<'_> {
+    fn drop(&mut self) {
+        let mut found = self
+            .found
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        found.entries.push(std::mem::take(&mut self.entries));
+        found.links.push(std::mem::take(&mut self.links));
+    }
 }
 
 /// Open for reading without blocking: a FIFO swapped in after the `stat` would otherwise wait
@@ -661,43 +723,17 @@ impl System for OsSystem {
     }
 
     fn walk_noting_links(&self, dir: &Path) -> (Vec<WalkEntry>, Option<Vec<PathBuf>>) {
-        let (tx, rx) = mpsc::channel();
-        let links = std::sync::Mutex::new(Vec::new());
+        let found = std::sync::Mutex::new(Walked::default());
         ignore::WalkBuilder::new(dir)
             .standard_filters(false)
             .hidden(false)
             .follow_links(true)
             .build_parallel()
-            .run(|| {
-                let tx = tx.clone();
-                let links = &links;
-                Box::new(move |res| {
-                    match res {
-                        // A directory entered through a symlink (the walk's root, at depth 0, is
-                        // never marked as one).
-                        Ok(e)
-                            if e.path_is_symlink() && e.file_type().is_some_and(|t| t.is_dir()) =>
-                        {
-                            links
-                                .lock()
-                                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                                .push(e.into_path());
-                        }
-                        res => {
-                            if let Some(entry) = walk_entry(dir, res) {
-                                let _ = tx.send(entry);
-                            }
-                        }
-                    }
-                    ignore::WalkState::Continue
-                })
-            });
-        drop(tx);
-        let entries = rx.into_iter().collect();
-        let links = links
+            .visit(&mut CollectWalk { dir, found: &found });
+        let Walked { entries, links } = found
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        (entries, Some(links))
+        (entries.concat(), Some(links.concat()))
     }
 
     fn walk_small(&self, dir: &Path) -> Vec<WalkEntry> {

@@ -733,7 +733,12 @@ impl System for OsSystem {
         let Walked { entries, links } = found
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        (entries.concat(), Some(links.concat()))
+        // Moved, not `concat`ed (which would clone every entry's path).
+        let mut all = Vec::with_capacity(entries.iter().map(Vec::len).sum());
+        for mut part in entries {
+            all.append(&mut part);
+        }
+        (all, Some(links.into_iter().flatten().collect()))
     }
 
     fn walk_small(&self, dir: &Path) -> Vec<WalkEntry> {

@@ -135,8 +135,9 @@ pub fn host(text: &str) -> Host {
     host_with(text, Settings::default())
 }
 
+/// A host loaded with the fixture, whose database can record the queries it runs.
 pub fn host_with(text: &str, settings: Settings) -> Host {
-    let mut host = Host::new();
+    let mut host = Host::with_event_log();
     host.apply(change_for(&parse_fixture(text), settings));
     host
 }

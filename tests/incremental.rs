@@ -47,7 +47,7 @@ fn executed(host: &Host, query: &str) -> Vec<String> {
 #[test]
 fn body_only_edit_reruns_no_chain_query() {
     let mut host = host(TREE);
-    host.db().enable_event_log();
+    assert!(host.db().enable_event_log(), "the host records");
     let before = findings(&host);
     let first = host.db().take_executed();
     // A lint walks each tool's chain inside `chain_diagnostics` (not memoized by `chain`).
@@ -96,7 +96,7 @@ fn body_only_edit_reruns_no_chain_query() {
 #[test]
 fn header_edit_reruns_dependent_chains() {
     let mut host = host(TREE);
-    host.db().enable_event_log();
+    assert!(host.db().enable_event_log(), "the host records");
     let _ = findings(&host);
     let _ = host.db().take_executed();
     edit(

@@ -111,7 +111,7 @@ fn suggestions_come_from_the_ids_the_element_may_name() {
 #[test]
 fn visible_ids_are_computed_once_per_space_kind_and_survive_edits() {
     let mut host = host(TREE);
-    host.db().enable_event_log();
+    assert!(host.db().enable_event_log(), "the host records");
     let before = findings(&host);
     let visible = |log: &[String]| {
         log.iter()

@@ -98,7 +98,7 @@ fn edit(host: &mut Host, rel: &str, text: &str) {
 #[test]
 fn body_edits_of_a_library_rerun_chain_diagnostics_only_when_it_becomes_runnable() {
     let mut h = host(&tree(LIB));
-    h.db().enable_event_log();
+    assert!(h.db().enable_event_log(), "the host records");
     let before = findings(&h);
     let _ = h.db().take_executed();
 

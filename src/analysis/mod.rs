@@ -40,6 +40,12 @@ impl Host {
     pub fn new() -> Self {
         Host { db: RootDb::new() }
     }
+    /// A host whose database can record which queries execute (tests of incrementality).
+    pub fn with_event_log() -> Self {
+        Host {
+            db: RootDb::with_event_log(),
+        }
+    }
     pub fn apply(&mut self, change: Change) {
         change.apply(&mut self.db);
     }

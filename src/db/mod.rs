@@ -350,7 +350,10 @@ pub type EventLog = Arc<EventLogState>;
 pub struct RootDb {
     storage: salsa::Storage<Self>,
     workspace: Option<Workspace>,
-    log: EventLog,
+    /// Set only for a database built to record ([`RootDb::with_event_log`]): salsa builds an
+    /// event for every query it runs or validates only when a callback is installed (≈1% of a
+    /// lint's instructions, for nothing when no test reads them).
+    log: Option<EventLog>,
 }
 
 impl Default for RootDb {
@@ -361,6 +364,11 @@ impl Default for RootDb {
 
 impl RootDb {
     pub fn new() -> Self {
+        RootDb::build(salsa::Storage::new(None), None)
+    }
+
+    /// A database that can record which queries execute ([`RootDb::enable_event_log`]).
+    pub fn with_event_log() -> Self {
         let log: EventLog = Arc::default();
         let sink = log.clone();
         let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
@@ -372,6 +380,10 @@ impl RootDb {
                 entries.push(format!("{database_key:?}"));
             }
         })));
+        RootDb::build(storage, Some(log))
+    }
+
+    fn build(storage: salsa::Storage<Self>, log: Option<EventLog>) -> Self {
         let mut db = RootDb {
             storage,
             workspace: None,
@@ -382,14 +394,19 @@ impl RootDb {
         db
     }
 
-    /// Start recording which queries execute (`take_executed` drains the record).
-    pub fn enable_event_log(&self) {
-        if let Ok(mut guard) = self.log.entries.lock() {
-            guard.get_or_insert_with(Vec::new);
-            self.log
-                .on
-                .store(true, std::sync::atomic::Ordering::Relaxed);
-        }
+    /// Start recording which queries execute (`take_executed` drains the record). `false`: the
+    /// database was not built to record ([`RootDb::with_event_log`]) and records nothing.
+    #[must_use]
+    pub fn enable_event_log(&self) -> bool {
+        let Some(log) = &self.log else {
+            return false;
+        };
+        let Ok(mut guard) = log.entries.lock() else {
+            return false;
+        };
+        guard.get_or_insert_with(Vec::new);
+        log.on.store(true, std::sync::atomic::Ordering::Relaxed);
+        true
     }
 
     /// The loaded file at `path`, if any: its space's root is a prefix of it, and the rest, its
@@ -440,9 +457,8 @@ impl RootDb {
     /// Query executions since the last call, as `query_name(Id(..))` strings.
     pub fn take_executed(&self) -> Vec<String> {
         self.log
-            .entries
-            .lock()
-            .ok()
+            .as_ref()
+            .and_then(|log| log.entries.lock().ok())
             .and_then(|mut g| g.as_mut().map(std::mem::take))
             .unwrap_or_default()
     }

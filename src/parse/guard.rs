@@ -569,9 +569,12 @@ mod tests {
 /// text. Returns the offset of the first bracket too deep.
 pub fn python_too_deep(text: &str, limit: usize) -> Option<usize> {
     let b = text.as_bytes();
-    // The depth can pass `limit` only if the text holds more opening brackets than that: a SIMD
-    // count settles almost every file (no bracket number `limit + 1`: `None`, not too deep)
-    // before the byte-by-byte scan below.
+    // The depth can pass `limit` only if the text holds more opening brackets than that: its
+    // length settles most files, a SIMD count almost every other one (no bracket number
+    // `limit + 1`: `None`, not too deep) before the byte-by-byte scan below.
+    if b.len() <= limit {
+        return None;
+    }
     memchr::memchr3_iter(b'(', b'[', b'{', b).nth(limit)?;
     let mut i = 0;
     let mut depth = 0usize;

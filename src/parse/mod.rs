@@ -77,6 +77,20 @@ pub fn parse(kind: ParserKind, text: &str) -> ParsedFile {
     }
 }
 
+/// Whether the scan of a Python module's top-level statements reads `text` the same with its
+/// line reader that skips to the bytes that matter as with the token-by-token one it replaced
+/// (test support). `Err` holds both answers.
+#[cfg(any(test, feature = "testing"))]
+pub fn python_scans_agree(text: &str) -> Result<(), String> {
+    let fast = py_scan::top_level(text);
+    let oracle = py_scan::top_level_by_tokens(text);
+    if fast == oracle {
+        Ok(())
+    } else {
+        Err(format!("skipping: {fast:?}\ntoken by token: {oracle:?}"))
+    }
+}
+
 /// Whether the fast YAML loaders (`yaml_simple`, `yaml_fast`) and the `serde_yaml` path agree on
 /// `text` (test support: the differential tests and the fuzz target call it). `None` when both
 /// fast loaders decline it.

@@ -41,6 +41,21 @@ pub(crate) struct TopStmt<'t> {
 /// The top-level statements of `text` in order, or `None` when the scan gave up (see the module
 /// documentation).
 pub(crate) fn top_level(text: &str) -> Option<Vec<TopStmt<'_>>> {
+    scan(text, Scanner::logical_line)
+}
+
+/// [`top_level`] with each logical line read token by token, as the scan first did it: the
+/// oracle the faster line reader is held to (tests, and `parse::python_scans_agree`).
+#[cfg(any(test, feature = "testing"))]
+pub(crate) fn top_level_by_tokens(text: &str) -> Option<Vec<TopStmt<'_>>> {
+    scan(text, Scanner::logical_line_by_tokens)
+}
+
+/// [`top_level`], each logical line read by `logical_line`.
+fn scan<'t>(
+    text: &'t str,
+    logical_line: impl Fn(&mut Scanner<'t>) -> Option<Line<'t>>,
+) -> Option<Vec<TopStmt<'t>>> {
     let mut s = Scanner {
         b: text.as_bytes(),
         text,
@@ -120,10 +135,10 @@ pub(crate) fn top_level(text: &str) -> Option<Vec<TopStmt<'_>>> {
         }
         let head = if column == 0 { s.head() } else { Head::Other };
         s.pos = start;
-        let line = s.logical_line()?;
+        let line = logical_line(&mut s)?;
         // Statement shapes the parser refuses and a file cut short leaves behind: a compound
         // header without its `:`, a line ending in an operator.
-        if (COMPOUND.contains(&word) && !line.colon) || line.cut_short() {
+        if (!line.colon && compound(word)) || line.cut_short() {
             return None;
         }
         opens_block = line.opens_block();
@@ -166,7 +181,7 @@ struct Line<'t> {
     last: u8,
     /// `last` before the last token.
     before_last: u8,
-    /// The last token, when it is a word (compared with `WANTS_MORE` once, at the line's end).
+    /// The last token, when it is a word (looked up in [`wants_more`] at the line's end).
     last_word: &'t str,
 }
 
@@ -184,17 +199,41 @@ impl Line<'_> {
             b'=' | b'+' | b'-' | b'/' | b'%' | b'&' | b'|' | b'^' | b'<' | b'>' | b'~' | b'@'
         );
         let dot = self.last == b'.' && !matches!(self.before_last, b'.' | b'0'..=b'9');
-        operator || dot || WANTS_MORE.contains(&self.last_word)
+        operator || dot || wants_more(self.last_word)
     }
 }
 
-/// Keywords that cannot end a statement.
-const WANTS_MORE: &[&str] = &[
-    "import", "from", "in", "not", "and", "or", "is", "as", "del", "assert", "global", "nonlocal",
-    "await", "lambda", "if", "else", "with", "while", "for", "def", "class",
-];
+/// Keywords that cannot end a statement (a `match`, which compiles to a switch on the length
+/// and a compare or two, not a compare with each).
+fn wants_more(word: &str) -> bool {
+    matches!(
+        word,
+        "import"
+            | "from"
+            | "in"
+            | "not"
+            | "and"
+            | "or"
+            | "is"
+            | "as"
+            | "del"
+            | "assert"
+            | "global"
+            | "nonlocal"
+            | "await"
+            | "lambda"
+            | "if"
+            | "else"
+            | "with"
+            | "while"
+            | "for"
+            | "def"
+            | "class"
+    )
+}
 
 impl Line<'_> {
+    #[cfg(any(test, feature = "testing"))]
     fn token(&mut self, first: u8) {
         self.before_last = self.last;
         self.last = first;
@@ -203,10 +242,23 @@ impl Line<'_> {
 }
 
 /// Words that start a compound statement's header, which holds a `:`.
-const COMPOUND: &[&str] = &[
-    "def", "class", "if", "elif", "else", "for", "while", "with", "try", "except", "finally",
-    "async",
-];
+fn compound(word: &str) -> bool {
+    matches!(
+        word,
+        "def"
+            | "class"
+            | "if"
+            | "elif"
+            | "else"
+            | "for"
+            | "while"
+            | "with"
+            | "try"
+            | "except"
+            | "finally"
+            | "async"
+    )
+}
 
 /// Replacement fields nested deeper than this give up (the scan recurses once per level).
 const MAX_FIELDS: usize = 32;
@@ -218,6 +270,9 @@ const IDENT: u8 = 2;
 /// without a look: only line breaks, comments, continuations, form feeds, brackets and quotes
 /// matter there.
 const SPECIAL_IN_BRACKETS: u8 = 4;
+/// Outside brackets, the bytes that matter there and `:` and `;` (a block opener's colon, more
+/// statements on the line).
+const SPECIAL_AT_TOP: u8 = 8;
 
 static CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
@@ -246,7 +301,10 @@ static CLASS: [u8; 256] = {
                 | b'\''
                 | b'"'
         ) {
-            t[c] |= SPECIAL_IN_BRACKETS;
+            t[c] |= SPECIAL_IN_BRACKETS | SPECIAL_AT_TOP;
+        }
+        if matches!(b, b':' | b';') {
+            t[c] |= SPECIAL_AT_TOP;
         }
         c += 1;
     }
@@ -296,10 +354,13 @@ impl<'t> Scanner<'t> {
     }
 
     /// To the next byte of a string's text that can end it or matters inside it (its quote, `\\`,
-    /// a line break, and for an f-string `{` and `}`), or the end of the text.
-    fn skip_string_text(&mut self, q: u8, fmt: bool) {
+    /// a line break unless `triple`, and for an f-string `{` and `}`), or the end of the text.
+    fn skip_string_text(&mut self, q: u8, fmt: bool, triple: bool) {
         let rest = &self.b[self.pos.min(self.b.len())..];
-        let n = if fmt || self.has_cr {
+        let n = if triple && !fmt {
+            // Line breaks are part of a triple-quoted string's text.
+            memchr::memchr2(q, b'\\', rest).unwrap_or(rest.len())
+        } else if fmt || self.has_cr {
             rest.iter()
                 .position(|&c| {
                     c == q
@@ -364,7 +425,145 @@ impl<'t> Scanner<'t> {
 
     /// From `pos` to the line break ending this logical line (past it) or the end of the text.
     /// `None`: the scan gives up.
+    ///
+    /// The scan runs from one byte that matters to the next (a table lookup per byte): line
+    /// breaks, comments, continuations, form feeds, brackets and quotes, and outside brackets `:`
+    /// and `;`. The line's last tokens, which tell whether it opens a block or was cut short, are
+    /// read back from its end ([`Scanner::token_before`]) rather than kept token by token.
     fn logical_line(&mut self) -> Option<Line<'t>> {
+        let start = self.pos;
+        let mut depth = 0usize;
+        let mut colon = false;
+        let mut semicolon = false;
+        loop {
+            let mask = if depth == 0 {
+                SPECIAL_AT_TOP
+            } else {
+                SPECIAL_IN_BRACKETS
+            };
+            let rest = &self.b[self.pos..];
+            let Some(n) = rest.iter().position(|&c| CLASS[usize::from(c)] & mask != 0) else {
+                self.pos = self.b.len();
+                return (depth == 0).then(|| self.line(start, self.b.len(), colon, semicolon));
+            };
+            self.pos += n;
+            match self.b[self.pos] {
+                b'\n' | b'\r' => {
+                    let end = self.pos;
+                    self.newline();
+                    if depth == 0 {
+                        return Some(self.line(start, end, colon, semicolon));
+                    }
+                }
+                b'#' => {
+                    let at = self.pos;
+                    self.skip_comment();
+                    if depth == 0 {
+                        if self.pos < self.b.len() {
+                            self.newline();
+                        }
+                        return Some(self.line(start, at, colon, semicolon));
+                    }
+                }
+                b'\\' => {
+                    self.pos += 1;
+                    match self.b.get(self.pos) {
+                        Some(b'\n' | b'\r') => self.newline(),
+                        _ => return None,
+                    }
+                }
+                b'(' | b'[' | b'{' => {
+                    depth += 1;
+                    self.pos += 1;
+                }
+                b')' | b']' | b'}' => {
+                    depth = depth.checked_sub(1)?;
+                    self.pos += 1;
+                }
+                b'\'' | b'"' => {
+                    let fmt = self.prefix_is_fmt();
+                    self.string(fmt)?;
+                }
+                b':' => {
+                    colon = true;
+                    self.pos += 1;
+                }
+                b';' => {
+                    semicolon = true;
+                    self.pos += 1;
+                }
+                // A form feed: not modelled.
+                _ => return None,
+            }
+        }
+    }
+
+    /// The logical line from `start`, whose last token ends before `end` (a line break, a
+    /// comment or the end of the text), as the token-by-token scan would have seen it.
+    fn line(&self, start: usize, end: usize, colon: bool, semicolon: bool) -> Line<'t> {
+        let mut line = Line {
+            colon,
+            semicolon,
+            ..Line::default()
+        };
+        if let Some((last, at, word)) = self.token_before(start, end) {
+            line.last = last;
+            line.last_word = word;
+            line.before_last = self.token_before(start, at).map_or(0, |(b, _, _)| b);
+        }
+        line
+    }
+
+    /// The token of this logical line (from `start`) that ends last before `end`, past blanks
+    /// and line continuations: its first byte as the scan records it (`"` for a string, which
+    /// ends in its quote), where it starts, and the word when it is one. Within a run of word
+    /// bytes, digits before the first byte that starts a word are tokens of their own and the
+    /// rest is one word, as the forward scan reads them.
+    fn token_before(&self, start: usize, end: usize) -> Option<(u8, usize, &'t str)> {
+        let b = self.b;
+        let mut e = end;
+        loop {
+            if e <= start {
+                return None;
+            }
+            match b[e - 1] {
+                b' ' | b'\t' => e -= 1,
+                // Outside brackets and strings, a line break inside a logical line follows the
+                // `\\` continuing it.
+                b'\n' | b'\r' => {
+                    let mut k = e - 1;
+                    if b[k] == b'\n' && k > start && b[k - 1] == b'\r' {
+                        k -= 1;
+                    }
+                    if k > start && b[k - 1] == b'\\' {
+                        e = k - 1;
+                    } else {
+                        return None;
+                    }
+                }
+                _ => break,
+            }
+        }
+        let c = b[e - 1];
+        if c == b'\'' || c == b'"' {
+            return Some((b'"', e - 1, ""));
+        }
+        if is_ident(c) {
+            let mut s = e - 1;
+            while s > start && is_ident(b[s - 1]) {
+                s -= 1;
+            }
+            if let Some(p) = (s..e).find(|&i| is_ident_start(b[i])) {
+                return Some((b[p], p, &self.text[p..e]));
+            }
+        }
+        Some((c, e - 1, ""))
+    }
+
+    /// [`Scanner::logical_line`] token by token, as the scan first did it: the oracle the
+    /// tests hold the faster scan to.
+    #[cfg(any(test, feature = "testing"))]
+    fn logical_line_by_tokens(&mut self) -> Option<Line<'t>> {
         let mut depth = 0usize;
         let mut line = Line::default();
         while let Some(&c) = self.b.get(self.pos) {
@@ -466,7 +665,7 @@ impl<'t> Scanner<'t> {
         let triple = self.b.get(self.pos + 1) == Some(&q) && self.b.get(self.pos + 2) == Some(&q);
         self.pos += if triple { 3 } else { 1 };
         loop {
-            self.skip_string_text(q, fmt);
+            self.skip_string_text(q, fmt, triple);
             let c = *self.b.get(self.pos)?;
             match c {
                 b'\\' => {
@@ -583,7 +782,113 @@ impl<'t> Scanner<'t> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Head, top_level};
+    use super::{Head, top_level, top_level_by_tokens as by_tokens};
+    use proptest::prelude::*;
+
+    /// Pieces of Python whose joins make every shape the line reader distinguishes: line
+    /// ends after a word, a digit, a `.`, a string, a bracket, an operator or a keyword that
+    /// wants more; comments; continuations; strings of every quoting with their prefixes;
+    /// f-string fields; `:` and `;` inside and outside brackets; CR and CRLF line breaks.
+    const PIECES: &[&str] = &[
+        "x",
+        "__version__",
+        " = ",
+        "=",
+        "==",
+        "1",
+        "1.",
+        "0x1F",
+        "1e5",
+        ".",
+        "...",
+        "a.b",
+        " ",
+        "\t",
+        "    ",
+        "\n",
+        "\r\n",
+        "\r",
+        "\\\n",
+        "\\\r\n",
+        "\\",
+        "# c",
+        "#",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        ":",
+        ";",
+        ",",
+        "+",
+        "-",
+        "@",
+        "~",
+        "'s'",
+        "\"s\"",
+        "'''t\nu'''",
+        "\"\"\"d\"\"\"",
+        "r'\\'",
+        "b\"x\"",
+        "f'{x}'",
+        "f'{x!r:>{w}}'",
+        "rb'\\''",
+        "f\"{'a'}\"",
+        "'",
+        "\"",
+        "if",
+        "if x:",
+        "else",
+        "else:",
+        "def f():",
+        "async def g():",
+        "class C:",
+        "try:",
+        "except E:",
+        "finally:",
+        "import",
+        "import os",
+        "from",
+        "in",
+        "not",
+        "lambda",
+        "lambda x: x",
+        "return",
+        "pass",
+        "@d",
+        "é",
+        "x1",
+        "1x",
+        "\x0c",
+        "while",
+        "for",
+        "with",
+        "is",
+        "as",
+        "or",
+        "and",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+        /// The line reader that skips to the bytes that matter and reads the last tokens
+        /// back from the line's end finds what the token-by-token reader finds, or gives up
+        /// where it gives up.
+        #[test]
+        fn skipping_reader_agrees_with_the_token_reader(
+            pieces in prop::collection::vec(prop::sample::select(PIECES), 0..40),
+        ) {
+            let text: String = pieces.concat();
+            prop_assert_eq!(top_level(&text), by_tokens(&text), "{:?}", text);
+        }
+
+        #[test]
+        fn skipping_reader_agrees_on_any_text(text in "[ -~\t\n\r\x0c]{0,200}") {
+            prop_assert_eq!(top_level(&text), by_tokens(&text), "{:?}", text);
+        }
+    }
 
     fn heads(text: &str) -> Vec<(usize, Head<'_>)> {
         top_level(text)

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::db::{Db, FileContents, SourceFile};
+use crate::db::{Db, FileContents, SourceFile, Workspace};
 use crate::parse::ParserKind;
 
 /// Directory (relative to a space's `.ai/`) that holds extractor files.
@@ -62,8 +62,16 @@ pub(crate) fn extractor_item_type(rel: &str) -> Option<&str> {
     }
 }
 
+/// The extractors in force (§1.5): [`extractor_config_of`] of the database's workspace.
+pub fn extractor_config(db: &dyn Db) -> &ExtractorConfig {
+    extractor_config_of(db, db.workspace())
+}
+
+/// Keyed by the workspace input rather than by no argument at all: salsa interns the empty key
+/// of an argument-free query on every call (seven calls per tool in a lint), while an input is
+/// its own key.
 #[salsa::tracked(returns(ref))]
-pub fn extractor_config(db: &dyn Db) -> ExtractorConfig {
+pub fn extractor_config_of(db: &dyn Db, _ws: Workspace) -> ExtractorConfig {
     let mut cfg = ExtractorConfig {
         extensions: Vec::new(),
         parsers: Vec::new(),

@@ -6,7 +6,7 @@ pub mod graph;
 
 use std::sync::Arc;
 
-use crate::db::{Db, FileContents, ResolveKey, SourceFile, SpaceRoot};
+use crate::db::{Db, FileContents, ResolveKey, SourceFile, SpaceRoot, Workspace};
 use crate::model::{ExecutorRef, Metadata, ParseProblem, Space, SpaceKind, Span, item_id_problem};
 pub use extractor::{ExtractorConfig, extractor_config};
 
@@ -282,7 +282,7 @@ pub fn resolve_item(db: &dyn Db, key: ResolveKey) -> Resolution {
 
 /// Convenience wrapper: intern the key and resolve.
 pub fn resolve<'db>(db: &'db dyn Db, id: &str, from: SpaceKind) -> &'db Resolution {
-    resolve_item(db, ResolveKey::new(db, id.to_owned(), from))
+    resolve_item(db, ResolveKey::new(db, id, from))
 }
 
 /// A kind of space as a query key (the interned argument of [`visible_ids_of`]).
@@ -496,7 +496,7 @@ pub fn suggest_ids(db: &dyn Db, key: ResolveKey) -> Suggested {
 
 /// Convenience wrapper: intern the key and suggest.
 pub fn suggestions<'db>(db: &'db dyn Db, id: &str, from: SpaceKind) -> &'db Suggested {
-    suggest_ids(db, ResolveKey::new(db, id.to_owned(), from))
+    suggest_ids(db, ResolveKey::new(db, id, from))
 }
 
 /// The first system-bundle file carrying a primitive id, if any (DESIGN.md: loaded when present).
@@ -609,8 +609,14 @@ impl Chain {
 }
 
 /// The maximum chain length in force (CLI override, then config, then 10).
-#[salsa::tracked(returns(copy))]
 pub fn max_depth(db: &dyn Db) -> usize {
+    max_depth_of(db, db.workspace())
+}
+
+/// [`max_depth`], keyed by the workspace input (an argument-free query interns its empty key on
+/// every call: once per chain walk).
+#[salsa::tracked(returns(copy))]
+fn max_depth_of(db: &dyn Db, _ws: Workspace) -> usize {
     if let Some(d) = db.workspace().settings(db).max_depth {
         return d;
     }

@@ -91,6 +91,21 @@ pub fn python_scans_agree(text: &str) -> Result<(), String> {
     }
 }
 
+/// Whether the one-pass spanned reader of plain YAML headers (`yaml_simple::load_spanned`)
+/// gives exactly the top-level entries, values and spans the located path gives (test support).
+/// `None` when the spanned reader declines `text`.
+#[cfg(any(test, feature = "testing"))]
+pub fn yaml_spans_agree(text: &str) -> Option<Result<(), String>> {
+    let direct = yaml_simple::load_spanned(text)?;
+    Some(match yaml::located_entries(text) {
+        Ok((located, problems)) if problems.is_empty() && located == direct => Ok(()),
+        Ok((located, problems)) => Err(format!(
+            "spanned: {direct:?}\nlocated: {located:?}\nproblems: {problems:?}"
+        )),
+        Err(parsed) => Err(format!("spanned: {direct:?}\nlocated: {parsed:?}")),
+    })
+}
+
 /// Whether the fast YAML loaders (`yaml_simple`, `yaml_fast`) and the `serde_yaml` path agree on
 /// `text` (test support: the differential tests and the fuzz target call it). `None` when both
 /// fast loaders decline it.

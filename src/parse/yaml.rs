@@ -28,7 +28,7 @@ use super::{FieldNames, Fields, MAX_NESTING, MAX_TEXT_LEN, ceil_boundary, clamp_
 use crate::model::{F64, ParseProblem, ParsedFile, Span, Spanned, Str, Value};
 
 /// How many lines at a mapping's indentation are tried for one key before giving up on its span.
-const MAX_KEY_CANDIDATES: usize = 64;
+pub(super) const MAX_KEY_CANDIDATES: usize = 64;
 
 /// Top-level YAML keys feeding each metadata field. The lower-case names of §2.4 come first;
 /// the Python spellings are accepted too, as the reference normalisation (§2.3) applies the
@@ -55,6 +55,47 @@ pub fn parse_yaml(text: &str) -> ParsedFile {
     if text.len() > MAX_TEXT_LEN {
         return super::too_large("YAML");
     }
+    // The plain shape of most tool headers is read in one pass that gives each value its span
+    // as it goes (`yaml_simple::load_spanned`: the spans the locator below would find).
+    if let Some(entries) = super::yaml_simple::load_spanned(text) {
+        return from_entries(entries, Vec::new());
+    }
+    parse_yaml_located(text)
+}
+
+/// The top-level entries read, into metadata.
+fn from_entries(
+    entries: Vec<(Spanned<Str>, Spanned<Value>)>,
+    problems: Vec<ParseProblem>,
+) -> ParsedFile {
+    let mut fields = Fields::default();
+    for (key, value) in entries {
+        fields.insert(&key.value, value);
+    }
+    ParsedFile {
+        metadata: fields.metadata(&YAML_FIELDS),
+        problems,
+    }
+}
+
+/// [`parse_yaml`] of any document: loaded (line by line, from libyaml's events or through
+/// `serde_yaml`), then each value located in the text.
+pub(super) fn parse_yaml_located(text: &str) -> ParsedFile {
+    match located_entries(text) {
+        Ok((entries, problems)) => from_entries(entries, problems),
+        Err(parsed) => parsed,
+    }
+}
+
+/// The top-level entries of the first document with their spans and the problems met, or the
+/// whole answer when the document holds no mapping to read (empty, not a mapping, refused).
+#[allow(
+    clippy::type_complexity,
+    reason = "a private pair, taken apart by its two callers"
+)]
+pub(super) fn located_entries(
+    text: &str,
+) -> Result<(Vec<(Spanned<Str>, Spanned<Value>)>, Vec<ParseProblem>), ParsedFile> {
     let mut problems = Vec::new();
     // libyaml mis-reads every line after the first when the text starts with a BOM, so the
     // BOM is cut off here and error offsets are shifted back by its length.
@@ -79,18 +120,18 @@ pub fn parse_yaml(text: &str) -> ParsedFile {
             span: clamp_span(text, at, at + 1),
             message: deep.to_string(),
         });
-        return ParsedFile {
+        return Err(ParsedFile {
             metadata: Default::default(),
             problems,
-        };
+        });
     }
     let (first, rest) = match load(&text[bom..], fast) {
         Err(e) => {
             problems.push(syntax_problem(text, bom, &e));
-            return ParsedFile {
+            return Err(ParsedFile {
                 metadata: Default::default(),
                 problems,
-            };
+            });
         }
         Ok(loaded) => loaded,
     };
@@ -109,10 +150,10 @@ pub fn parse_yaml(text: &str) -> ParsedFile {
     let doc_span = lines.line_span(doc_start);
     let entries = match first {
         YNode::Null => {
-            return ParsedFile {
+            return Err(ParsedFile {
                 metadata: Default::default(),
                 problems,
-            };
+            });
         }
         YNode::Map(entries) => entries,
         other => {
@@ -123,10 +164,10 @@ pub fn parse_yaml(text: &str) -> ParsedFile {
                     other.kind()
                 ),
             });
-            return ParsedFile {
+            return Err(ParsedFile {
                 metadata: Default::default(),
                 problems,
-            };
+            });
         }
     };
 
@@ -140,15 +181,9 @@ pub fn parse_yaml(text: &str) -> ParsedFile {
         line: doc_start,
         col: 0,
     };
-    let mut fields = Fields::default();
     // Entries skipped at load (`YNode::Skipped`) are only located, never converted.
-    for (key, value) in locator.map_entries(entries, Some(top), doc_span, 0) {
-        fields.insert(&key.value, value);
-    }
-    ParsedFile {
-        metadata: fields.metadata(&YAML_FIELDS),
-        problems,
-    }
+    let entries = locator.map_entries(entries, Some(top), doc_span, 0);
+    Ok((entries, problems))
 }
 
 /// A load failure: serde_yaml's message and the byte index into the loaded text it points at.
@@ -808,7 +843,7 @@ fn match_key(content: &str, key: &str) -> Option<(usize, usize)> {
 }
 
 /// The string a scalar mapping key is stored under; `None` for a sequence or mapping key.
-fn key_string(key: &YNode) -> Option<String> {
+pub(super) fn key_string(key: &YNode) -> Option<String> {
     match key {
         YNode::Str(s) => Some(s.clone()),
         YNode::Null => Some("null".to_owned()),

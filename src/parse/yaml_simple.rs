@@ -13,9 +13,10 @@
 //! resolved by the same function, the structure is YAML's (`tests::agrees_with_libyaml`, a
 //! differential proptest over generated and mutated documents).
 
-use super::MAX_NESTING;
-use super::yaml::{Rest, YNode, unread_top_level_key};
+use super::yaml::{MAX_KEY_CANDIDATES, Rest, YNode, key_string, unread_top_level_key};
 use super::yaml_fast::{Fast, untagged_plain};
+use super::{MAX_NESTING, clamp_span};
+use crate::model::{F64, Span, Spanned, Str, Value};
 
 /// One line with content (blank and comment-only lines are left out).
 #[derive(Clone, Copy)]
@@ -67,6 +68,297 @@ pub(super) fn load(text: &str) -> Option<Fast> {
         rest: Rest::Nothing,
         max_depth: r.max_depth,
     })
+}
+
+/// One content line of the spanned reader: as [`Line`], with the offset in the text of the
+/// physical line it is part of (a compact `- key: value` item is read again from the key on, at
+/// its column, on the same physical line).
+#[derive(Clone, Copy)]
+struct SLine<'t> {
+    indent: usize,
+    text: &'t str,
+    start: usize,
+}
+
+/// A block mapping's entries, keys and values spanned.
+type Entries = Vec<(Spanned<Str>, Spanned<Value>)>;
+
+/// The top-level entries of `text` with the spans `yaml::parse_yaml_located` gives them (its
+/// locator re-finds every key and value in the text after the load), in one pass; top-level
+/// entries that feed no field are read and left out, as that path leaves them out. `None`
+/// (the located path answers) for anything [`load`] declines, and for what the locator would
+/// not place where the value was read: a root that is not a block mapping at column 0, a key
+/// that does not read back as written (`0x1F:`, `True:`), a key after more lines at its
+/// mapping's indentation than the locator tries, whitespace other than spaces and line breaks,
+/// nesting near the depth guard, a BOM.
+pub(super) fn load_spanned(text: &str) -> Option<Entries> {
+    if text.starts_with('\u{feff}') || !all_printable(text) {
+        return None;
+    }
+    // The locator trims and indents with Unicode whitespace; this reader with spaces only.
+    if !text.is_ascii()
+        && text
+            .chars()
+            .any(|c| c.is_whitespace() && c != ' ' && c != '\n')
+    {
+        return None;
+    }
+    let mut lines = Vec::new();
+    let mut start = 0;
+    for raw in super::split_newlines(text) {
+        let at = start;
+        start += raw.len() + 1;
+        let trimmed = raw.trim_end_matches(' ');
+        let body = trimmed.trim_start_matches(' ');
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        if raw.starts_with('%') || raw.starts_with("---") || raw.starts_with("...") {
+            return None;
+        }
+        lines.push(SLine {
+            indent: trimmed.len() - body.len(),
+            text: body,
+            start: at,
+        });
+    }
+    let first = lines.first()?;
+    if first.indent != 0 || key_of(first.text).is_none() {
+        return None;
+    }
+    let mut r = Spanner {
+        text,
+        lines,
+        at: 0,
+        depth: 0,
+        max_depth: 0,
+    };
+    let entries = r.mapping(0, true)?;
+    (r.at == r.lines.len() && r.max_depth <= MAX_NESTING / 2).then_some(entries)
+}
+
+/// The spanned reader: [`Reader`]'s walk over the lines, each value spanned as the locator of
+/// `yaml.rs` spans it (`Locator::value_site`, `item_site`, `inline_rest`).
+struct Spanner<'t> {
+    text: &'t str,
+    lines: Vec<SLine<'t>>,
+    at: usize,
+    depth: usize,
+    max_depth: usize,
+}
+
+impl<'t> Spanner<'t> {
+    fn peek(&self) -> Option<SLine<'t>> {
+        self.lines.get(self.at).copied()
+    }
+
+    fn enter(&mut self) -> Option<()> {
+        self.depth += 1;
+        self.max_depth = self.max_depth.max(self.depth);
+        (self.depth <= MAX_NESTING).then_some(())
+    }
+
+    fn span(&self, start: usize, end: usize) -> Span {
+        clamp_span(self.text, start, end)
+    }
+
+    /// Where the content of `line` ends (trailing spaces cut): the end of a block value's span.
+    fn content_end(line: SLine<'_>) -> usize {
+        line.start + line.indent + line.text.len()
+    }
+
+    /// The block node at `indent` starting on the current line.
+    fn block(&mut self, indent: usize) -> Option<Value> {
+        let line = self.peek()?;
+        if line.indent != indent {
+            return None;
+        }
+        if is_dash(line.text) {
+            Some(Value::List(self.sequence(indent)?.0.into_boxed_slice()))
+        } else if key_of(line.text).is_some() {
+            Some(Value::Map(self.mapping(indent, false)?.into_boxed_slice()))
+        } else {
+            None
+        }
+    }
+
+    /// A block mapping whose keys sit at `indent`.
+    fn mapping(&mut self, indent: usize, top: bool) -> Option<Entries> {
+        self.enter()?;
+        let mut entries = Vec::new();
+        // Lines at this indentation since the last key (an indentless sequence's dashes): the
+        // locator gives up on a key past `MAX_KEY_CANDIDATES` of them.
+        let mut passed = 0;
+        while let Some(line) = self.peek() {
+            if line.indent < indent {
+                break;
+            }
+            if line.indent > indent {
+                return None;
+            }
+            let (key, rest) = key_of(line.text)?;
+            if passed + 1 > MAX_KEY_CANDIDATES {
+                return None;
+            }
+            let key_node = untagged_plain(key);
+            if !matches!(&key_node, YNode::Str(_)) && key_string(&key_node)? != key {
+                return None;
+            }
+            self.at += 1;
+            let key_start = line.start + line.indent;
+            let key_span = self.span(key_start, key_start + key.len());
+            passed = 0;
+            let (value, span) = if value_is_empty(rest) {
+                let span = self.span(key_start, Self::content_end(line));
+                let value = match self.peek() {
+                    Some(next) if next.indent > indent => self.block(next.indent)?,
+                    // An indentless sequence: its dashes sit at the keys' indentation.
+                    Some(next) if next.indent == indent && is_dash(next.text) => {
+                        let (items, dashes) = self.sequence(indent)?;
+                        passed = dashes;
+                        Value::List(items.into_boxed_slice())
+                    }
+                    _ => Value::Null,
+                };
+                (value, span)
+            } else {
+                let (s, e) = self.inline_span(line, key_start + key.len() + 1)?;
+                let span = self.span(s, e);
+                (self.inline(rest.trim_start_matches(' '), span)?, span)
+            };
+            if top && unread_top_level_key(&key_node) {
+                continue;
+            }
+            entries.push((
+                Spanned::new(Str::from(key), key_span),
+                Spanned::new(value, span),
+            ));
+        }
+        self.depth -= 1;
+        Some(entries)
+    }
+
+    /// A block sequence whose dashes sit at `indent`, and how many dashes it has.
+    fn sequence(&mut self, indent: usize) -> Option<(Vec<Spanned<Value>>, usize)> {
+        self.enter()?;
+        let mut items = Vec::new();
+        while let Some(line) = self.peek() {
+            if line.indent < indent || (line.indent == indent && !is_dash(line.text)) {
+                break;
+            }
+            if line.indent > indent {
+                return None;
+            }
+            let dash = line.start + line.indent;
+            let after = &line.text[1..];
+            let item = after.trim_start_matches(' ');
+            let content = dash + 1 + (after.len() - item.len());
+            if value_is_empty(item) {
+                self.at += 1;
+                let span = self.span(dash, Self::content_end(line));
+                let value = match self.peek() {
+                    Some(next) if next.indent > indent => self.block(next.indent)?,
+                    _ => Value::Null,
+                };
+                items.push(Spanned::new(value, span));
+            } else if is_dash(item) || key_of(item).is_some() {
+                // `- key: value` or `- - x`: a nested block starting on the dash's line, at
+                // the column of its first character; spanned from the dash to the line's end.
+                let span = self.span(dash, Self::content_end(line));
+                let column = content - line.start;
+                self.lines[self.at] = SLine {
+                    indent: column,
+                    text: item,
+                    start: line.start,
+                };
+                items.push(Spanned::new(self.block(column)?, span));
+            } else {
+                self.at += 1;
+                let (s, e) = self.inline_span(line, content)?;
+                let span = self.span(s, e);
+                items.push(Spanned::new(self.inline(item, span)?, span));
+            }
+        }
+        self.depth -= 1;
+        let dashes = items.len();
+        Some((items, dashes))
+    }
+
+    /// A value written on its line (see [`Reader::inline`]); a flow sequence's items take its
+    /// span, as the locator gives them.
+    fn inline(&mut self, text: &str, span: Span) -> Option<Value> {
+        if let Some(inner) = text.strip_prefix('[') {
+            let (items, after) = inner.split_once(']')?;
+            if !comment_or_nothing(after) {
+                return None;
+            }
+            self.enter()?;
+            let mut out = Vec::new();
+            let items = items.trim_matches(' ');
+            if !items.is_empty() {
+                for item in items.split(',') {
+                    out.push(Spanned::new(
+                        scalar_value(flow_scalar(item.trim_matches(' '))?),
+                        span,
+                    ));
+                }
+            }
+            self.depth -= 1;
+            return Some(Value::List(out.into_boxed_slice()));
+        }
+        let (node, after) = scalar(text, false)?;
+        comment_or_nothing(after).then(|| scalar_value(node))
+    }
+
+    /// The locator's `inline_rest` on `line` from byte `from` of the text: the value's text with
+    /// a trailing comment cut (a `#` after a space, outside the quotes it pairs along the line)
+    /// and the ends trimmed; `None` when nothing or only node properties are there.
+    fn inline_span(&self, line: SLine<'_>, from: usize) -> Option<(usize, usize)> {
+        let rest = self.text.get(from..Self::content_end(line))?;
+        let body = rest.trim_start_matches(' ');
+        let lead = rest.len() - body.len();
+        let mut end = body.len();
+        let mut quote: Option<u8> = None;
+        let mut prev_space = true;
+        for (i, &c) in body.as_bytes().iter().enumerate() {
+            match quote {
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None if c == b'#' && prev_space => {
+                    end = i;
+                    break;
+                }
+                None if c == b'"' || c == b'\'' => quote = Some(c),
+                None => {}
+            }
+            prev_space = c == b' ';
+        }
+        let body = body[..end].trim_end_matches(' ');
+        let only_props = body.split(' ').filter(|t| !t.is_empty()).all(|t| {
+            t.starts_with('&')
+                || t.starts_with('!')
+                || ((t.starts_with('|') || t.starts_with('>'))
+                    && t[1..]
+                        .chars()
+                        .all(|c| c.is_ascii_digit() || c == '+' || c == '-'))
+        });
+        if only_props {
+            return None;
+        }
+        let start = from + lead;
+        Some((start, start + body.len()))
+    }
+}
+
+/// A scalar node as a value.
+fn scalar_value(node: YNode) -> Value {
+    match node {
+        YNode::Str(s) => Value::Str(s.into()),
+        YNode::Int(i) => Value::Int(i),
+        YNode::Float(f) => Value::Float(F64(f)),
+        YNode::Bool(b) => Value::Bool(b),
+        YNode::Null | YNode::Skipped | YNode::Seq(_) | YNode::Map(_) => Value::Null,
+    }
 }
 
 /// What libyaml's reader accepts (`IS_PRINTABLE`), less tabs and CR, which this loader leaves
@@ -394,6 +686,38 @@ mod tests {
         }
     }
 
+    /// The spanned reader declines what the locator would place elsewhere or not at all, and
+    /// answers as it does on the shapes near those.
+    #[test]
+    fn spanned_reader_declines_what_the_locator_places_otherwise() {
+        let dashes = "- x\n".repeat(70);
+        for text in [
+            "  config: 1\n".to_owned(),
+            "config:\n  0x1F: a\n".to_owned(),
+            "config:\n  True: a\n".to_owned(),
+            "config:\n  1.50: a\n".to_owned(),
+            format!(
+                "config:\n  list:\n{}  next: 1\n",
+                dashes.replace("- ", "  - ")
+            ),
+            "config: a\u{a0}b\n".to_owned(),
+            "\u{feff}config: 1\n".to_owned(),
+            "- a\n".to_owned(),
+            String::new(),
+        ] {
+            assert!(load_spanned(&text).is_none(), "answered: {text:?}");
+        }
+        for text in [
+            "config:\n  123: a\n  true: b\n  1.5: c\n  null: d\n".to_owned(),
+            format!("config:\n  list:\n{}  next: 1\n", "  - x\n".repeat(60)),
+            "config: it's \"x\" # c\ninputs:\n- - a\n  - b\n-   k: [1, 'two']\n    j: ~\n-\n  z: 1\n".to_owned(),
+            "description: é漢字 # note\nversion: 1.0.0\nother:\n  a: [skipped]\n".to_owned(),
+        ] {
+            let verdict = crate::parse::yaml_spans_agree(&text);
+            assert!(matches!(verdict, Some(Ok(()))), "{text:?}: {verdict:?}");
+        }
+    }
+
     #[test]
     fn gives_up_on_what_it_does_not_read() {
         for text in [
@@ -522,6 +846,60 @@ mod tests {
                             }
                         }
                     }
+                }
+            }
+        }
+
+        /// Keys that feed fields (so their values are read at the top level) and others.
+        fn top_key() -> impl Strategy<Value = String> {
+            prop_oneof![
+                Just("config".to_owned()),
+                Just("inputs".to_owned()),
+                Just("env_config".to_owned()),
+                Just("version".to_owned()),
+                Just("config_schema".to_owned()),
+                key(),
+                Just("123".to_owned()),
+                Just("true".to_owned()),
+                Just("True".to_owned()),
+                Just("0x1F".to_owned()),
+                Just("1.50".to_owned()),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(3000))]
+            /// Where the one-pass spanned reader answers, it gives the entries, values and
+            /// spans the load-then-locate path gives; the documents are nested under keys
+            /// that feed fields, so their insides are read, and then edited as above.
+            #[test]
+            fn spans_agree_with_the_locator(
+                entries in proptest::collection::vec((top_key(), doc()), 1..4),
+                style in 0u8..16,
+                edit in proptest::option::of((0usize..400, 0u8..3, "[ a:#\\-\n\\[\\]'\"\u{a0}é]")),
+            ) {
+                let d = Doc::Map(entries);
+                let mut text = String::new();
+                write(&d, 0, style, &mut text);
+                if let Some((at, how, c)) = edit {
+                    let mut at = at.min(text.len());
+                    while !text.is_char_boundary(at) {
+                        at -= 1;
+                    }
+                    match how {
+                        0 => text.insert_str(at, &c),
+                        1 if at < text.len() => {
+                            text.remove(at);
+                        }
+                        _ if at < text.len() => {
+                            text.remove(at);
+                            text.insert_str(at, &c);
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(verdict) = crate::parse::yaml_spans_agree(&text) {
+                    prop_assert!(verdict.is_ok(), "{:?}\n{}", text, verdict.unwrap_err());
                 }
             }
         }

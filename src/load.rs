@@ -703,7 +703,8 @@ impl Classifier<'_> {
                         Text::COMPRESS_BYTES as u64,
                         buf,
                     ) {
-                        ReadInto::Appended(r) => match std::str::from_utf8(&buf[r.clone()]) {
+                        ReadInto::Appended(r) => match simdutf8::compat::from_utf8(&buf[r.clone()])
+                        {
                             Ok(_) => {
                                 range = Some(r);
                                 // Replaced by the text once the buffer is done.

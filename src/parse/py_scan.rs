@@ -66,7 +66,9 @@ fn scan<'t>(
     if text.starts_with('\u{feff}') {
         return None;
     }
-    let mut out: Vec<TopStmt<'_>> = Vec::new();
+    // Room for a module of imports, constants and definitions without growing (a vector grown
+    // from empty reallocates five times on the way to thirty statements).
+    let mut out: Vec<TopStmt<'_>> = Vec::with_capacity(32);
     // The indentation of the open blocks (as the tokenizer keeps it), and whether the last
     // logical line opened a block (ended with `:`).
     let mut indents: Vec<usize> = vec![0];
@@ -509,7 +511,10 @@ impl<'t> Scanner<'t> {
         if let Some((last, at, word)) = self.token_before(start, end) {
             line.last = last;
             line.last_word = word;
-            line.before_last = self.token_before(start, at).map_or(0, |(b, _, _)| b);
+            // Read only where it is looked at: after a `.` (`Line::cut_short`).
+            if last == b'.' {
+                line.before_last = self.token_before(start, at).map_or(0, |(b, _, _)| b);
+            }
         }
         line
     }

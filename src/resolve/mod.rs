@@ -155,9 +155,16 @@ pub struct SpaceIndex {
     ids: Vec<Arc<str>>,
     /// (extension, file), aligned with `ids`; an id's files in path order.
     files: Vec<(Arc<str>, SourceFile)>,
+    /// The ids with more than one file, sorted (few or none): whether a file has a rival is
+    /// asked of every tool, and a search of this list answers it without searching `ids`.
+    shared: Vec<Arc<str>>,
 }
 
 impl SpaceIndex {
+    /// Whether `id` has more than one file in this space.
+    pub fn is_shared(&self, id: &str) -> bool {
+        !self.shared.is_empty() && self.shared.binary_search_by(|s| s.as_ref().cmp(id)).is_ok()
+    }
     pub fn candidates(&self, id: &str) -> &[(Arc<str>, SourceFile)] {
         let lo = self.ids.partition_point(|i| i.as_ref() < id);
         let len = self.ids[lo..].partition_point(|i| i.as_ref() == id);
@@ -225,15 +232,21 @@ pub fn space_index(db: &dyn Db, root: SpaceRoot) -> SpaceIndex {
     entries.sort_by(|a, b| a.0.cmp(b.0));
     let mut ids: Vec<Arc<str>> = Vec::with_capacity(entries.len());
     let mut files = Vec::with_capacity(entries.len());
+    let mut shared: Vec<Arc<str>> = Vec::new();
     for (id, ext, file) in entries {
         let id = match ids.last() {
-            Some(last) if last.as_ref() == id => last.clone(),
+            Some(last) if last.as_ref() == id => {
+                if shared.last() != Some(last) {
+                    shared.push(last.clone());
+                }
+                last.clone()
+            }
             _ => Arc::from(id),
         };
         ids.push(id);
         files.push((ext, file));
     }
-    SpaceIndex { ids, files }
+    SpaceIndex { ids, files, shared }
 }
 
 /// A file found for an id, with the space it was found in.

@@ -504,7 +504,7 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
         let index = space_index(db, root);
         // The only file of its id wins or nothing does: no need to ask whether it is regular
         // (that would keep an `is_regular` memo for every file of the tree).
-        if index.candidates(item_id).len() > 1
+        if index.is_shared(item_id)
             && let Some(winner) = index.first_regular(db, item_id, cfg)
             && winner != file
         {

@@ -119,14 +119,9 @@ impl Text {
         true
     }
 
-    /// A buffer of texts read one after the other, for [`Text::in_shared`]. Bytes that are not
-    /// UTF-8 as a whole are replaced (the reader checks each text before appending it, so this
-    /// does not happen).
-    pub fn shared_buffer(bytes: Vec<u8>) -> Arc<String> {
-        Arc::new(
-            String::from_utf8(bytes)
-                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-        )
+    /// A buffer of texts read one after the other, for [`Text::in_shared`].
+    pub fn shared_buffer(text: String) -> Arc<String> {
+        Arc::new(text)
     }
 
     /// The text at `range` of a shared buffer, held in place (no copy); `None` when `range` does

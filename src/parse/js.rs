@@ -67,7 +67,7 @@ pub fn parse_js(text: &str) -> ParsedFile {
         return super::too_large("JavaScript");
     }
     let tokens = lex(text);
-    let mut fields = Fields::default();
+    let mut fields = Fields::new(&JS_FIELDS);
     let mut problems = Vec::new();
     let mut depth = 0usize;
     for i in 0..tokens.len() {
@@ -111,7 +111,7 @@ pub fn parse_js(text: &str) -> ParsedFile {
         }
     }
     ParsedFile {
-        metadata: fields.metadata(&JS_FIELDS),
+        metadata: fields.metadata(),
         problems,
     }
 }

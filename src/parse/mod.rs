@@ -271,44 +271,64 @@ impl FieldNames {
 
     /// Whether `name` feeds any field (the parsers read only those values).
     pub fn contains(&self, name: &str) -> bool {
-        self.all().iter().any(|names| names.contains(&name))
+        self.slot(name).is_some()
+    }
+
+    /// The field `name` feeds (its index in [`Field::ALL`]) and its rank among that field's
+    /// source names (0 wins over 1), if any.
+    fn slot(&self, name: &str) -> Option<(u8, u8)> {
+        self.all().iter().enumerate().find_map(|(field, names)| {
+            let rank = names.iter().position(|n| *n == name)?;
+            Some((u8::try_from(field).ok()?, u8::try_from(rank).ok()?))
+        })
     }
 }
 
-/// Named values read from a file's top level; inserting a name again replaces it (later wins).
-/// A list, not a map: a header holds a handful of the few dozen names that feed fields, and
-/// hashing each name (SipHash) on every insert and lookup cost more than comparing them.
-#[derive(Default)]
-pub(crate) struct Fields {
-    values: Vec<(String, Spanned<Value>)>,
+/// Named values read from a file's top level, each kept under the field its name feeds and the
+/// name's rank there; inserting a name again replaces its value (later wins), a name that feeds
+/// no field is dropped. A short list, not a map: a header holds a handful of the few dozen
+/// names that feed fields (and no name is copied: each was a string allocation per value).
+pub(crate) struct Fields<'n> {
+    names: &'n FieldNames,
+    /// (field index in [`Field::ALL`], rank of the name, value).
+    values: Vec<(u8, u8, Spanned<Value>)>,
 }
 
-impl Fields {
-    pub fn insert(&mut self, name: &str, value: Spanned<Value>) {
-        match self.values.iter_mut().find(|(n, _)| n == name) {
-            Some((_, v)) => *v = value,
-            None => self.values.push((name.to_owned(), value)),
+impl<'n> Fields<'n> {
+    pub fn new(names: &'n FieldNames) -> Self {
+        Fields {
+            names,
+            values: Vec::new(),
         }
     }
 
-    /// Moved out, not cloned: a 1 MB `config` is not copied. Each source name feeds one field
-    /// only (`field_names_are_disjoint`), so nothing another field needs is taken.
-    fn pick(&mut self, names: &[&str]) -> Option<Spanned<Value>> {
-        names.iter().find_map(|name| {
-            let i = self.values.iter().position(|(n, _)| n == name)?;
-            Some(self.values.swap_remove(i).1)
-        })
+    pub fn insert(&mut self, name: &str, value: Spanned<Value>) {
+        let Some((field, rank)) = self.names.slot(name) else {
+            return;
+        };
+        match self
+            .values
+            .iter_mut()
+            .find(|(f, r, _)| (*f, *r) == (field, rank))
+        {
+            Some((_, _, v)) => *v = value,
+            None => self.values.push((field, rank, value)),
+        }
     }
 
-    /// The normalised record: for each field, the first of its source names that was read.
-    pub fn metadata(mut self, names: &FieldNames) -> Metadata {
-        let all = names.all();
-        Metadata::from_fields(
-            Field::ALL
-                .iter()
-                .zip(all)
-                .filter_map(|(&field, names)| self.pick(names).map(|v| (field, v))),
-        )
+    /// The normalised record: for each field, the value of the first of its source names that
+    /// was read. Moved out, not cloned: a 1 MB `config` is not copied.
+    pub fn metadata(mut self) -> Metadata {
+        // Stable: field, then rank; the first of each field wins.
+        self.values.sort_by_key(|(f, r, _)| (*f, *r));
+        let mut last = None;
+        Metadata::from_fields(self.values.into_iter().filter_map(|(f, _, v)| {
+            if last == Some(f) {
+                return None;
+            }
+            last = Some(f);
+            Some((Field::ALL[usize::from(f)], v))
+        }))
     }
 }
 

@@ -65,12 +65,12 @@ const MAX_BRACKET_DEPTH: usize = 10_000;
 /// Read the metadata header of a Python file (§2.3). Never panics.
 pub fn parse_python(text: &str) -> ParsedFile {
     let (values, problems) = top_level_literals(text, |name| PYTHON_FIELDS.contains(name));
-    let mut fields = Fields::default();
+    let mut fields = Fields::new(&PYTHON_FIELDS);
     for (name, value) in values {
         fields.insert(&name, value);
     }
     ParsedFile {
-        metadata: fields.metadata(&PYTHON_FIELDS),
+        metadata: fields.metadata(),
         problems,
     }
 }

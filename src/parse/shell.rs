@@ -129,7 +129,7 @@ pub fn parse_shell(text: &str) -> ParsedFile {
     if text.len() > MAX_TEXT_LEN {
         return super::too_large("Shell");
     }
-    let mut fields = Fields::default();
+    let mut fields = Fields::new(&SHELL_FIELDS);
     let mut problems = Vec::new();
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
@@ -183,7 +183,7 @@ pub fn parse_shell(text: &str) -> ParsedFile {
         }
     }
     ParsedFile {
-        metadata: fields.metadata(&SHELL_FIELDS),
+        metadata: fields.metadata(),
         problems,
     }
 }

@@ -68,12 +68,12 @@ fn from_entries(
     entries: Vec<(Spanned<Str>, Spanned<Value>)>,
     problems: Vec<ParseProblem>,
 ) -> ParsedFile {
-    let mut fields = Fields::default();
+    let mut fields = Fields::new(&YAML_FIELDS);
     for (key, value) in entries {
         fields.insert(&key.value, value);
     }
     ParsedFile {
-        metadata: fields.metadata(&YAML_FIELDS),
+        metadata: fields.metadata(),
         problems,
     }
 }

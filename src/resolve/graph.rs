@@ -58,8 +58,10 @@ pub fn executor_graph(db: &dyn Db) -> ExecutorGraph {
     let mut files: Vec<SourceFile> = Vec::with_capacity(nodes.capacity());
     for &root in db.workspace().roots(db) {
         let space = root.space(db);
-        for &file in root.files(db).iter() {
-            let Some((id, ext)) = split_tool_rel(file.rel(db)) else {
+        // Two inputs read per root (`entries`), not one field per file: each read is an edge
+        // this query keeps.
+        for (rel, file) in root.entries(db) {
+            let Some((id, ext)) = split_tool_rel(rel) else {
                 continue;
             };
             if !cfg.has_extension(ext) {

@@ -169,6 +169,43 @@ impl crate::system::System for NoSystem {
     }
 }
 
+/// The repository's files (outside `target/` and `.git/`) whose names end in one of
+/// `extensions` (`"py"`, `"yaml"`), in the order the directories list them.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "test support lists the repository's own files"
+)]
+pub fn repository_files(extensions: &[&str]) -> Vec<PathBuf> {
+    fn visit(dir: &std::path::Path, extensions: &[&str], out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            if name == "target" || name == ".git" {
+                continue;
+            }
+            if path.is_dir() {
+                visit(&path, extensions, out);
+            } else if path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| extensions.contains(&e))
+            {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    visit(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+        extensions,
+        &mut out,
+    );
+    out
+}
+
 /// Write a generated tree (files and symlinks) under `dir` — shared by tests and benchmarks.
 #[allow(
     clippy::disallowed_methods,

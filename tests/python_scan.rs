@@ -7,34 +7,13 @@
     reason = "the test reads the repository's Python files"
 )]
 
-use std::path::{Path, PathBuf};
-
 use ryechain::parse::python_scans_agree;
 use ryechain::synth::{GenOptions, generate};
-
-fn python_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name();
-        if name == "target" || name == ".git" {
-            continue;
-        }
-        if path.is_dir() {
-            python_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "py") {
-            out.push(path);
-        }
-    }
-}
+use ryechain::testing::repository_files;
 
 #[test]
 fn line_readers_agree_on_every_repository_python_file() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    python_files(root, &mut files);
+    let files = repository_files(&["py"]);
     assert!(files.len() > 100, "only {} Python files found", files.len());
     for path in &files {
         let Ok(text) = std::fs::read_to_string(path) else {

@@ -6,36 +6,12 @@
     reason = "the test reads the repository's YAML files"
 )]
 
-use std::path::{Path, PathBuf};
-
 use ryechain::parse::{yaml_loaders_agree, yaml_spans_agree};
-
-fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name();
-        if name == "target" || name == ".git" {
-            continue;
-        }
-        if path.is_dir() {
-            yaml_files(&path, out);
-        } else if matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml")
-        ) {
-            out.push(path);
-        }
-    }
-}
+use ryechain::testing::repository_files;
 
 #[test]
 fn fast_loader_agrees_with_serde_yaml_on_every_repository_yaml_file() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    yaml_files(root, &mut files);
+    let files = repository_files(&["yaml", "yml"]);
     assert!(files.len() > 100, "only {} YAML files found", files.len());
     let (mut compared, mut declined) = (0, 0);
     for path in &files {
@@ -59,9 +35,7 @@ fn fast_loader_agrees_with_serde_yaml_on_every_repository_yaml_file() {
 /// every repository YAML file it reads, and reads most of them.
 #[test]
 fn spanned_reader_agrees_with_the_locator_on_every_repository_yaml_file() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    yaml_files(root, &mut files);
+    let files = repository_files(&["yaml", "yml"]);
     let (mut compared, mut declined) = (0, 0);
     for path in &files {
         let Ok(text) = std::fs::read_to_string(path) else {

@@ -794,20 +794,25 @@ impl Locator<'_, '_> {
             prev_space = c == ' ' || c == '\t';
         }
         let body = body[..end].trim_end();
-        let only_props = body.split_whitespace().all(|t| {
-            t.starts_with('&')
-                || t.starts_with('!')
-                || ((t.starts_with('|') || t.starts_with('>'))
-                    && t[1..]
-                        .chars()
-                        .all(|c| c.is_ascii_digit() || c == '+' || c == '-'))
-        });
-        if only_props {
+        if only_node_properties(body) {
             return None;
         }
         let start = from + lead;
         Some((start, start + body.len()))
     }
+}
+
+/// Whether a value's text holds nothing but node properties (`&anchor`, `!tag`) or a block
+/// scalar header (`|`, `>-`, ...): the value itself is then a block below.
+pub(super) fn only_node_properties(body: &str) -> bool {
+    body.split_whitespace().all(|t| {
+        t.starts_with('&')
+            || t.starts_with('!')
+            || ((t.starts_with('|') || t.starts_with('>'))
+                && t[1..]
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == '+' || c == '-'))
+    })
 }
 
 /// Where a mapping key was found.

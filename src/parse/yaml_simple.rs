@@ -13,7 +13,9 @@
 //! resolved by the same function, the structure is YAML's (`tests::agrees_with_libyaml`, a
 //! differential proptest over generated and mutated documents).
 
-use super::yaml::{MAX_KEY_CANDIDATES, Rest, YNode, key_string, unread_top_level_key};
+use super::yaml::{
+    MAX_KEY_CANDIDATES, Rest, YNode, key_string, only_node_properties, unread_top_level_key,
+};
 use super::yaml_fast::{Fast, untagged_plain};
 use super::{MAX_NESTING, clamp_span};
 use crate::model::{F64, Span, Spanned, Str, Value};
@@ -334,15 +336,7 @@ impl<'t> Spanner<'t> {
             prev_space = c == b' ';
         }
         let body = body[..end].trim_end_matches(' ');
-        let only_props = body.split(' ').filter(|t| !t.is_empty()).all(|t| {
-            t.starts_with('&')
-                || t.starts_with('!')
-                || ((t.starts_with('|') || t.starts_with('>'))
-                    && t[1..]
-                        .chars()
-                        .all(|c| c.is_ascii_digit() || c == '+' || c == '-'))
-        });
-        if only_props {
+        if only_node_properties(body) {
             return None;
         }
         let start = from + lead;
@@ -850,6 +844,29 @@ mod tests {
             }
         }
 
+        /// One character inserted at, removed at or put in place of the one at a byte offset
+        /// (moved back to a character boundary), as the strategies' `edit` says.
+        fn apply_edit(text: &mut String, edit: Option<(usize, u8, String)>) {
+            let Some((at, how, c)) = edit else {
+                return;
+            };
+            let mut at = at.min(text.len());
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            match how {
+                0 => text.insert_str(at, &c),
+                1 if at < text.len() => {
+                    text.remove(at);
+                }
+                _ if at < text.len() => {
+                    text.remove(at);
+                    text.insert_str(at, &c);
+                }
+                _ => {}
+            }
+        }
+
         /// Keys that feed fields (so their values are read at the top level) and others.
         fn top_key() -> impl Strategy<Value = String> {
             prop_oneof![
@@ -881,23 +898,7 @@ mod tests {
                 let d = Doc::Map(entries);
                 let mut text = String::new();
                 write(&d, 0, style, &mut text);
-                if let Some((at, how, c)) = edit {
-                    let mut at = at.min(text.len());
-                    while !text.is_char_boundary(at) {
-                        at -= 1;
-                    }
-                    match how {
-                        0 => text.insert_str(at, &c),
-                        1 if at < text.len() => {
-                            text.remove(at);
-                        }
-                        _ if at < text.len() => {
-                            text.remove(at);
-                            text.insert_str(at, &c);
-                        }
-                        _ => {}
-                    }
-                }
+                apply_edit(&mut text, edit);
                 if let Some(verdict) = crate::parse::yaml_spans_agree(&text) {
                     prop_assert!(verdict.is_ok(), "{:?}\n{}", text, verdict.unwrap_err());
                 }
@@ -914,23 +915,7 @@ mod tests {
             ) {
                 let mut text = String::new();
                 write(&d, 0, style, &mut text);
-                if let Some((at, how, c)) = edit {
-                    let mut at = at.min(text.len());
-                    while !text.is_char_boundary(at) {
-                        at -= 1;
-                    }
-                    match how {
-                        0 => text.insert_str(at, &c),
-                        1 if at < text.len() => {
-                            text.remove(at);
-                        }
-                        _ if at < text.len() => {
-                            text.remove(at);
-                            text.insert_str(at, &c);
-                        }
-                        _ => {}
-                    }
-                }
+                apply_edit(&mut text, edit);
                 if let Some(got) = simple(&text) {
                     prop_assert_eq!(Some(got), fast(&text), "{:?}", text);
                 }

@@ -26,6 +26,34 @@ struct Line<'t> {
     indent: usize,
     /// From the first non-space character, trailing spaces cut.
     text: &'t str,
+    /// Offset in the text of the physical line this is part of (a compact `- key: value` item
+    /// is read again from the key on, at its column, on the same physical line).
+    start: usize,
+}
+
+/// The lines with content of `text` (printable, see [`all_printable`]); `None` at a directive
+/// or a document marker.
+fn content_lines(text: &str) -> Option<Vec<Line<'_>>> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    for raw in super::split_newlines(text) {
+        let at = start;
+        start += raw.len() + 1;
+        let trimmed = raw.trim_end_matches(' ');
+        let body = trimmed.trim_start_matches(' ');
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        if raw.starts_with('%') || raw.starts_with("---") || raw.starts_with("...") {
+            return None;
+        }
+        lines.push(Line {
+            indent: trimmed.len() - body.len(),
+            text: body,
+            start: at,
+        });
+    }
+    Some(lines)
 }
 
 /// Load `text` (no BOM), or `None` when it is not of the shape this loader reads.
@@ -33,22 +61,7 @@ pub(super) fn load(text: &str) -> Option<Fast> {
     if !all_printable(text) {
         return None;
     }
-    let mut lines = Vec::new();
-    for raw in super::split_newlines(text) {
-        let trimmed = raw.trim_end_matches(' ');
-        let body = trimmed.trim_start_matches(' ');
-        if body.is_empty() || body.starts_with('#') {
-            continue;
-        }
-        // Directives and document markers.
-        if raw.starts_with('%') || raw.starts_with("---") || raw.starts_with("...") {
-            return None;
-        }
-        lines.push(Line {
-            indent: trimmed.len() - body.len(),
-            text: body,
-        });
-    }
+    let lines = content_lines(text)?;
     let mut r = Reader {
         lines,
         at: 0,
@@ -70,16 +83,6 @@ pub(super) fn load(text: &str) -> Option<Fast> {
         rest: Rest::Nothing,
         max_depth: r.max_depth,
     })
-}
-
-/// One content line of the spanned reader: as [`Line`], with the offset in the text of the
-/// physical line it is part of (a compact `- key: value` item is read again from the key on, at
-/// its column, on the same physical line).
-#[derive(Clone, Copy)]
-struct SLine<'t> {
-    indent: usize,
-    text: &'t str,
-    start: usize,
 }
 
 /// A block mapping's entries, keys and values spanned.
@@ -105,25 +108,7 @@ pub(super) fn load_spanned(text: &str) -> Option<Entries> {
     {
         return None;
     }
-    let mut lines = Vec::new();
-    let mut start = 0;
-    for raw in super::split_newlines(text) {
-        let at = start;
-        start += raw.len() + 1;
-        let trimmed = raw.trim_end_matches(' ');
-        let body = trimmed.trim_start_matches(' ');
-        if body.is_empty() || body.starts_with('#') {
-            continue;
-        }
-        if raw.starts_with('%') || raw.starts_with("---") || raw.starts_with("...") {
-            return None;
-        }
-        lines.push(SLine {
-            indent: trimmed.len() - body.len(),
-            text: body,
-            start: at,
-        });
-    }
+    let lines = content_lines(text)?;
     let first = lines.first()?;
     if first.indent != 0 || key_of(first.text).is_none() {
         return None;
@@ -143,14 +128,14 @@ pub(super) fn load_spanned(text: &str) -> Option<Entries> {
 /// `yaml.rs` spans it (`Locator::value_site`, `item_site`, `inline_rest`).
 struct Spanner<'t> {
     text: &'t str,
-    lines: Vec<SLine<'t>>,
+    lines: Vec<Line<'t>>,
     at: usize,
     depth: usize,
     max_depth: usize,
 }
 
 impl<'t> Spanner<'t> {
-    fn peek(&self) -> Option<SLine<'t>> {
+    fn peek(&self) -> Option<Line<'t>> {
         self.lines.get(self.at).copied()
     }
 
@@ -165,7 +150,7 @@ impl<'t> Spanner<'t> {
     }
 
     /// Where the content of `line` ends (trailing spaces cut): the end of a block value's span.
-    fn content_end(line: SLine<'_>) -> usize {
+    fn content_end(line: Line<'_>) -> usize {
         line.start + line.indent + line.text.len()
     }
 
@@ -268,7 +253,7 @@ impl<'t> Spanner<'t> {
                 // the column of its first character; spanned from the dash to the line's end.
                 let span = self.span(dash, Self::content_end(line));
                 let column = content - line.start;
-                self.lines[self.at] = SLine {
+                self.lines[self.at] = Line {
                     indent: column,
                     text: item,
                     start: line.start,
@@ -315,7 +300,7 @@ impl<'t> Spanner<'t> {
     /// The locator's `inline_rest` on `line` from byte `from` of the text: the value's text with
     /// a trailing comment cut (a `#` after a space, outside the quotes it pairs along the line)
     /// and the ends trimmed; `None` when nothing or only node properties are there.
-    fn inline_span(&self, line: SLine<'_>, from: usize) -> Option<(usize, usize)> {
+    fn inline_span(&self, line: Line<'_>, from: usize) -> Option<(usize, usize)> {
         let rest = self.text.get(from..Self::content_end(line))?;
         let body = rest.trim_start_matches(' ');
         let lead = rest.len() - body.len();
@@ -471,6 +456,7 @@ impl<'t> Reader<'t> {
                 self.lines[self.at] = Line {
                     indent: column,
                     text: item,
+                    start: line.start,
                 };
                 items.push(self.block(column, false)?);
             } else {

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -326,7 +326,7 @@ fn load_dir(
             )) => Some(t),
             _ => None,
         }));
-        let shared = Text::shared_buffer(buffer_text(buf));
+        let shared = Arc::new(buffer_text(buf));
         read.into_iter()
             .map(|r| {
                 r.map(|(mut spec, range)| {

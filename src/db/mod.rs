@@ -119,11 +119,6 @@ impl Text {
         true
     }
 
-    /// A buffer of texts read one after the other, for [`Text::in_shared`].
-    pub fn shared_buffer(text: String) -> Arc<String> {
-        Arc::new(text)
-    }
-
     /// The text at `range` of a shared buffer, held in place (no copy); `None` when `range` does
     /// not lie on character boundaries inside it.
     pub fn in_shared(buf: &Arc<String>, range: std::ops::Range<usize>) -> Option<Text> {

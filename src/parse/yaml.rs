@@ -80,7 +80,7 @@ fn from_entries(
 
 /// [`parse_yaml`] of any document: loaded (line by line, from libyaml's events or through
 /// `serde_yaml`), then each value located in the text.
-pub(super) fn parse_yaml_located(text: &str) -> ParsedFile {
+fn parse_yaml_located(text: &str) -> ParsedFile {
     match located_entries(text) {
         Ok((entries, problems)) => from_entries(entries, problems),
         Err(parsed) => parsed,

@@ -113,14 +113,17 @@ pub(super) fn load_spanned(text: &str) -> Option<Entries> {
     if first.indent != 0 || key_of(first.text).is_none() {
         return None;
     }
-    let mut r = Spanner {
+    let mut sp = Spanner {
         text,
-        lines,
-        at: 0,
-        depth: 0,
-        max_depth: 0,
+        r: Reader {
+            lines,
+            at: 0,
+            depth: 0,
+            max_depth: 0,
+        },
     };
-    let entries = r.mapping(0, true)?;
+    let entries = sp.mapping(0, true)?;
+    let r = &sp.r;
     (r.at == r.lines.len() && r.max_depth <= MAX_NESTING / 2).then_some(entries)
 }
 
@@ -128,21 +131,18 @@ pub(super) fn load_spanned(text: &str) -> Option<Entries> {
 /// `yaml.rs` spans it (`Locator::value_site`, `item_site`, `inline_rest`).
 struct Spanner<'t> {
     text: &'t str,
-    lines: Vec<Line<'t>>,
-    at: usize,
-    depth: usize,
-    max_depth: usize,
+    /// The line cursor and depth count, shared with [`Reader`] (whose node-building walk this
+    /// one does not use).
+    r: Reader<'t>,
 }
 
 impl<'t> Spanner<'t> {
     fn peek(&self) -> Option<Line<'t>> {
-        self.lines.get(self.at).copied()
+        self.r.peek()
     }
 
     fn enter(&mut self) -> Option<()> {
-        self.depth += 1;
-        self.max_depth = self.max_depth.max(self.depth);
-        (self.depth <= MAX_NESTING).then_some(())
+        self.r.enter()
     }
 
     fn span(&self, start: usize, end: usize) -> Span {
@@ -191,7 +191,7 @@ impl<'t> Spanner<'t> {
             if !matches!(&key_node, YNode::Str(_)) && key_string(&key_node)? != key {
                 return None;
             }
-            self.at += 1;
+            self.r.at += 1;
             let key_start = line.start + line.indent;
             let key_span = self.span(key_start, key_start + key.len());
             passed = 0;
@@ -221,7 +221,7 @@ impl<'t> Spanner<'t> {
                 Spanned::new(value, span),
             ));
         }
-        self.depth -= 1;
+        self.r.depth -= 1;
         Some(entries)
     }
 
@@ -241,7 +241,7 @@ impl<'t> Spanner<'t> {
             let item = after.trim_start_matches(' ');
             let content = dash + 1 + (after.len() - item.len());
             if value_is_empty(item) {
-                self.at += 1;
+                self.r.at += 1;
                 let span = self.span(dash, Self::content_end(line));
                 let value = match self.peek() {
                     Some(next) if next.indent > indent => self.block(next.indent)?,
@@ -253,20 +253,20 @@ impl<'t> Spanner<'t> {
                 // the column of its first character; spanned from the dash to the line's end.
                 let span = self.span(dash, Self::content_end(line));
                 let column = content - line.start;
-                self.lines[self.at] = Line {
+                self.r.lines[self.r.at] = Line {
                     indent: column,
                     text: item,
                     start: line.start,
                 };
                 items.push(Spanned::new(self.block(column)?, span));
             } else {
-                self.at += 1;
+                self.r.at += 1;
                 let (s, e) = self.inline_span(line, content)?;
                 let span = self.span(s, e);
                 items.push(Spanned::new(self.inline(item, span)?, span));
             }
         }
-        self.depth -= 1;
+        self.r.depth -= 1;
         let dashes = items.len();
         Some((items, dashes))
     }
@@ -290,7 +290,7 @@ impl<'t> Spanner<'t> {
                     ));
                 }
             }
-            self.depth -= 1;
+            self.r.depth -= 1;
             return Some(Value::List(out.into_boxed_slice()));
         }
         let (node, after) = scalar(text, false)?;

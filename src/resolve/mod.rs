@@ -163,7 +163,7 @@ pub struct SpaceIndex {
 impl SpaceIndex {
     /// Whether `id` has more than one file in this space.
     pub fn is_shared(&self, id: &str) -> bool {
-        !self.shared.is_empty() && self.shared.binary_search_by(|s| s.as_ref().cmp(id)).is_ok()
+        self.shared.binary_search_by(|s| s.as_ref().cmp(id)).is_ok()
     }
     pub fn candidates(&self, id: &str) -> &[(Arc<str>, SourceFile)] {
         let lo = self.ids.partition_point(|i| i.as_ref() < id);

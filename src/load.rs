@@ -20,7 +20,9 @@ use crate::exec::facts::Loaded;
 use crate::model::{Space, SpaceKind, item_id_problem};
 use crate::resolve::extractor_config;
 use crate::rules::embedded_system_files;
-use crate::system::{FileStamp, KnownDir, ReadInto, ReadResult, Settled, System, WalkEntry};
+use crate::system::{
+    FileStamp, KnownDir, MetDir, ReadInto, ReadResult, Settled, System, WalkEntry,
+};
 
 /// Tool files above this size are not read (reported by `unreadable-file`).
 pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
@@ -499,20 +501,23 @@ pub struct Census {
     /// The directories listed whose entries were all regular files and directories
     /// (`System::walk_stamped`): what the next census may take on trust.
     pub dirs: Vec<CensusDir>,
-    /// The token and matching fingerprint of every settled file (`KnownDir::settled`): a file
+    /// The tokens of the directories taken on trust (`KnownDir::token`), not listed.
+    pub vouched: Vec<u32>,
+    /// The token of every settled file (`KnownDir::settled`): a file
     /// whose stamp is the one the earlier census vouched for, given no entry.
-    pub settled: Vec<(u32, u128)>,
+    pub settled: Vec<u32>,
+    /// The wrapping sum of `Settled::mix` over the settled files (`WalkStamped::settled_digest`).
+    pub settled_digest: u128,
 }
 
 /// A directory of a census, as `DirListing` with its path relative to the space's `.ai/`.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CensusDir {
     pub space: u32,
     pub rel: String,
     pub stamp: FileStamp,
-    /// Each name followed by a `\0`; `None` in a census when the earlier census's names were
-    /// vouched for (unchanged).
-    pub names: Option<String>,
+    /// Each name followed by a `\0`.
+    pub names: String,
     /// Empty in a census; in the lint cache, one record per name of `names` (or none): the
     /// files whose stamps it trusts (`KnownDir::settled`).
     pub settled: Vec<Settled>,
@@ -520,7 +525,16 @@ pub struct CensusDir {
 
 /// What an earlier census vouches for in directory `rel` of space `space` when it had `stamp`
 /// (`System::walk_stamped`'s `known`).
-pub type KnownDirs<'a> = dyn Fn(u32, &str, &FileStamp) -> Option<KnownDir<'a>> + Sync + 'a;
+pub type KnownDirs<'a> = dyn Fn(u32, KnownAt<'_>, &FileStamp) -> Option<KnownDir<'a>> + Sync + 'a;
+
+/// Where a census met a directory it asks `KnownDirs` about (in space `space`).
+#[derive(Clone, Copy, Debug)]
+pub enum KnownAt<'p> {
+    /// By its path relative to the space's `.ai/`.
+    Rel(&'p str),
+    /// By its name in a directory vouched for with token `parent`.
+    Child { parent: u32, name: &'p str },
+}
 
 /// Walk every on-disk space as `load` does and stamp each file instead of reading it. The walk
 /// and the classification of entries are `load_dir`'s; a regular file's real path is not
@@ -538,7 +552,9 @@ pub fn census(sys: &dyn System, spaces: &[SpaceSpec], known: &KnownDirs<'_>) -> 
         out.entries.extend(c.entries);
         out.notices.extend(c.notices);
         out.dirs.extend(c.dirs);
+        out.vouched.extend(c.vouched);
         out.settled.extend(c.settled);
+        out.settled_digest = out.settled_digest.wrapping_add(c.settled_digest);
     }
     out
 }
@@ -560,14 +576,18 @@ fn space_census(sys: &dyn System, i: u32, spec: &SpaceSpec, known: &KnownDirs<'_
     }
     // `space_entries`, stamped as it walks.
     let mut entries: Vec<(WalkEntry, Option<FileStamp>)> = Vec::new();
-    let vouched =
-        |path: &Path, stamp: &FileStamp| rel_of(&ai, path).and_then(|rel| known(i, &rel, stamp));
+    let vouched = |met: MetDir<'_>, stamp: &FileStamp| match met {
+        MetDir::Path(path) => rel_of(&ai, path).and_then(|rel| known(i, KnownAt::Rel(&rel), stamp)),
+        MetDir::Child { parent, name } => known(i, KnownAt::Child { parent, name }, stamp),
+    };
     for dir in WALKED_DIRS {
         let dir = ai.join(dir);
         if sys.is_dir(&dir) {
             let walked = sys.walk_stamped(&dir, &vouched);
             entries.extend(walked.entries);
             out.settled.extend(walked.settled);
+            out.settled_digest = out.settled_digest.wrapping_add(walked.settled_digest);
+            out.vouched.extend(walked.vouched);
             out.dirs.extend(walked.listings.into_iter().filter_map(|d| {
                 Some(CensusDir {
                     space: i,

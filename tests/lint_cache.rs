@@ -21,7 +21,7 @@ use ryechain::resolve::{tool_files, tool_id};
 use ryechain::rules::rules;
 use ryechain::synth::{GenOptions, generate};
 use ryechain::system::os::OsSystem;
-use ryechain::system::{FileStamp, KnownDir, Settled};
+use ryechain::system::{FileStamp, KnownDir, MetDir, Settled, SettledRecords};
 
 fn opts(base: &Path) -> LintOptions {
     LintOptions {
@@ -560,13 +560,8 @@ fn settled_records_that_do_not_match_their_entries_make_a_full_run() {
         store::Read::Hit(p) => p.data().unwrap(),
         other => panic!("{other:?}"),
     };
-    let name_index = |d: &CensusDir, name: &str| {
-        d.names
-            .as_deref()
-            .unwrap()
-            .split_terminator('\0')
-            .position(|n| n == name)
-    };
+    let name_index =
+        |d: &CensusDir, name: &str| d.names.split_terminator('\0').position(|n| n == name);
     let tamper = |what: &str, edit: &dyn Fn(&mut CensusDir) -> bool| {
         let mut d = data();
         assert!(d.dirs.iter_mut().any(edit), "{what}: nothing to edit");
@@ -731,6 +726,27 @@ fn a_damaged_or_foreign_cache_is_discarded_with_a_warning_and_rebuilt() {
             },
             "checksum",
         ),
+        // The head (read first, for the census) and the body (read beside it, through a small
+        // buffer, unless the run needs the entries) are both under the checksum.
+        (
+            "flipped byte in the head",
+            {
+                let mut b = good.clone();
+                b[48] ^= 0x01;
+                b
+            },
+            "checksum",
+        ),
+        (
+            "flipped byte at the body's end",
+            {
+                let mut b = good.clone();
+                let at = b.len() - 30;
+                b[at] ^= 0x01;
+                b
+            },
+            "checksum",
+        ),
         (
             "other version",
             {
@@ -871,30 +887,36 @@ fn the_census_stamps_only_plain_vouched_names_and_lists_a_directory_otherwise() 
     let (plain, listed) = (sorted(walked.entries), walked.listings);
     assert_eq!(plain.len(), 2);
     let top = listed.iter().find(|l| l.path == d).unwrap().clone();
-    let mut names: Vec<&str> = top
-        .names
-        .as_deref()
-        .unwrap()
-        .split_terminator('\0')
-        .collect();
+    let mut names: Vec<&str> = top.names.split_terminator('\0').collect();
     names.sort_unstable();
     assert_eq!(names, ["a.py", "b"]);
-    // Vouched at its stamp: the same entries and stamps, the directory not listed.
-    let vouched = top.names.clone().unwrap();
+    // Vouched at its stamp: the same entries and stamps, the directory not listed but named
+    // by its token; its subdirectory asked about by name under that token.
+    let vouched = top.names.clone();
+    let asked = std::sync::Mutex::new(Vec::new());
     let vouch = |settled: &'static [Settled]| {
         let (d, stamp, names) = (d.clone(), top.stamp, vouched.clone());
-        move |p: &Path, s: &FileStamp| {
-            (p == d && *s == stamp).then_some(KnownDir {
+        let packed: &'static [u8] = Box::leak(SettledRecords::pack(settled).into_boxed_slice());
+        let asked = &asked;
+        move |met: MetDir<'_>, s: &FileStamp| {
+            let root = matches!(met, MetDir::Path(p) if p == d);
+            if let MetDir::Child { parent, name } = met {
+                asked.lock().unwrap().push((parent, name.to_owned()));
+            }
+            (root && *s == stamp).then_some(KnownDir {
                 names: Box::leak(names.clone().into_boxed_str()),
-                settled,
+                settled: SettledRecords::new(packed).unwrap(),
+                token: 41,
             })
         }
     };
     let trusted = OsSystem.walk_stamped(&d, &vouch(&[]));
     assert_eq!(sorted(trusted.entries), plain);
     assert!(trusted.settled.is_empty());
+    assert_eq!(trusted.vouched, [41]);
+    assert_eq!(*asked.lock().unwrap(), [(41, "b".to_owned())]);
     let listed = trusted.listings;
-    assert_eq!(listed.iter().find(|l| l.path == d).unwrap().names, None);
+    assert!(listed.iter().all(|l| l.path != d));
     // Settled records (one per name, in the names' order): a regular file stamped with its
     // record's fingerprint gives the token, no entry; a record on a directory is ignored (it is
     // walked); a fingerprint that differs, or `Settled::NONE`, gives the entry.
@@ -920,7 +942,11 @@ fn the_census_stamps_only_plain_vouched_names_and_lists_a_directory_otherwise() 
         record(9, b_stamp.fingerprint()),
     );
     let settled = OsSystem.walk_stamped(&d, &vouch(good));
-    assert_eq!(settled.settled, [(7, a_stamp.fingerprint())]);
+    assert_eq!(settled.settled, [7]);
+    assert_eq!(
+        settled.settled_digest,
+        Settled::mix(7, a_stamp.fingerprint())
+    );
     let rest: Vec<_> = plain
         .iter()
         .filter(|e| !e.0.path.ends_with("a.py"))
@@ -950,14 +976,16 @@ fn the_census_stamps_only_plain_vouched_names_and_lists_a_directory_otherwise() 
         "\0",
         "a.py\0gone.py\0",
     ] {
-        let w = OsSystem.walk_stamped(&d, &|p: &Path, _: &FileStamp| {
-            (p == d).then_some(KnownDir {
+        let w = OsSystem.walk_stamped(&d, &|met: MetDir<'_>, _: &FileStamp| {
+            matches!(met, MetDir::Path(p) if p == d).then_some(KnownDir {
                 names: bad,
-                settled: &[],
+                settled: SettledRecords::default(),
+                token: 0,
             })
         });
         let (entries, listed) = (w.entries, w.listings);
         assert_eq!(sorted(entries), plain, "{bad:?}");
+        assert!(w.vouched.is_empty(), "{bad:?}");
         assert_eq!(
             listed.iter().find(|l| l.path == d).unwrap().names,
             top.names,

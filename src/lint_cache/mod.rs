@@ -31,13 +31,14 @@ use crate::db::{Db, FileContents, RootDb, Settings, SourceFile};
 use crate::diagnostic::{Finding, compare_findings};
 use crate::exec::facts::Loaded;
 use crate::load::{
-    BASE_DIRS, Census, CensusDir, CensusKind, ItemLoader, SpaceSource, SpaceSpec, census, load,
+    BASE_DIRS, Census, CensusDir, CensusKind, ItemLoader, KnownAt, SpaceSource, SpaceSpec, census,
+    load,
 };
 use crate::model::SpaceKind;
 use crate::resolve::{
     VisibleIds, closest_ids, extractor_config, split_tool_rel, suggestions, tool_id, tool_id_ref,
 };
-use crate::system::{FileStamp, KnownDir, Settled, System};
+use crate::system::{FileStamp, KnownDir, Settled, SettledRecords, System};
 
 /// Owner of a graph-wide finding (executor cycles).
 const GRAPH: u32 = u32::MAX;
@@ -114,10 +115,12 @@ pub struct Entry {
     pub missing: Option<String>,
 }
 
-/// The cache file's payload. Its first three fields are [`CacheHead`]'s, in the same order:
-/// postcard writes a struct as its fields one after the other, so the head decodes from the
-/// start of the payload alone, and the census (which needs `dirs`) runs while the rest decodes.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// A whole cache: what a full run or a re-check leaves, and what a test may edit and write back.
+/// In the file (`CacheData::encoded`) it is laid out as the replay of an unchanged tree reads it:
+/// first a [`CacheHead`] (the census's directories, and the [`Summary`] a replay checks the
+/// census against), then the findings, then the entries ([`CacheBody`]), decoded only when
+/// something changed.
+#[derive(Clone, Debug)]
 pub struct CacheData {
     pub key: CacheKey,
     /// The census notices of the run (a missing `.ai/`, walk errors).
@@ -131,31 +134,295 @@ pub struct CacheData {
     pub findings: Vec<(u32, Finding)>,
 }
 
-/// The start of [`CacheData`].
-#[derive(Clone, Debug, Deserialize)]
-pub struct CacheHead {
+/// The start of the file's payload, read in place (its strings and settled records borrow the
+/// file's bytes): a hundred thousand entries' worth of directories decode before the census can
+/// start, on the critical path of every cached run.
+#[derive(Debug, Deserialize)]
+pub struct CacheHead<'a> {
     pub key: CacheKey,
     pub notices: Vec<String>,
-    pub dirs: Vec<CensusDir>,
+    /// Laid out so that each directory's subdirectories are the records
+    /// `first_child..first_child + children`, sorted by name: the census asks about a
+    /// subdirectory of a directory it took on trust by that directory's index and its name
+    /// (`KnownAt::Child`), with no lookup by path.
+    #[serde(borrow)]
+    pub dirs: Vec<DirRecord<'a>>,
+    /// The indices of `dirs` sorted by (space, rel): a directory met by its path
+    /// (`KnownAt::Rel`).
+    pub by_rel: Vec<u32>,
+    pub summary: Summary,
+    /// The entries on disk no directory record settles (symlinks, racy files, files of a
+    /// directory that is listed every time), each as the census should meet it again.
+    pub side: Vec<SideEntry>,
 }
 
-/// The rest of [`CacheData`].
+/// A [`CensusDir`] read in place, with where its subdirectories' records are
+/// ([`CacheHead::dirs`]).
+#[derive(Debug, Deserialize)]
+pub struct DirRecord<'a> {
+    pub space: u32,
+    pub rel: &'a str,
+    pub stamp: FileStamp,
+    pub names: &'a str,
+    /// Packed (`SettledRecords`).
+    pub settled: &'a [u8],
+    pub first_child: u32,
+    pub children: u32,
+}
+
+/// A [`DirRecord`] as written.
+#[derive(Serialize)]
+struct DirOut<'a> {
+    space: u32,
+    rel: &'a str,
+    stamp: &'a FileStamp,
+    names: &'a str,
+    settled: Packed<'a>,
+    first_child: u32,
+    children: u32,
+}
+
+/// Settled records written as the bytes of `SettledRecords`.
+struct Packed<'a>(&'a [Settled]);
+
+impl Serialize for Packed<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&SettledRecords::pack(self.0))
+    }
+}
+
+/// The last component of a directory's `rel`: its name in its parent.
+fn dir_name(rel: &str) -> &str {
+    rel.rsplit_once('/').map_or(rel, |(_, name)| name)
+}
+
+/// `dirs` laid out as [`CacheHead::dirs`] (breadth first from the directories whose parent has
+/// no record, each one's subdirectories together and sorted by name), and `by_rel`.
+fn dir_layout(dirs: &[CensusDir]) -> (Vec<DirOut<'_>>, Vec<u32>) {
+    let index: FxHashMap<(u32, &str), usize> = dirs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| ((d.space, d.rel.as_str()), i))
+        .collect();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); dirs.len()];
+    let mut order: Vec<usize> = Vec::with_capacity(dirs.len());
+    for (i, d) in dirs.iter().enumerate() {
+        // A parent's rel is shorter than its child's: no directory is its own ancestor.
+        match d
+            .rel
+            .rsplit_once('/')
+            .and_then(|(p, _)| index.get(&(d.space, p)))
+        {
+            Some(&p) if p != i => children[p].push(i),
+            _ => order.push(i),
+        }
+    }
+    order.sort_by(|&a, &b| (dirs[a].space, &dirs[a].rel).cmp(&(dirs[b].space, &dirs[b].rel)));
+    let mut ranges: Vec<(u32, u32)> = Vec::with_capacity(dirs.len());
+    let mut at = 0;
+    while let Some(&i) = order.get(at) {
+        let kids = &mut children[i];
+        kids.sort_by(|&a, &b| dir_name(&dirs[a].rel).cmp(dir_name(&dirs[b].rel)));
+        let first = u32::try_from(order.len()).unwrap_or(u32::MAX);
+        ranges.push((first, u32::try_from(kids.len()).unwrap_or(u32::MAX)));
+        order.extend(kids.iter());
+        at += 1;
+    }
+    let mut by_rel: Vec<u32> = (0..order.len())
+        .map(|p| u32::try_from(p).unwrap_or(u32::MAX))
+        .collect();
+    by_rel.sort_by(|&a, &b| {
+        let (a, b) = (&dirs[order[a as usize]], &dirs[order[b as usize]]);
+        (a.space, &a.rel).cmp(&(b.space, &b.rel))
+    });
+    let out = order
+        .iter()
+        .zip(ranges)
+        .map(|(&i, (first_child, children))| {
+            let d = &dirs[i];
+            DirOut {
+                space: d.space,
+                rel: &d.rel,
+                stamp: &d.stamp,
+                names: &d.names,
+                settled: Packed(&d.settled),
+                first_child,
+                children,
+            }
+        })
+        .collect();
+    (out, by_rel)
+}
+
+impl CacheHead<'_> {
+    /// The record of directory `at` of space `space`, if the cache has one (its index).
+    fn dir(&self, space: u32, at: KnownAt<'_>) -> Option<usize> {
+        let i = match at {
+            KnownAt::Rel(rel) => {
+                let key = |j: &u32| self.dirs.get(*j as usize).map(|d| (d.space, d.rel));
+                let k = self
+                    .by_rel
+                    .binary_search_by(|j| key(j).cmp(&Some((space, rel))))
+                    .ok()?;
+                self.by_rel[k] as usize
+            }
+            KnownAt::Child { parent, name } => {
+                let p = self.dirs.get(parent as usize)?;
+                let first = p.first_child as usize;
+                let kids = self
+                    .dirs
+                    .get(first..first.checked_add(p.children as usize)?)?;
+                first + kids.binary_search_by(|d| dir_name(d.rel).cmp(name)).ok()?
+            }
+        };
+        (self.dirs.get(i)?.space == space).then_some(i)
+    }
+}
+
+/// What the replay of an unchanged tree checks the census against, so that it need not decode
+/// the entries ([`replays`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Entries (files the report counts), and those that are tools.
+    pub files: u64,
+    pub tools: u64,
+    /// The entries a directory record settles: how many, and the sum of
+    /// `Settled::mix(index, fingerprint of the entry's stamp)` over them.
+    pub settled: u64,
+    pub digest: u128,
+    /// The records name distinct entries with trusted stamps, and they and `side` cover every
+    /// entry on disk. When not, a replay decodes the entries (and `partial` says what is wrong).
+    pub whole: bool,
+}
+
+/// An entry of [`CacheHead::side`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SideEntry {
+    pub space: u32,
+    pub rel: String,
+    pub kind: CensusKind,
+    pub racy: bool,
+}
+
+/// The rest of the payload, after the findings.
 #[derive(Clone, Debug, Deserialize)]
 pub struct CacheBody {
     pub ids: Vec<String>,
     pub entries: Vec<Entry>,
-    pub findings: Vec<(u32, Finding)>,
+}
+
+/// [`CacheHead`] as written.
+#[derive(Serialize)]
+struct HeadOut<'a> {
+    key: &'a CacheKey,
+    notices: &'a [String],
+    dirs: Vec<DirOut<'a>>,
+    by_rel: Vec<u32>,
+    summary: Summary,
+    side: Vec<SideEntry>,
+}
+
+/// [`CacheBody`] as written.
+#[derive(Serialize)]
+struct BodyOut<'a> {
+    ids: &'a [String],
+    entries: &'a [Entry],
 }
 
 impl CacheData {
-    fn join(head: CacheHead, body: CacheBody) -> CacheData {
+    fn join(head: CacheHead<'_>, findings: Vec<(u32, Finding)>, body: CacheBody) -> CacheData {
         CacheData {
             key: head.key,
             notices: head.notices,
-            dirs: head.dirs,
+            dirs: head.dirs.into_iter().map(DirRecord::into_owned).collect(),
             ids: body.ids,
             entries: body.entries,
-            findings: body.findings,
+            findings,
+        }
+    }
+
+    /// The file's payload: head, findings, body (postcard writes a tuple as its parts one
+    /// after the other, so each decodes from where the one before ended).
+    #[allow(
+        clippy::type_complexity,
+        reason = "the three parts of the payload, named where they are built"
+    )]
+    fn encoded(&self) -> (HeadOut<'_>, &[(u32, Finding)], BodyOut<'_>) {
+        let (summary, side) = self.summary();
+        let (dirs, by_rel) = dir_layout(&self.dirs);
+        (
+            HeadOut {
+                key: &self.key,
+                notices: &self.notices,
+                dirs,
+                by_rel,
+                summary,
+                side,
+            },
+            &self.findings,
+            BodyOut {
+                ids: &self.ids,
+                entries: &self.entries,
+            },
+        )
+    }
+
+    /// The [`Summary`] and side entries of the cache as it stands: the digest is taken of the
+    /// entries' own stamps, so records that do not name their entries fail a replay's check.
+    fn summary(&self) -> (Summary, Vec<SideEntry>) {
+        let mut recorded = vec![false; self.entries.len()];
+        let mut whole = true;
+        for r in self.dirs.iter().flat_map(|d| &d.settled) {
+            if r.token == Settled::NONE.token {
+                continue;
+            }
+            match recorded.get_mut(r.token as usize) {
+                Some(seen) if !*seen => *seen = true,
+                _ => whole = false,
+            }
+        }
+        let mut summary = Summary {
+            files: self.entries.len() as u64,
+            tools: self.entries.iter().filter(|e| e.tool).count() as u64,
+            ..Summary::default()
+        };
+        let mut side = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            let Some(kind) = &e.kind else { continue };
+            if !recorded[i] {
+                side.push(SideEntry {
+                    space: e.space,
+                    rel: e.rel.to_string(),
+                    kind: kind.clone(),
+                    racy: e.racy,
+                });
+                continue;
+            }
+            match (kind, u32::try_from(i)) {
+                (CensusKind::Plain(Some(stamp)), Ok(token)) if !e.racy => {
+                    summary.settled += 1;
+                    summary.digest = summary
+                        .digest
+                        .wrapping_add(Settled::mix(token, stamp.fingerprint()));
+                }
+                _ => whole = false,
+            }
+        }
+        summary.whole = whole;
+        (summary, side)
+    }
+}
+
+impl DirRecord<'_> {
+    fn into_owned(self) -> CensusDir {
+        CensusDir {
+            space: self.space,
+            rel: self.rel.to_owned(),
+            stamp: self.stamp,
+            names: self.names.to_owned(),
+            settled: SettledRecords::new(self.settled)
+                .map(|r| r.iter().collect())
+                .unwrap_or_default(),
         }
     }
 }
@@ -275,10 +542,10 @@ fn trusted(kind: &CensusKind, run_start: i64) -> bool {
 
 /// Whether a file the cache knows must be read to know it is unchanged: its cached stamp was not
 /// trusted, the census meets it differently, or it has no stamp at all.
-fn needs_read(cached: &Entry, kind: &CensusKind) -> bool {
+fn needs_read(racy: bool, cached: Option<&CensusKind>, kind: &CensusKind) -> bool {
     let unstamped = stamp_of(kind).is_none()
         && !matches!(kind, CensusKind::NotRegular(_) | CensusKind::Error(_));
-    cached.racy || cached.kind.as_ref() != Some(kind) || unstamped
+    racy || cached != Some(kind) || unstamped
 }
 
 /// Whether the full lint checks a file (`analysis::lint_files`, for the files a partial run may
@@ -315,58 +582,60 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
         ));
     };
     let payload = match store::read(&lint.path) {
-        store::Read::Hit(payload) => Some(payload),
-        store::Read::Missing => None,
+        store::Read::Hit(payload) => payload,
+        store::Read::Missing => {
+            return full_run(lint, full, warnings, "no usable cache".to_owned());
+        }
         store::Read::Discarded(why) => {
             discard(why);
-            None
+            return full_run(lint, full, warnings, "no usable cache".to_owned());
         }
     };
-    let head = payload.as_ref().and_then(|p| match p.head() {
-        Ok(head) => Some(head),
+    let (head, found) = match payload.head() {
+        Ok(head) => head,
         Err(why) => {
-            discard(why);
-            None
+            // A head that does not decode is damage the checksum would find.
+            discard(payload.check().err().unwrap_or(why));
+            return full_run(lint, full, warnings, "no usable cache".to_owned());
         }
-    });
-    let Some((head, rest)) = head.filter(|(h, _)| h.key == lint.key) else {
-        return full_run(lint, full, warnings, "no usable cache".to_owned());
     };
+    if head.key != lint.key {
+        // Another build's or settings' cache is rebuilt without a word, a damaged one with one.
+        if let Err(why) = payload.check() {
+            discard(why);
+        }
+        return full_run(lint, full, warnings, "no usable cache".to_owned());
+    }
     purge_freed_pages_as_usual();
-    // The rest of the cache decodes while the census walks (a walk and a `stat` per file). A
-    // directory whose stamp matches the cache's is not read again, only its names stamped.
-    let (body, census) = rayon::join(
-        || store::body(rest),
+    // The census walks (a `stat` per file) while the payload's checksum is checked and its
+    // findings decoded; nothing the head said is used before that check passed. A directory whose stamp matches the cache's is not read again, only its
+    // names stamped.
+    let (checked, census) = rayon::join(
         || {
-            let index: FxHashMap<(u32, &str), &CensusDir> = head
-                .dirs
-                .iter()
-                .map(|d| ((d.space, d.rel.as_str()), d))
-                .collect();
-            let known = |space: u32, rel: &str, stamp: &FileStamp| {
-                index
-                    .get(&(space, rel))
-                    .filter(|d| d.stamp == *stamp)
-                    .and_then(|d| {
-                        Some(KnownDir {
-                            names: d.names.as_deref()?,
-                            settled: &d.settled,
-                        })
-                    })
+            payload.check()?;
+            store::findings(found)
+        },
+        || {
+            let known = |space: u32, at: KnownAt<'_>, stamp: &FileStamp| {
+                let i = head.dir(space, at)?;
+                let d = &head.dirs[i];
+                (d.stamp == *stamp).then_some(KnownDir {
+                    names: d.names,
+                    settled: SettledRecords::new(d.settled)?,
+                    token: u32::try_from(i).ok()?,
+                })
             };
             census(lint.sys, lint.specs, &known)
         },
     );
-    let mut data = match body {
-        Ok(body) => CacheData::join(head, body),
+    let findings = match checked {
+        Ok(found) => found,
         Err(why) => {
             discard(why);
             return full_run(lint, full, warnings, "no usable cache".to_owned());
         }
     };
-    spent.keep(payload);
-    let old_dirs = std::mem::take(&mut data.dirs);
-    if census.notices != data.notices {
+    if census.notices != head.notices {
         return full_run(
             lint,
             full,
@@ -374,6 +643,36 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
             "the spaces' layout changed".to_owned(),
         );
     }
+    let on_trust = census.vouched.len();
+    let dirs_on_trust = Some((on_trust, on_trust + census.dirs.len(), census.settled.len()));
+    if replays(&head, &census) {
+        let Summary { files, tools, .. } = head.summary;
+        let report = report_of(
+            findings.into_iter().map(|(_, f)| f).collect(),
+            usize::try_from(files).unwrap_or(usize::MAX),
+            usize::try_from(tools).unwrap_or(usize::MAX),
+            0,
+        );
+        spent.keep(payload);
+        spent.keep((census.entries, census.settled, census.dirs));
+        return Outcome {
+            report,
+            notices: census.notices,
+            warnings,
+            how: How::Reused { reread: 0 },
+            dirs_on_trust,
+            spent,
+        };
+    }
+    let mut data = match payload.body().and_then(|bytes| store::body(&bytes)) {
+        Ok(body) => CacheData::join(head, findings, body),
+        Err(why) => {
+            discard(why);
+            return full_run(lint, full, warnings, "no usable cache".to_owned());
+        }
+    };
+    spent.keep(payload);
+    let old_dirs = std::mem::take(&mut data.dirs);
     match partial(lint, data, &census, run_start) {
         Ok(Partial {
             how,
@@ -381,9 +680,7 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
             write,
             internal_errors,
         }) => {
-            let on_trust = census.dirs.iter().filter(|d| d.names.is_none()).count();
-            let dirs_on_trust = Some((on_trust, census.dirs.len(), census.settled.len()));
-            let (dirs, dirs_changed) = next_dirs(old_dirs, census.dirs, run_start);
+            let (dirs, dirs_changed) = next_dirs(old_dirs, &census.vouched, census.dirs, run_start);
             let write = write || dirs_changed;
             data.dirs = dirs;
             if write
@@ -407,6 +704,49 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
         }
         Err(why) => full_run(lint, full, warnings, why),
     }
+}
+
+/// Whether the census met exactly what the cache's head accounts for (`Summary`): every settled
+/// file once, by its own entry's fingerprint, and every side entry as it was, with no directory
+/// read again. Then the tree is unchanged and the cache needs no rewrite: what `partial` would
+/// conclude (`How::Reused` with nothing to write), told without decoding the entries; any other
+/// census goes through `partial`, which decodes them and says what changed.
+fn replays(head: &CacheHead<'_>, census: &Census) -> bool {
+    let s = &head.summary;
+    if !s.whole
+        || !census.dirs.is_empty()
+        || census.vouched.len() != head.dirs.len()
+        || census.settled.len() as u64 != s.settled
+        || census.entries.len() != head.side.len()
+    {
+        return false;
+    }
+    let mut marks = vec![0u64; usize::try_from(s.files).unwrap_or(0).div_ceil(64)];
+    for &token in &census.settled {
+        let i = token as usize;
+        let bit = 1u64 << (i % 64);
+        match marks.get_mut(i / 64) {
+            Some(word) if *word & bit == 0 => *word |= bit,
+            _ => return false,
+        }
+    }
+    if census.settled_digest != s.digest {
+        return false;
+    }
+    let side: FxHashMap<(u32, &str), usize> = head
+        .side
+        .iter()
+        .enumerate()
+        .map(|(i, e)| ((e.space, e.rel.as_str()), i))
+        .collect();
+    let mut met = vec![false; head.side.len()];
+    census.entries.iter().all(|e| {
+        side.get(&(e.space, e.rel.as_str())).is_some_and(|&i| {
+            let cached = &head.side[i];
+            !std::mem::replace(&mut met[i], true)
+                && !needs_read(cached.racy, Some(&cached.kind), &e.kind)
+        })
+    })
 }
 
 /// Load everything, check everything, cache it.
@@ -621,30 +961,34 @@ fn attach_census(data: &mut CacheData, specs: &[SpaceSpec], census: Census, run_
     }
     drop(kinds);
     data.notices = census.notices;
-    data.dirs = next_dirs(Vec::new(), census.dirs, run_start).0;
+    data.dirs = next_dirs(Vec::new(), &census.vouched, census.dirs, run_start).0;
 }
 
-/// The directories the cache vouches for next time: those of this run's census whose stamps are
+/// The directories the cache vouches for next time: those the census listed whose stamps are
 /// old enough (the racy window of `trusted`: an entry added in the same clock tick as the
-/// listing leaves the stamp as it was), with the names of `old` for those the census took on
-/// trust. Also whether that differs from `old`.
-fn next_dirs(old: Vec<CensusDir>, dirs: Vec<CensusDir>, run_start: i64) -> (Vec<CensusDir>, bool) {
-    if dirs.len() == old.len() && dirs.iter().all(|d| d.names.is_none()) {
-        // Every directory vouched for, none gone: the same records (the census walks the
-        // vouched names, so their count matches only when every old one was met).
+/// listing leaves the stamp as it was), and the records of `old` the census took on trust
+/// (`vouched`: their indices). Also whether that differs from `old`.
+fn next_dirs(
+    old: Vec<CensusDir>,
+    vouched: &[u32],
+    listed: Vec<CensusDir>,
+    run_start: i64,
+) -> (Vec<CensusDir>, bool) {
+    if listed.is_empty() && vouched.len() == old.len() {
+        // Every directory vouched for, none gone: the same records (each is met once, from its
+        // parent's record or by its path, so the count matches only when every one was met).
         return (old, false);
     }
     let limit = run_start.saturating_sub(RACY_NS);
-    let mut old: FxHashMap<(u32, String), CensusDir> = old
-        .into_iter()
-        .map(|d| ((d.space, d.rel.clone()), d))
-        .collect();
-    let next = dirs
-        .into_iter()
-        .filter_map(|d| match d.names {
-            Some(_) => (d.stamp.ctime_ns < limit && d.stamp.mtime_ns < limit).then_some(d),
-            None => old.remove(&(d.space, d.rel)),
-        })
+    let mut old: Vec<Option<CensusDir>> = old.into_iter().map(Some).collect();
+    let next = vouched
+        .iter()
+        .filter_map(|&t| old.get_mut(t as usize)?.take())
+        .chain(
+            listed
+                .into_iter()
+                .filter(|d| d.stamp.ctime_ns < limit && d.stamp.mtime_ns < limit),
+        )
         .collect();
     (next, true)
 }
@@ -668,7 +1012,7 @@ fn settle_and_write(path: &Path, data: &mut CacheData) -> std::io::Result<()> {
     let mut key = String::new();
     for d in &mut data.dirs {
         d.settled.clear();
-        let Some(names) = &d.names else { continue };
+        let names = &d.names;
         for name in names.split_terminator('\0') {
             key.clear();
             key.push_str(&d.rel);
@@ -720,18 +1064,28 @@ fn partial(
     let sys = lint.sys;
     let specs = lint.specs;
     // A settled file (its stamp is the one the cache trusted, `KnownDir::settled`) is seen and
-    // unchanged. Its token is its entry's index; the fingerprint that matched must be that
-    // entry's stamp's, or the cache does not hang together (a full run).
+    // unchanged. Its token is its entry's index, met once, and the fingerprints that matched
+    // must be those entries' stamps' (their `Settled::mix` sums to the census's digest), or the
+    // cache does not hang together (a full run).
+    let mismatch = || Err("the cache's settled files do not match its entries".to_owned());
     let mut seen = vec![false; data.entries.len()];
-    for &(token, fingerprint) in &census.settled {
+    let mut digest = 0u128;
+    for &token in &census.settled {
         let i = token as usize;
-        let fits = data.entries.get(i).is_some_and(|e| {
-            !e.racy
-                && matches!(&e.kind, Some(CensusKind::Plain(Some(s))) if s.fingerprint() == fingerprint)
-        });
-        if !fits || std::mem::replace(&mut seen[i], true) {
-            return Err("the cache's settled files do not match its entries".to_owned());
+        let Some(e) = data.entries.get(i) else {
+            return mismatch();
+        };
+        match &e.kind {
+            Some(CensusKind::Plain(Some(s)))
+                if !e.racy && !std::mem::replace(&mut seen[i], true) =>
+            {
+                digest = digest.wrapping_add(Settled::mix(token, s.fingerprint()));
+            }
+            _ => return mismatch(),
         }
+    }
+    if digest != census.settled_digest {
+        return mismatch();
     }
     let by_key: FxHashMap<(u32, &str), u32> = data
         .entries
@@ -753,7 +1107,7 @@ fn partial(
             Some(i) => {
                 met.insert(i);
                 let cached = &data.entries[i as usize];
-                if needs_read(cached, &e.kind) {
+                if needs_read(cached.racy, cached.kind.as_ref(), &e.kind) {
                     to_read.push(ci);
                 }
             }
@@ -1247,5 +1601,138 @@ mod allocator_tests {
             delay, 1000,
             "mimalloc v3's default `purge_delay` (src/options.c)"
         );
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+
+    fn dir(space: u32, rel: &str) -> CensusDir {
+        CensusDir {
+            space,
+            rel: rel.to_owned(),
+            stamp: FileStamp {
+                size: rel.len() as u64,
+                mtime_ns: 1,
+                ctime_ns: 2,
+                ino: 3,
+                dev: 4,
+                mode: 0o40755,
+            },
+            names: format!("{rel}-name\0"),
+            settled: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn every_directory_is_found_by_its_path_and_by_its_name_under_its_parent() {
+        // Two spaces with the same paths; a directory whose parent has no record (`tools/x` is
+        // missing: `tools/x/y` is found by path only); names that sort differently from paths.
+        let rels = [
+            (0, "tools"),
+            (0, "tools/b"),
+            (0, "tools/a"),
+            (0, "tools/a/z"),
+            (0, "tools/a/b-c"),
+            (0, "tools/a/b"),
+            (0, "tools/x/y"),
+            (0, "knowledge"),
+            (1, "tools"),
+            (1, "tools/a"),
+        ];
+        let dirs: Vec<CensusDir> = rels.iter().map(|&(s, r)| dir(s, r)).collect();
+        let data = CacheData {
+            key: CacheKey::new(None, &Settings::default(), &[], None),
+            notices: Vec::new(),
+            dirs,
+            ids: Vec::new(),
+            entries: Vec::new(),
+            findings: Vec::new(),
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("cache.bin");
+        store::write(&path, &data).unwrap();
+        let store::Read::Hit(payload) = store::read(&path) else {
+            panic!("the cache was not read back");
+        };
+        payload.check().unwrap();
+        let (head, _) = payload.head().unwrap();
+        assert_eq!(head.dirs.len(), rels.len());
+        for &(space, rel) in &rels {
+            let i = head.dir(space, KnownAt::Rel(rel)).unwrap();
+            assert_eq!((head.dirs[i].space, head.dirs[i].rel), (space, rel));
+            assert_eq!(head.dirs[i].names, format!("{rel}-name\0"));
+            if let Some((parent, name)) = rel.rsplit_once('/') {
+                let found = head.dir(space, KnownAt::Rel(parent)).map(|p| {
+                    head.dir(
+                        space,
+                        KnownAt::Child {
+                            parent: p as u32,
+                            name,
+                        },
+                    )
+                });
+                match found {
+                    Some(child) => assert_eq!(child, Some(i), "{rel}"),
+                    None => assert_eq!(rel, "tools/x/y"),
+                }
+            }
+        }
+        // Near misses: an unknown name, a known name under another parent, the other space.
+        let a = head.dir(0, KnownAt::Rel("tools/a")).unwrap() as u32;
+        let b = head.dir(0, KnownAt::Rel("tools/b")).unwrap() as u32;
+        assert_eq!(
+            head.dir(
+                0,
+                KnownAt::Child {
+                    parent: a,
+                    name: "q"
+                }
+            ),
+            None
+        );
+        assert_eq!(
+            head.dir(
+                0,
+                KnownAt::Child {
+                    parent: b,
+                    name: "z"
+                }
+            ),
+            None
+        );
+        assert_eq!(
+            head.dir(
+                1,
+                KnownAt::Child {
+                    parent: a,
+                    name: "z"
+                }
+            ),
+            None
+        );
+        assert_eq!(head.dir(1, KnownAt::Rel("knowledge")), None);
+        assert_eq!(
+            head.dir(
+                0,
+                KnownAt::Child {
+                    parent: u32::MAX,
+                    name: "a"
+                }
+            ),
+            None
+        );
+        // And back: the records as they were, in the head's order.
+        let again = payload.data().unwrap();
+        let mut got: Vec<(u32, String)> = again
+            .dirs
+            .iter()
+            .map(|d| (d.space, d.rel.clone()))
+            .collect();
+        got.sort();
+        let mut want: Vec<(u32, String)> = rels.iter().map(|&(s, r)| (s, r.to_owned())).collect();
+        want.sort();
+        assert_eq!(got, want);
     }
 }

@@ -1,5 +1,5 @@
-//! L6 the lint cache's file: its layout (magic, format, version, postcard payload, length and
-//! xxh3-128 trailer), reading it back with every way it can be broken told apart, and replacing it
+//! L6 the lint cache's file: its layout (magic, format, version, head length, postcard payload,
+//! length and xxh3-128 trailer), reading it back with every way it can be broken told apart, and replacing it
 //! atomically (a temp file in the same directory, renamed over the old one).
 //!
 //! The checksum finds damage (a file cut short, bytes flipped on disk); it is not a seal:
@@ -17,18 +17,19 @@ use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::Xxh3Default;
 
 use super::{CacheBody, CacheData, CacheHead};
+use crate::diagnostic::Finding;
 
 /// First bytes of every cache file.
 const MAGIC: &[u8; 16] = b"ryechain-lintc\n\0";
 /// Bumped whenever `CacheData`'s layout (or the file's) changes.
-pub const FORMAT: u32 = 4;
+pub const FORMAT: u32 = 5;
 /// Payload length (u64) and its xxh3-128 (little-endian).
 const TRAILER: usize = 8 + 16;
 
 /// What reading the cache file gave.
 #[derive(Debug)]
 pub enum Read {
-    /// A whole, undamaged cache file of this version.
+    /// A whole cache file of this version, its head read (the checksum: [`Payload::check`]).
     Hit(Payload),
     /// No cache file (the first run, or `--no-cache` runs only).
     Missing,
@@ -46,40 +47,107 @@ fn header() -> Vec<u8> {
     h
 }
 
-/// A cache file's bytes whose header, length and checksum were checked: its payload decodes in
-/// two steps ([`Payload::head`], then [`body`] of the rest).
+/// An open cache file whose header and length were checked and whose head was read: the file is
+/// the header, the head's length (u64), the payload and the trailer. The payload is the head
+/// ([`CacheHead`], then the findings: [`Payload::head`], [`findings`]) and the body
+/// ([`Payload::body`]). A run decodes the head first (the census needs it) and checks the
+/// checksum beside the census, reading the body through a small buffer; only a run that needs
+/// the entries reads the body whole (and checks it again). The open file is the one read,
+/// whatever replaces it meanwhile.
 #[derive(Debug)]
 pub struct Payload {
-    bytes: Vec<u8>,
-    start: usize,
-    end: usize,
+    file: std::fs::File,
+    head: Vec<u8>,
+    /// Where the body starts and ends in the file.
+    body: std::ops::Range<u64>,
+    /// The trailer's checksum.
+    checksum: [u8; 16],
 }
+
+/// How much of the body is read at a time to check the checksum.
+const CHUNK: usize = 1 << 20;
 
 impl Payload {
-    /// The head of the payload, and the bytes after it.
-    pub fn head(&self) -> Result<(CacheHead, &[u8]), String> {
-        postcard::take_from_bytes(&self.bytes[self.start..self.end])
-            .map_err(|e| format!("it cannot be decoded: {e}"))
+    /// The head of the payload, read in place (it borrows the payload's bytes), and the bytes
+    /// of the findings after it. Nothing in them may be trusted before [`Payload::check`]
+    /// passed.
+    pub fn head(&self) -> Result<(CacheHead<'_>, &[u8]), String> {
+        postcard::take_from_bytes(&self.head).map_err(|e| format!("it cannot be decoded: {e}"))
     }
 
-    /// The whole payload at once (what a run decodes in two steps).
+    /// Read the body, `chunk` by `chunk` (each slice handed to `each`), and check the checksum
+    /// of the whole payload.
+    fn read_body(&self, chunk: usize, each: &mut dyn FnMut(&[u8])) -> Result<(), String> {
+        use std::io::{Read as _, Seek};
+        let cannot = |e: std::io::Error| format!("it cannot be read: {e}");
+        let mut h = Xxh3Default::new();
+        h.update(&self.head);
+        (&self.file)
+            .seek(std::io::SeekFrom::Start(self.body.start))
+            .map_err(cannot)?;
+        let mut left = self.body.end - self.body.start;
+        let mut buf = vec![0u8; usize::try_from(left).unwrap_or(chunk).min(chunk)];
+        while left > 0 {
+            let n = usize::try_from(left).unwrap_or(buf.len()).min(buf.len());
+            (&self.file).read_exact(&mut buf[..n]).map_err(cannot)?;
+            h.update(&buf[..n]);
+            each(&buf[..n]);
+            left -= n as u64;
+        }
+        if h.digest128().to_le_bytes() != self.checksum {
+            return Err("its checksum does not match (the file is damaged)".to_owned());
+        }
+        Ok(())
+    }
+
+    /// Whether the payload is the one its checksum was taken of.
+    pub fn check(&self) -> Result<(), String> {
+        self.read_body(CHUNK, &mut |_| {})
+    }
+
+    /// The body's bytes, the checksum checked (again: they are read again).
+    pub fn body(&self) -> Result<Vec<u8>, String> {
+        let len = usize::try_from(self.body.end - self.body.start)
+            .map_err(|_| "it is too large".to_owned())?;
+        let mut bytes = Vec::with_capacity(len);
+        self.read_body(len.max(1), &mut |part| bytes.extend_from_slice(part))?;
+        Ok(bytes)
+    }
+
+    /// The whole payload at once, checked (what a run decodes in steps).
     pub fn data(&self) -> Result<CacheData, String> {
+        let bytes = self.body()?;
         let (head, rest) = self.head()?;
-        Ok(CacheData::join(head, body(rest)?))
+        let found = findings(rest)?;
+        Ok(CacheData::join(head, found, body(&bytes)?))
     }
 }
 
-/// The rest of the payload after [`Payload::head`]; all of it must decode.
-pub fn body(rest: &[u8]) -> Result<CacheBody, String> {
-    postcard::from_bytes(rest).map_err(|e| format!("it cannot be decoded: {e}"))
+/// The findings after [`Payload::head`] (they end the head).
+pub fn findings(rest: &[u8]) -> Result<Vec<(u32, Finding)>, String> {
+    match postcard::take_from_bytes(rest) {
+        Ok((found, [])) => Ok(found),
+        Ok(_) => Err("its head is longer than it says".to_owned()),
+        Err(e) => Err(format!("it cannot be decoded: {e}")),
+    }
 }
 
-/// Check a cache file's header, length and checksum.
-fn verify(bytes: Vec<u8>) -> Result<Payload, String> {
-    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+/// The body ([`Payload::body`]); all of it must decode.
+pub fn body(bytes: &[u8]) -> Result<CacheBody, String> {
+    postcard::from_bytes(bytes).map_err(|e| format!("it cannot be decoded: {e}"))
+}
+
+/// Open the cache file, check its header and length, and read its head.
+fn open(file: std::fs::File) -> Result<Payload, String> {
+    use std::io::{Read as _, Seek};
+    let cannot = |e: std::io::Error| format!("it cannot be read: {e}");
+    let size = file.metadata().map_err(cannot)?.len();
+    let mut start = vec![0u8; usize::try_from(size.min(512)).unwrap_or(512)];
+    (&file).read_exact(&mut start).map_err(cannot)?;
+    if start.len() < MAGIC.len() || &start[..MAGIC.len()] != MAGIC {
         return Err("it is not a ryechain lint cache".to_owned());
     }
-    let rest = &bytes[MAGIC.len()..];
+    let rest = &start[MAGIC.len()..];
     let (Some(format), Some(vlen)) = (rest.get(..4), rest.get(4..6)) else {
         return Err("it is cut short".to_owned());
     };
@@ -95,30 +163,47 @@ fn verify(bytes: Vec<u8>) -> Result<Payload, String> {
             env!("CARGO_PKG_VERSION")
         ));
     }
-    let body = &rest[6 + vlen..];
-    if body.len() < TRAILER {
+    let Some(head_len) = rest.get(6 + vlen..6 + vlen + 8) else {
         return Err("it is cut short".to_owned());
-    }
-    let (payload, trailer) = body.split_at(body.len() - TRAILER);
+    };
+    let head_len = u64::from_le_bytes(head_len.try_into().unwrap_or_default());
+    let payload_start = (MAGIC.len() + 6 + vlen + 8) as u64;
+    let Some(payload_len) = size.checked_sub(payload_start + TRAILER as u64) else {
+        return Err("it is cut short".to_owned());
+    };
+    let mut trailer = [0u8; TRAILER];
+    (&file)
+        .seek(std::io::SeekFrom::Start(payload_start + payload_len))
+        .and_then(|_| (&file).read_exact(&mut trailer))
+        .map_err(cannot)?;
     let len = u64::from_le_bytes(trailer[..8].try_into().unwrap_or_default());
-    if len != payload.len() as u64 {
+    if len != payload_len {
         return Err(format!(
-            "it is cut short or padded ({} payload bytes, {len} expected)",
-            payload.len()
+            "it is cut short or padded ({payload_len} payload bytes, {len} expected)"
         ));
     }
-    if xxhash_rust::xxh3::xxh3_128(payload).to_le_bytes() != trailer[8..] {
-        return Err("its checksum does not match (the file is damaged)".to_owned());
+    if head_len > payload_len {
+        return Err("its head is longer than the file".to_owned());
     }
-    let start = MAGIC.len() + 6 + vlen;
-    let end = start + payload.len();
-    Ok(Payload { bytes, start, end })
+    let mut head = vec![0u8; usize::try_from(head_len).map_err(|_| "it is too large".to_owned())?];
+    (&file)
+        .seek(std::io::SeekFrom::Start(payload_start))
+        .and_then(|_| (&file).read_exact(&mut head))
+        .map_err(cannot)?;
+    let mut checksum = [0u8; 16];
+    checksum.copy_from_slice(&trailer[8..]);
+    Ok(Payload {
+        file,
+        head,
+        body: payload_start + head_len..payload_start + payload_len,
+        checksum,
+    })
 }
 
-/// Read the cache file at `path`.
+/// Read the cache file at `path` (its head; [`Payload::body`] reads the rest).
 pub fn read(path: &Path) -> Read {
-    match std::fs::read(path) {
-        Ok(bytes) => match verify(bytes) {
+    match std::fs::File::open(path) {
+        Ok(file) => match open(file) {
             Ok(payload) => Read::Hit(payload),
             Err(why) => Read::Discarded(why),
         },
@@ -146,10 +231,14 @@ impl<W: Write> Write for Hashing<W> {
     }
 }
 
-/// Encode `data` into `out`, streamed (the payload is never held whole in memory): postcard's
-/// many small writes are buffered before they reach the hash and the file.
+/// Encode `data` into `out`: the head and findings (encoded first, their length goes before
+/// them), then the body streamed (never held whole in memory; postcard's many small writes are
+/// buffered before they reach the hash and the file).
 pub fn encode(data: &CacheData, mut out: impl Write) -> std::io::Result<()> {
+    let (head, findings, body) = data.encoded();
+    let head = postcard::to_allocvec(&(head, findings)).map_err(std::io::Error::other)?;
     out.write_all(&header())?;
+    out.write_all(&(head.len() as u64).to_le_bytes())?;
     let mut w = std::io::BufWriter::with_capacity(
         1 << 20,
         Hashing {
@@ -158,7 +247,9 @@ pub fn encode(data: &CacheData, mut out: impl Write) -> std::io::Result<()> {
             len: 0,
         },
     );
-    postcard::to_io(data, &mut w).map_err(std::io::Error::other)?;
+    w.write_all(&head)?;
+    drop(head);
+    postcard::to_io(&body, &mut w).map_err(std::io::Error::other)?;
     let Hashing {
         mut inner,
         hasher,

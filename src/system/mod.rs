@@ -48,14 +48,13 @@ pub struct FileStamp {
 }
 
 /// A directory as a census listed it: its stamp, and the names of its entries, each followed by
-/// a `\0` (one allocation per directory); `None` when `known` vouched for them (they are the
-/// ones it gave). Only for directories whose entries were all regular files and directories
-/// with UTF-8 names.
+/// a `\0` (one allocation per directory). Only for directories whose entries were all regular
+/// files and directories with UTF-8 names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DirListing {
     pub path: PathBuf,
     pub stamp: FileStamp,
-    pub names: Option<String>,
+    pub names: String,
 }
 
 impl FileStamp {
@@ -84,7 +83,20 @@ pub struct KnownDir<'a> {
     /// that stamp's fingerprint and a token of the caller's. A name stamped with the same
     /// fingerprint again is *settled*: the walk gives its token ([`WalkStamped::settled`])
     /// instead of an entry.
-    pub settled: &'a [Settled],
+    pub settled: SettledRecords<'a>,
+    /// The caller's token for the directory: the walk names it back when it asks about the
+    /// directory's subdirectories ([`MetDir::Child`]) and when it took it on trust
+    /// ([`WalkStamped::vouched`]).
+    pub token: u32,
+}
+
+/// Where a census walk met a directory it asks `known` about.
+#[derive(Clone, Copy, Debug)]
+pub enum MetDir<'p> {
+    /// By its path: the walk's root, or a directory below one the walk read.
+    Path(&'p Path),
+    /// By its name in the directory `known` vouched for with this token.
+    Child { parent: u32, name: &'p str },
 }
 
 /// A name's record in [`KnownDir::settled`]; `token` is [`Settled::NONE`] for a name that has
@@ -100,20 +112,79 @@ impl Settled {
         token: u32::MAX,
         fingerprint: 0,
     };
+    /// Bytes of a packed record ([`SettledRecords`]).
+    pub const PACKED: usize = 4 + 16;
+
+    /// What a settled name adds to [`WalkStamped::settled_digest`]: a 128-bit hash of its token
+    /// and the fingerprint that matched, summed so that the order names are met in does not
+    /// matter. The caller checks the sum against its own records' instead of keeping every
+    /// fingerprint the walk matched.
+    pub fn mix(token: u32, fingerprint: u128) -> u128 {
+        xxhash_rust::xxh3::xxh3_128_with_seed(&fingerprint.to_le_bytes(), u64::from(token))
+    }
+}
+
+/// [`Settled`] records packed as the lint cache stores them (each its token and fingerprint,
+/// little-endian, [`Settled::PACKED`] bytes), read in place: a cache's hundred thousand records
+/// are walked by the census without being decoded into a list first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SettledRecords<'a>(&'a [u8]);
+
+impl<'a> SettledRecords<'a> {
+    /// `None` unless `bytes` is a whole number of records.
+    pub fn new(bytes: &'a [u8]) -> Option<SettledRecords<'a>> {
+        bytes
+            .len()
+            .is_multiple_of(Settled::PACKED)
+            .then_some(SettledRecords(bytes))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len() / Settled::PACKED
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Settled> + 'a {
+        self.0.chunks_exact(Settled::PACKED).map(|r| {
+            let (token, fingerprint) = r.split_at(4);
+            Settled {
+                token: u32::from_le_bytes(token.try_into().unwrap_or_default()),
+                fingerprint: u128::from_le_bytes(fingerprint.try_into().unwrap_or_default()),
+            }
+        })
+    }
+
+    /// `records` packed (what [`SettledRecords::new`] reads).
+    pub fn pack(records: &[Settled]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(records.len() * Settled::PACKED);
+        for r in records {
+            out.extend_from_slice(&r.token.to_le_bytes());
+            out.extend_from_slice(&r.fingerprint.to_le_bytes());
+        }
+        out
+    }
 }
 
 /// What an earlier census vouches for in a directory at the stamp given (`walk_stamped`).
-pub type Known<'a> = dyn Fn(&Path, &FileStamp) -> Option<KnownDir<'a>> + Sync + 'a;
+pub type Known<'a> = dyn Fn(MetDir<'_>, &FileStamp) -> Option<KnownDir<'a>> + Sync + 'a;
 
 /// `System::walk_stamped`'s result.
 #[derive(Debug, Default)]
 pub struct WalkStamped {
     /// The stamped entries (those of settled names left out).
     pub entries: Vec<(WalkEntry, Option<FileStamp>)>,
-    /// The directories listed (and those vouched for, with no names).
+    /// The directories listed.
     pub listings: Vec<DirListing>,
-    /// Each settled name's token and the fingerprint that matched.
-    pub settled: Vec<(u32, u128)>,
+    /// The tokens of the directories taken on trust (`KnownDir::token`).
+    pub vouched: Vec<u32>,
+    /// Each settled name's token.
+    pub settled: Vec<u32>,
+    /// The wrapping sum of [`Settled::mix`] of each settled name's token and the fingerprint
+    /// that matched.
+    pub settled_digest: u128,
 }
 
 pub trait System: Send + Sync {

@@ -187,17 +187,28 @@ fn dir_id(_m: &std::fs::Metadata) -> (u64, u64) {
 /// read: its names are stamped one by one (`census_known`), which saves reading the directory
 /// (an `fstat` and two `getdents64` calls) — a third of a census's system calls on a tree of a
 /// few files per folder.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "where the walk is, and what it carries down"
+)]
 fn census_walk(
     dir: &Path,
     parent: Option<BorrowedFd<'_>>,
+    vouched_parent: Option<u32>,
     stamp: Option<super::FileStamp>,
     ancestors: &[(u64, u64)],
     known: &super::Known<'_>,
     sink: &Sink,
 ) {
+    // Below a directory taken on trust, a subdirectory is asked about by its name there.
+    let name = dir.file_name().and_then(std::ffi::OsStr::to_str);
+    let met = match (vouched_parent, name) {
+        (Some(parent), Some(name)) => super::MetDir::Child { parent, name },
+        _ => super::MetDir::Path(dir),
+    };
     if let Some(stamp) = stamp
-        && let Some(vouched) = known(dir, &stamp)
-        && census_known(dir, parent, stamp, vouched, ancestors, known, sink)
+        && let Some(vouched) = known(met, &stamp)
+        && census_known(dir, parent, vouched, ancestors, known, sink)
     {
         return;
     }
@@ -205,67 +216,76 @@ fn census_walk(
 }
 
 /// What a census walk found, directory by directory (each directory's entries are moved once,
-/// when the walk ends, instead of up through every parent).
+/// when the walk ends, instead of up through every parent), under one lock taken once a
+/// directory.
 #[derive(Default)]
-struct Sink {
-    entries: std::sync::Mutex<Vec<Vec<Stamped>>>,
-    listings: std::sync::Mutex<Vec<super::DirListing>>,
-    settled: std::sync::Mutex<Vec<Vec<(u32, u128)>>>,
+struct Sink(std::sync::Mutex<Found>);
+
+#[derive(Default)]
+struct Found {
+    entries: Vec<Vec<Stamped>>,
+    listings: Vec<super::DirListing>,
+    settled: Vec<Vec<u32>>,
+    settled_digest: u128,
+    vouched: Vec<u32>,
 }
 
 impl Sink {
-    fn put(&self, entries: Vec<Stamped>, listing: Option<super::DirListing>) {
-        if !entries.is_empty() {
-            self.entries
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(entries);
-        }
-        if let Some(l) = listing {
-            self.listings
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(l);
-        }
+    fn found(&self) -> std::sync::MutexGuard<'_, Found> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn put_settled(&self, settled: Vec<(u32, u128)>) {
+    /// What a directory that was read holds.
+    fn put(&self, entries: Vec<Stamped>, listing: Option<super::DirListing>) {
+        if entries.is_empty() && listing.is_none() {
+            return;
+        }
+        let mut found = self.found();
+        if !entries.is_empty() {
+            found.entries.push(entries);
+        }
+        found.listings.extend(listing);
+    }
+
+    /// What a directory taken on trust (`token`) holds.
+    fn put_vouched(&self, token: u32, entries: Vec<Stamped>, (settled, digest): Settles) {
+        let mut found = self.found();
+        found.vouched.push(token);
+        found.settled_digest = found.settled_digest.wrapping_add(digest);
+        if !entries.is_empty() {
+            found.entries.push(entries);
+        }
         if !settled.is_empty() {
-            self.settled
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(settled);
+            found.settled.push(settled);
         }
     }
 
     fn into_walked(self) -> super::WalkStamped {
-        let parts = self
-            .entries
+        let found = self
+            .0
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut entries = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-        for part in parts {
+        let mut entries = Vec::with_capacity(found.entries.iter().map(Vec::len).sum());
+        for part in found.entries {
             entries.extend(part);
         }
-        let listings = self
-            .listings
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let settled = self
-            .settled
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .concat();
         super::WalkStamped {
             entries,
-            listings,
-            settled,
+            listings: found.listings,
+            settled: found.settled.concat(),
+            settled_digest: found.settled_digest,
+            vouched: found.vouched,
         }
     }
 }
 
 /// A directory met by the census: its path, (dev, inode) and stamp.
 type Subdir = (PathBuf, (u64, u64), Option<super::FileStamp>);
+
+/// The tokens of a directory's settled names, and the sum of their `Settled::mix`.
+type Settles = (Vec<u32>, u128);
 
 /// A census entry: what the walk met, and its stamp.
 type Stamped = (WalkEntry, Option<super::FileStamp>);
@@ -390,12 +410,12 @@ fn census_listed(
         (Some(stamp), Some(names)) => Some(super::DirListing {
             path: dir.to_path_buf(),
             stamp,
-            names: Some(names),
+            names,
         }),
         _ => None,
     };
     sink.put(out, listing);
-    census_subdirs(subdirs, None, ancestors, known, sink);
+    census_subdirs(subdirs, None, None, ancestors, known, sink);
 }
 
 /// A directory's descriptor, where its subdirectories may be opened by name; `None` where
@@ -405,10 +425,12 @@ type BorrowedFd<'a> = std::os::fd::BorrowedFd<'a>;
 #[cfg(not(unix))]
 type BorrowedFd<'a> = std::marker::PhantomData<&'a ()>;
 
-/// Walk `subdirs` of the directory open at `parent` (if it is), in parallel.
+/// Walk `subdirs` of the directory open at `parent` (if it is) and vouched for with token
+/// `vouched_parent` (if it was), in parallel.
 fn census_subdirs(
     subdirs: Vec<Subdir>,
     parent: Option<BorrowedFd<'_>>,
+    vouched_parent: Option<u32>,
     ancestors: &[(u64, u64)],
     known: &super::Known<'_>,
     sink: &Sink,
@@ -417,7 +439,7 @@ fn census_subdirs(
     subdirs.into_par_iter().for_each(|(p, id, stamp)| {
         let mut anc = ancestors.to_vec();
         anc.push(id);
-        census_walk(&p, parent, stamp, &anc, known, sink);
+        census_walk(&p, parent, vouched_parent, stamp, &anc, known, sink);
     });
 }
 
@@ -430,27 +452,51 @@ fn census_subdirs(
 fn census_known(
     dir: &Path,
     parent: Option<BorrowedFd<'_>>,
-    stamp: super::FileStamp,
     vouched: super::KnownDir<'_>,
     ancestors: &[(u64, u64)],
     known: &super::Known<'_>,
     sink: &Sink,
 ) -> bool {
     use std::os::fd::AsFd;
+    // A folder whose every name has a settled record holds only files (most folders of a tool
+    // tree): its names are stamped from its parent's descriptor (`dir/name`) and it is never
+    // opened. The lookup of the folder's name again for each of its files, hot in the dentry
+    // cache, costs less than opening and closing it (two system calls, and the process's
+    // descriptor table is one lock for both threads). Stamping every name by its whole path
+    // instead, no folder opened, was slower again (more components for each file).
+    let leaf = !vouched.settled.is_empty()
+        && vouched
+            .settled
+            .iter()
+            .all(|r| r.token != super::Settled::NONE.token);
+    if let (true, Some(parent), Some(name)) = (leaf, parent, dir.file_name()) {
+        use std::os::unix::ffi::OsStrExt;
+        return census_known_entries(dir, parent, Some(name.as_bytes()), vouched).is_some_and(
+            |(out, subdirs, settled)| {
+                sink.put_vouched(vouched.token, out, settled);
+                // (A name that turned out to be a folder after all is opened by its path.)
+                census_subdirs(subdirs, None, Some(vouched.token), ancestors, known, sink);
+                true
+            },
+        );
+    }
     let Some(handle) = open_dir_path(dir, parent) else {
         return false;
     };
-    census_known_entries(dir, handle.as_fd(), vouched).is_some_and(|(out, subdirs, settled)| {
-        let listing = super::DirListing {
-            path: dir.to_path_buf(),
-            stamp,
-            names: None,
-        };
-        sink.put(out, Some(listing));
-        sink.put_settled(settled);
-        census_subdirs(subdirs, Some(handle.as_fd()), ancestors, known, sink);
-        true
-    })
+    census_known_entries(dir, handle.as_fd(), None, vouched).is_some_and(
+        |(out, subdirs, settled)| {
+            sink.put_vouched(vouched.token, out, settled);
+            census_subdirs(
+                subdirs,
+                Some(handle.as_fd()),
+                Some(vouched.token),
+                ancestors,
+                known,
+                sink,
+            );
+            true
+        },
+    )
 }
 
 /// `dir` opened `O_PATH` (for `fstatat` of its names, `openat` of its subdirectories): by its
@@ -481,7 +527,8 @@ fn open_dir_path(dir: &Path, parent: Option<BorrowedFd<'_>>) -> Option<std::os::
 }
 
 /// The entries of a vouched directory (`census_known`), its subdirectories, and the tokens and
-/// fingerprints of its settled names.
+/// fingerprints of its settled names. Its names are stamped relative to `handle`: the
+/// directory's own descriptor, or its parent's when `prefix` (the directory's name) is given.
 #[cfg(target_os = "linux")]
 #[allow(
     clippy::type_complexity,
@@ -490,21 +537,36 @@ fn open_dir_path(dir: &Path, parent: Option<BorrowedFd<'_>>) -> Option<std::os::
 fn census_known_entries(
     dir: &Path,
     handle: BorrowedFd<'_>,
+    prefix: Option<&[u8]>,
     vouched: super::KnownDir<'_>,
-) -> Option<(Vec<Stamped>, Vec<Subdir>, Vec<(u32, u128)>)> {
+) -> Option<(Vec<Stamped>, Vec<Subdir>, Settles)> {
     use std::os::fd::AsRawFd;
+    // `prefix/` then each name and a NUL, written into one buffer.
+    let mut path: Vec<u8> = Vec::with_capacity(256);
+    if let Some(p) = prefix {
+        if p.is_empty() || p.contains(&b'/') || p.contains(&0) {
+            return None;
+        }
+        path.extend_from_slice(p);
+        path.push(b'/');
+    }
+    let base = path.len();
     let mut out = Vec::new();
     let mut subdirs: Vec<Subdir> = Vec::new();
     let mut settled = Vec::new();
+    let mut digest = 0u128;
     let mut records = vouched.settled.iter();
     for name in vouched.names.split_terminator('\0') {
         // Names come from the cache file: only a plain name is stamped (never a path that could
         // leave the directory); anything else lists the directory instead.
-        if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+        if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\0']) {
             return None;
         }
-        let record = records.next().copied().unwrap_or(super::Settled::NONE);
-        let st = stat_at(handle.as_raw_fd(), name)?;
+        let record = records.next().unwrap_or(super::Settled::NONE);
+        path.truncate(base);
+        path.extend_from_slice(name.as_bytes());
+        path.push(0);
+        let st = stat_at(handle.as_raw_fd(), &path)?;
         let stamp = super::FileStamp {
             size: u64::try_from(st.st_size).unwrap_or(0),
             mtime_ns: st.st_mtime.saturating_mul(1_000_000_000) + st.st_mtime_nsec,
@@ -518,7 +580,8 @@ fn census_known_entries(
                 if record.token != super::Settled::NONE.token
                     && stamp.fingerprint() == record.fingerprint =>
             {
-                settled.push((record.token, record.fingerprint));
+                settled.push(record.token);
+                digest = digest.wrapping_add(super::Settled::mix(record.token, record.fingerprint));
             }
             libc::S_IFREG => out.push((
                 WalkEntry {
@@ -533,14 +596,13 @@ fn census_known_entries(
             _ => return None,
         }
     }
-    Some((out, subdirs, settled))
+    Some((out, subdirs, (settled, digest)))
 }
 
 #[cfg(not(target_os = "linux"))]
 fn census_known(
     _dir: &Path,
     _parent: Option<BorrowedFd<'_>>,
-    _stamp: super::FileStamp,
     _vouched: super::KnownDir<'_>,
     _ancestors: &[(u64, u64)],
     _known: &super::Known<'_>,
@@ -549,10 +611,11 @@ fn census_known(
     false
 }
 
-/// `fstatat(fd, name, AT_SYMLINK_NOFOLLOW)`; `None` on any error (a name with a NUL included).
+/// `fstatat(fd, name, AT_SYMLINK_NOFOLLOW)` of a NUL-terminated `name`; `None` on any error (a
+/// `name` that is not NUL-terminated, or holds another NUL).
 #[cfg(target_os = "linux")]
-fn stat_at(fd: std::os::fd::RawFd, name: &str) -> Option<libc::stat> {
-    let name = std::ffi::CString::new(name).ok()?;
+fn stat_at(fd: std::os::fd::RawFd, name: &[u8]) -> Option<libc::stat> {
+    let name = std::ffi::CStr::from_bytes_with_nul(name).ok()?;
     let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
     // SAFETY: `name` is a NUL-terminated string that outlives the call, `st` points to writable
     // memory of a `stat`'s size, and `fd` is an open descriptor the caller holds for the call.
@@ -819,7 +882,7 @@ impl System for OsSystem {
             stamp = Some(stamp_from(&m));
         }
         let sink = Sink::default();
-        census_walk(dir, None, stamp, &ancestors, known, &sink);
+        census_walk(dir, None, None, stamp, &ancestors, known, &sink);
         sink.into_walked()
     }
 }

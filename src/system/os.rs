@@ -463,7 +463,10 @@ fn census_known(
     // opened. The lookup of the folder's name again for each of its files, hot in the dentry
     // cache, costs less than opening and closing it (two system calls, and the process's
     // descriptor table is one lock for both threads). Stamping every name by its whole path
-    // instead, no folder opened, was slower again (more components for each file).
+    // instead, no folder opened, was slower again (more components for each file). (A folder
+    // swapped for a symlink meanwhile is followed here; a name reached that way is another
+    // inode, whose fingerprint matches no record — an entry, read and compared —, or through a
+    // link to this very folder, the same file.)
     let leaf = !vouched.settled.is_empty()
         && vouched
             .settled

@@ -327,7 +327,15 @@ impl VisibleIds {
     }
     /// The list of `by_len` entries (any order, repeats allowed).
     fn from_entries(mut by_len: Vec<(u32, Arc<str>)>) -> VisibleIds {
-        by_len.sort_unstable();
+        // Ordered by (length, id). `visible_ids_of` hands the entries over as a few runs each
+        // sorted by id (every space's index, then the primitives): a stable sort by length
+        // keeps each length's entries in those runs, and a stable sort of each length's entries
+        // by id merges the runs (it finds them) instead of comparing through two ids' pointers
+        // n log n times (a third of the ids' list build at 100k tools).
+        by_len.sort_by_key(|e| e.0);
+        for group in by_len.chunk_by_mut(|a, b| a.0 == b.0) {
+            group.sort_by(|a, b| a.1.cmp(&b.1));
+        }
         by_len.dedup();
         by_len.shrink_to_fit();
         let classes = by_len.iter().map(|(_, id)| class_counts(id)).collect();
@@ -772,6 +780,33 @@ pub fn tool_files(db: &dyn Db) -> Vec<SourceFile> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// However the entries come (sorted runs, as `visible_ids_of` gives them, or any
+        /// order, with repeats and ids of one length), the list is the sorted, deduplicated one.
+        #[test]
+        fn visible_ids_are_sorted_by_length_then_id_and_unique(
+            runs in proptest::collection::vec(
+                proptest::collection::vec("[ab/é]{0,6}", 0..40),
+                0..5,
+            ),
+            sort_runs in proptest::bool::ANY,
+        ) {
+            let mut entries: Vec<(u32, Arc<str>)> = Vec::new();
+            for mut run in runs {
+                if sort_runs {
+                    run.sort();
+                }
+                entries.extend(run.iter().map(|id| (char_len(id), Arc::from(id.as_str()))));
+            }
+            let mut want = entries.clone();
+            want.sort_unstable();
+            want.dedup();
+            let got = VisibleIds::from_entries(entries);
+            proptest::prop_assert_eq!(&got.by_len, &want);
+            proptest::prop_assert_eq!(got.classes.len(), want.len());
+        }
+    }
 
     #[test]
     fn split_rel() {

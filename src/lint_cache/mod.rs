@@ -341,8 +341,9 @@ impl CacheData {
         }
     }
 
-    /// The file's payload: head, findings, body (postcard writes a tuple as its parts one
-    /// after the other, so each decodes from where the one before ended).
+    /// The file's payload: head, findings, body (`store::encode` writes the head and findings
+    /// first, with their length before them; postcard writes each part after the one before,
+    /// so each decodes from where the one before ended).
     #[allow(
         clippy::type_complexity,
         reason = "the three parts of the payload, named where they are built"
@@ -575,41 +576,26 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
     let mut warnings = Vec::new();
     let mut spent = Spent::default();
     let run_start = now_ns();
-    let mut discard = |why: String| {
-        warnings.push(format!(
-            "discarding the lint cache {}: {why}; it is rebuilt",
-            lint.path.display()
-        ));
-    };
     let payload = match store::read(&lint.path) {
         store::Read::Hit(payload) => payload,
-        store::Read::Missing => {
-            return full_run(lint, full, warnings, "no usable cache".to_owned());
-        }
-        store::Read::Discarded(why) => {
-            discard(why);
-            return full_run(lint, full, warnings, "no usable cache".to_owned());
-        }
+        store::Read::Missing => return without_cache(lint, full, None),
+        store::Read::Discarded(why) => return without_cache(lint, full, Some(why)),
     };
     let (head, found) = match payload.head() {
         Ok(head) => head,
+        // A head that does not decode is damage the checksum would find.
         Err(why) => {
-            // A head that does not decode is damage the checksum would find.
-            discard(payload.check().err().unwrap_or(why));
-            return full_run(lint, full, warnings, "no usable cache".to_owned());
+            return without_cache(lint, full, Some(payload.check().err().unwrap_or(why)));
         }
     };
     if head.key != lint.key {
         // Another build's or settings' cache is rebuilt without a word, a damaged one with one.
-        if let Err(why) = payload.check() {
-            discard(why);
-        }
-        return full_run(lint, full, warnings, "no usable cache".to_owned());
+        return without_cache(lint, full, payload.check().err());
     }
     purge_freed_pages_as_usual();
     // The census walks (a `stat` per file) while the payload's checksum is checked and its
-    // findings decoded; nothing the head said is used before that check passed. A directory whose stamp matches the cache's is not read again, only its
-    // names stamped.
+    // findings decoded; what the census made of the head is used only once that check passed.
+    // A directory whose stamp matches the cache's is not read again, only its names stamped.
     let (checked, census) = rayon::join(
         || {
             payload.check()?;
@@ -630,10 +616,7 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
     );
     let findings = match checked {
         Ok(found) => found,
-        Err(why) => {
-            discard(why);
-            return full_run(lint, full, warnings, "no usable cache".to_owned());
-        }
+        Err(why) => return without_cache(lint, full, Some(why)),
     };
     if census.notices != head.notices {
         return full_run(
@@ -666,10 +649,7 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
     }
     let mut data = match payload.body().and_then(|bytes| store::body(&bytes)) {
         Ok(body) => CacheData::join(head, findings, body),
-        Err(why) => {
-            discard(why);
-            return full_run(lint, full, warnings, "no usable cache".to_owned());
-        }
+        Err(why) => return without_cache(lint, full, Some(why)),
     };
     spent.keep(payload);
     let old_dirs = std::mem::take(&mut data.dirs);
@@ -747,6 +727,25 @@ fn replays(head: &CacheHead<'_>, census: &Census) -> bool {
                 && !needs_read(cached.racy, Some(&cached.kind), &e.kind)
         })
     })
+}
+
+/// A full run in place of a cache that is missing or cannot be used; `damage`, when there is
+/// some, is warned about.
+fn without_cache(
+    lint: &CachedLint<'_>,
+    full: &dyn Fn(&RootDb) -> LintParts,
+    damage: Option<String>,
+) -> Outcome {
+    let warnings = damage
+        .map(|why| {
+            format!(
+                "discarding the lint cache {}: {why}; it is rebuilt",
+                lint.path.display()
+            )
+        })
+        .into_iter()
+        .collect();
+    full_run(lint, full, warnings, "no usable cache".to_owned())
 }
 
 /// Load everything, check everything, cache it.

@@ -1,6 +1,6 @@
 //! L6 the lint cache's file: its layout (magic, format, version, head length, postcard payload,
-//! length and xxh3-128 trailer), reading it back with every way it can be broken told apart, and replacing it
-//! atomically (a temp file in the same directory, renamed over the old one).
+//! length and xxh3-128 trailer), reading it back with every way it can be broken told apart, and
+//! replacing it atomically (a temp file in the same directory, renamed over the old one).
 //!
 //! The checksum finds damage (a file cut short, bytes flipped on disk); it is not a seal:
 //! whoever can write the cache file can write its checksum too, so a cryptographic hash would

@@ -139,10 +139,6 @@ impl<'a> SettledRecords<'a> {
             .then_some(SettledRecords(bytes))
     }
 
-    pub fn len(&self) -> usize {
-        self.0.len() / Settled::PACKED
-    }
-
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -21,7 +21,8 @@ use crate::model::{Space, SpaceKind, item_id_problem};
 use crate::resolve::extractor_config;
 use crate::rules::embedded_system_files;
 use crate::system::{
-    FileStamp, KnownDir, MetDir, ReadInto, ReadResult, Settled, System, WalkEntry,
+    FileStamp, KnownDir, MetDir, ReadBatch, ReadInto, ReadPlan, ReadResult, Settled, System,
+    WalkEntry,
 };
 
 /// Tool files above this size are not read (reported by `unreadable-file`).
@@ -229,7 +230,64 @@ fn load_dir(
         ));
         return root;
     }
-    let (entries, links) = space_entries(sys, &ai, dirs, size);
+    let classify = Classifier {
+        sys,
+        space,
+        real_roots,
+    };
+    // What the walks read as they went (`System::read_plain_tree`), made into specs on the
+    // walk's threads as each batch fills (its bytes still in the cache).
+    let real_ai = sys.canonicalize(&ai).ok();
+    let read_ahead: Mutex<Vec<Vec<LoadedFile>>> = Mutex::default();
+    let on_batch = |walk_root: &Path, real_root: Option<&Path>, batch: ReadBatch| {
+        let ReadBatch { mut buf, files } = batch;
+        let read: Vec<_> = files
+            .into_iter()
+            .map(|(path, pre)| {
+                let Some(rel) = rel_of(&ai, &path) else {
+                    // (Its bytes stay in the buffer, unused; `buffer_text` makes them text.)
+                    let msg = format!("{}: not valid UTF-8 in its path; skipped", path.display());
+                    return Err((path, msg));
+                };
+                // Below the walk's root and never through a symlink: the root's real path and
+                // the rest of the file's.
+                let real = real_root.and_then(|r| rebase(&path, walk_root, r));
+                let walked = classify.read_with(
+                    &path,
+                    rel,
+                    real.as_deref(),
+                    true,
+                    Some(&mut buf),
+                    Some(pre),
+                );
+                Ok(walked)
+            })
+            .collect();
+        let done = finish_buffer(buf, read);
+        read_ahead
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(done);
+    };
+    let SpaceWalk {
+        mut entries,
+        links,
+        rewalked,
+    } = space_entries(sys, &ai, real_ai.as_deref(), dirs, size, &on_batch);
+    let read_ahead = read_ahead
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if rewalked {
+        let read: FxHashSet<&Path> = read_ahead
+            .iter()
+            .flatten()
+            .map(|r| match r {
+                Ok(spec) => spec.path.as_path(),
+                Err((path, _)) => path.as_path(),
+            })
+            .collect();
+        entries.retain(|e| !(is_plain(e) && read.contains(e.path.as_path())));
+    }
     let real_dirs = RealDirs {
         sys,
         ai: &ai,
@@ -237,18 +295,10 @@ fn load_dir(
         cache: Mutex::default(),
     };
     let real_parent = |dir: &Path| real_dirs.of(dir);
-    let classify = Classifier {
-        sys,
-        space,
-        real_roots,
-    };
     // The last folder's real path, per chunk: the entries come in path order, a folder's files
     // one after another, so most files skip the shared cache (a lock and a hash of the path).
     type LastDir = Option<(PathBuf, Option<PathBuf>)>;
-    let read_entry = |entry: &WalkEntry,
-                      buf: &mut Vec<u8>,
-                      last: &mut LastDir|
-     -> Result<(FileSpec, Option<Range<usize>>), String> {
+    let read_entry = |entry: &WalkEntry, buf: &mut Vec<u8>, last: &mut LastDir| -> ReadFile {
         if let Some(err) = &entry.error {
             // A walk error at a file path with a tool extension becomes that file's problem.
             let rel = rel_of(&ai, &entry.path).filter(|r| r.contains('.') && !r.ends_with('/'));
@@ -263,13 +313,19 @@ fn load_dir(
                     },
                     None,
                 )),
-                _ => Err(format!("{}: {err}", entry.path.display())),
+                _ => Err((
+                    entry.path.clone(),
+                    format!("{}: {err}", entry.path.display()),
+                )),
             };
         }
         let Some(rel) = rel_of(&ai, &entry.path) else {
-            return Err(format!(
-                "{}: not valid UTF-8 in its path; skipped",
-                entry.path.display()
+            return Err((
+                entry.path.clone(),
+                format!(
+                    "{}: not valid UTF-8 in its path; skipped",
+                    entry.path.display()
+                ),
             ));
         };
         if let Some(what) = &entry.not_regular {
@@ -302,7 +358,7 @@ fn load_dir(
         };
         // A plain entry of the walk is a regular file (special files were set aside above).
         let walked = !entry.is_symlink;
-        Ok(classify.read_with(&entry.path, rel, real.as_deref(), walked, Some(buf)))
+        Ok(classify.read_with(&entry.path, rel, real.as_deref(), walked, Some(buf), None))
     };
     // Small walks (the base load of a single item) are not worth the thread pool.
     // A few hundred files at a time, on the thread that reads them: the small ones are read into
@@ -313,40 +369,13 @@ fn load_dir(
         // address space, not memory.
         let mut buf: Vec<u8> = Vec::with_capacity(4 * Text::PACK_BYTES);
         let mut last = None;
-        let mut read: Vec<_> = chunk
+        let read: Vec<_> = chunk
             .iter()
             .map(|e| read_entry(e, &mut buf, &mut last))
             .collect();
-        // The texts read on their own (the shared ones are still placeholders here).
-        Text::pack(read.iter_mut().filter_map(|r| match r {
-            Ok((
-                FileSpec {
-                    contents: FileContents::Text(t),
-                    ..
-                },
-                None,
-            )) => Some(t),
-            _ => None,
-        }));
-        let shared = Arc::new(buffer_text(buf));
-        read.into_iter()
-            .map(|r| {
-                r.map(|(mut spec, range)| {
-                    if let Some(range) = range {
-                        spec.contents = match Text::in_shared(&shared, range) {
-                            Some(t) => FileContents::Text(t),
-                            // Unreachable: each range holds text checked as UTF-8 on its own.
-                            None => {
-                                FileContents::Unreadable("misread into a shared buffer".to_owned())
-                            }
-                        };
-                    }
-                    spec
-                })
-            })
-            .collect::<Vec<Result<FileSpec, String>>>()
+        finish_buffer(buf, read)
     };
-    let results: Vec<Result<FileSpec, String>> = if entries.len() < PARALLEL_MIN_FILES {
+    let mut loaded: Vec<LoadedFile> = if entries.len() < PARALLEL_MIN_FILES {
         read_packed(&entries)
     } else {
         entries
@@ -354,26 +383,108 @@ fn load_dir(
             .flat_map_iter(read_packed)
             .collect()
     };
-    for r in results {
+    loaded.reserve(read_ahead.iter().map(Vec::len).sum());
+    for part in read_ahead {
+        loaded.extend(part);
+    }
+    // Notices in the order of their paths; files by `rel`, the order the database keeps them in
+    // (`Change::apply` then finds them sorted).
+    let mut found: Vec<(Vec<u8>, String)> = Vec::new();
+    root.files.reserve(loaded.len());
+    for r in loaded {
         match r {
             Ok(f) => root.files.push(f),
-            Err(msg) => notices.push(msg),
+            Err((path, msg)) => found.push((path_order_key(&path), msg)),
         }
     }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    notices.extend(found.into_iter().map(|(_, msg)| msg));
+    root.files.par_sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
     root
 }
 
-/// A chunk's buffer of texts as one string. Each text was checked as UTF-8 before it was
-/// appended (and cut off again when it was not), so the whole is UTF-8; it is checked again here
+/// A file's spec as the load made it, or a notice with the path it is about.
+type LoadedFile = Result<FileSpec, (PathBuf, String)>;
+
+/// [`LoadedFile`] before its buffer is done: with the range of its text in the buffer, if there.
+type ReadFile = Result<(FileSpec, Option<Range<usize>>), (PathBuf, String)>;
+
+/// `path` (below `root`) moved to below `real_root`: `real_root` joined with the rest of `path`.
+fn rebase(path: &Path, root: &Path, real_root: &Path) -> Option<PathBuf> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let rest = path
+            .as_os_str()
+            .as_bytes()
+            .strip_prefix(root.as_os_str().as_bytes())?;
+        if !rest.starts_with(b"/") {
+            return None;
+        }
+        let base = real_root.as_os_str().as_bytes();
+        let mut out = Vec::with_capacity(base.len() + rest.len());
+        out.extend_from_slice(base.strip_suffix(b"/").unwrap_or(base));
+        out.extend_from_slice(rest);
+        Some(PathBuf::from(std::ffi::OsString::from(
+            std::ffi::OsStr::from_bytes(&out),
+        )))
+    }
+    #[cfg(not(unix))]
+    {
+        Some(real_root.join(path.strip_prefix(root).ok()?))
+    }
+}
+
+/// The specs of the files read into one buffer (`read`: each file's spec, with its range in
+/// `buf` when its text is there), their texts made once the buffer is done.
+fn finish_buffer(buf: Vec<u8>, mut read: Vec<ReadFile>) -> Vec<LoadedFile> {
+    // The texts read on their own (the shared ones are still placeholders here).
+    Text::pack(read.iter_mut().filter_map(|r| match r {
+        Ok((
+            FileSpec {
+                contents: FileContents::Text(t),
+                ..
+            },
+            None,
+        )) => Some(t),
+        _ => None,
+    }));
+    let shared = Arc::new(buffer_text(buf));
+    read.into_iter()
+        .map(|r| {
+            r.map(|(mut spec, range)| {
+                if let Some(range) = range {
+                    spec.contents = match Text::in_shared(&shared, range) {
+                        Some(t) => FileContents::Text(t),
+                        // Unreachable: each range holds text checked as UTF-8 on its own.
+                        None => FileContents::Unreadable("misread into a shared buffer".to_owned()),
+                    };
+                }
+                spec
+            })
+        })
+        .collect()
+}
+
+/// A buffer of texts as one string. Each text was checked as UTF-8 before its range was kept
+/// (bytes that were not are cut off or blanked), so the whole is UTF-8; it is checked again here
 /// with SIMD (`String::from_utf8` checked a chunk's 1 MB a word at a time, 1% of a lint), and
-/// anything that is not UTF-8 all the same is replaced rather than trusted.
-fn buffer_text(buf: Vec<u8>) -> String {
+/// anything that is not UTF-8 all the same is replaced, byte for byte (every kept range stays
+/// where it was), rather than trusted.
+fn buffer_text(mut buf: Vec<u8>) -> String {
     if simdutf8::basic::from_utf8(&buf).is_ok() {
         // SAFETY: `buf` was just checked to be UTF-8 as a whole.
-        unsafe { String::from_utf8_unchecked(buf) }
-    } else {
-        String::from_utf8_lossy(&buf).into_owned()
+        return unsafe { String::from_utf8_unchecked(buf) };
     }
+    let mut at = 0;
+    while let Err(e) = std::str::from_utf8(&buf[at..]) {
+        let bad = at + e.valid_up_to();
+        let end = e.error_len().map_or(buf.len(), |n| bad + n);
+        buf[bad..end].fill(b'?');
+        at = end;
+    }
+    // Each bad sequence was replaced by ASCII: UTF-8 now (checked once more).
+    String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Canonical paths of the directories of one space's walk, each resolved once from its parent's
@@ -411,30 +522,72 @@ impl RealDirs<'_> {
     }
 }
 
-/// The walk of one space's `.ai/` (`dirs` and the config files), in path order: what the full
-/// load reads and what the lint cache's census stamps.
+/// The walk of one space's `.ai/` (`dirs` and the config files): what the full load reads and
+/// what the lint cache's census stamps, in path order. Where the system reads as it walks
+/// (`System::read_plain_tree`), the regular files it read went to `on_batch` (with the root of
+/// their walk and its real path, `real_ai` being the real path of `ai`) and are not listed.
+struct SpaceWalk {
+    entries: Vec<WalkEntry>,
+    links: Option<WalkLinks>,
+    /// A walk that read as it went met what it does not follow and was walked again in full:
+    /// `entries` lists the files it read as well.
+    rewalked: bool,
+}
+
+/// Takes a batch of files a walk read: the walk's root, its real path, the batch.
+type OnBatch<'a> = dyn Fn(&Path, Option<&Path>, ReadBatch) + Sync + 'a;
+
 fn space_entries(
     sys: &dyn System,
     ai: &Path,
+    real_ai: Option<&Path>,
     dirs: &[&str],
     size: WalkSize,
-) -> (Vec<WalkEntry>, Option<WalkLinks>) {
+    on_batch: &OnBatch<'_>,
+) -> SpaceWalk {
     let mut entries: Vec<WalkEntry> = Vec::new();
     let mut links = Some(WalkLinks::default());
+    let mut rewalked = false;
+    let plan = ReadPlan {
+        limit: MAX_FILE_BYTES,
+        inline_below: Text::COMPRESS_BYTES as u64,
+        batch_bytes: Text::PACK_BYTES,
+    };
     for dir in dirs {
         let dir = ai.join(dir);
-        if sys.is_dir(&dir) {
-            let (walked, linked) = match size {
+        if !sys.is_dir(&dir) {
+            continue;
+        }
+        let plain = match size {
+            WalkSize::Large => {
+                let real_root = real_ai.and_then(|r| sys.canonicalize_child(r, &dir).ok());
+                sys.read_plain_tree(&dir, plan, &|batch| {
+                    on_batch(&dir, real_root.as_deref(), batch);
+                })
+            }
+            WalkSize::Small => None,
+        };
+        let (walked, linked) = match plain {
+            Some(tree) if tree.complete => {
+                entries.extend(tree.others);
+                (Vec::new(), Some(Vec::new()))
+            }
+            Some(_) => {
+                // Walked again in full; the caller drops the files read already.
+                rewalked = true;
+                sys.walk_noting_links(&dir)
+            }
+            None => match size {
                 WalkSize::Large => sys.walk_noting_links(&dir),
                 WalkSize::Small => (sys.walk_small(&dir), None),
-            };
-            entries.extend(walked);
-            links = links.zip(linked).map(|(mut l, linked)| {
-                l.linked.extend(linked);
-                l.roots.push(dir);
-                l
-            });
-        }
+            },
+        };
+        entries.extend(walked);
+        links = links.zip(linked).map(|(mut l, linked)| {
+            l.linked.extend(linked);
+            l.roots.push(dir);
+            l
+        });
     }
     for name in crate::config::CONFIG_RELS {
         let p = ai.join(name);
@@ -448,7 +601,16 @@ fn space_entries(
         }
     }
     entries.sort_by_cached_key(|e| path_order_key(&e.path));
-    (entries, links)
+    SpaceWalk {
+        entries,
+        links,
+        rewalked,
+    }
+}
+
+/// A walk's entry for a regular file listed as such (not through a symlink).
+fn is_plain(e: &WalkEntry) -> bool {
+    !e.is_symlink && e.error.is_none() && e.not_regular.is_none()
 }
 
 /// The roots of a space's walks and the directories below them the walks entered through a
@@ -695,12 +857,13 @@ impl Classifier<'_> {
     /// path lies in no space is not read (`SymlinkEscape`); one in another space is read and
     /// carries that space as `link_origin`. `walked`: the walk listed `path` as a regular file.
     fn read(&self, path: &Path, rel: String, real: Option<&Path>, walked: bool) -> FileSpec {
-        self.read_with(path, rel, real, walked, None).0
+        self.read_with(path, rel, real, walked, None, None).0
     }
 
     /// `read`; with `buf`, a walked file under [`Text::COMPRESS_BYTES`] is read into `buf` and
     /// its range there returned instead of its text (its contents are left empty: the caller
-    /// makes the texts once the buffer is full, see `load_dir`).
+    /// makes the texts once the buffer is full, see `load_dir`). `pre`: the walk read the file
+    /// already (`System::read_plain_tree`, into `buf`): taken instead of reading it again.
     fn read_with(
         &self,
         path: &Path,
@@ -708,6 +871,7 @@ impl Classifier<'_> {
         real: Option<&Path>,
         walked: bool,
         buf: Option<&mut Vec<u8>>,
+        pre: Option<ReadInto>,
     ) -> (FileSpec, Option<std::ops::Range<usize>>) {
         let mut range = None;
         let owner = real.and_then(|r| {
@@ -716,6 +880,14 @@ impl Classifier<'_> {
                 .filter(|(root, _)| within(r, root))
                 .max_by_key(|(root, _)| root.as_os_str().len())
         });
+        let mut buf = buf;
+        if owner.is_none()
+            && let (Some(ReadInto::Appended(r)), Some(buf)) = (&pre, buf.as_deref_mut())
+            && let Some(bytes) = buf.get_mut(r.clone())
+        {
+            // Read ahead but not to be kept: out of the buffer's text.
+            bytes.fill(b' ');
+        }
         let (contents, link_origin) = match (owner, real) {
             (None, Some(real)) => (
                 FileContents::SymlinkEscape {
@@ -730,26 +902,37 @@ impl Classifier<'_> {
             (Some((_, kind)), _) => {
                 let origin = (*kind != self.space.kind()).then_some(*kind);
                 let contents = match (walked, buf) {
-                    (true, Some(buf)) => match self.sys.read_walked_into(
-                        path,
-                        MAX_FILE_BYTES,
-                        Text::COMPRESS_BYTES as u64,
-                        buf,
-                    ) {
-                        ReadInto::Appended(r) => match simdutf8::compat::from_utf8(&buf[r.clone()])
-                        {
-                            Ok(_) => {
-                                range = Some(r);
-                                // Replaced by the text once the buffer is done.
-                                FileContents::Unreadable(String::new())
-                            }
-                            Err(e) => {
-                                buf.truncate(r.start);
-                                FileContents::NotUtf8 {
-                                    valid_up_to: e.valid_up_to(),
+                    (true, Some(buf)) => match pre.unwrap_or_else(|| {
+                        self.sys.read_walked_into(
+                            path,
+                            MAX_FILE_BYTES,
+                            Text::COMPRESS_BYTES as u64,
+                            buf,
+                        )
+                    }) {
+                        ReadInto::Appended(r) => {
+                            match buf.get(r.clone()).map(simdutf8::compat::from_utf8) {
+                                Some(Ok(_)) => {
+                                    range = Some(r);
+                                    // Replaced by the text once the buffer is done.
+                                    FileContents::Unreadable(String::new())
                                 }
+                                Some(Err(e)) => {
+                                    let valid_up_to = e.valid_up_to();
+                                    // Out of the buffer's text: cut off when it is the last thing
+                                    // appended, blanked where other files follow (read ahead).
+                                    if r.end == buf.len() {
+                                        buf.truncate(r.start);
+                                    } else {
+                                        buf[r].fill(b' ');
+                                    }
+                                    FileContents::NotUtf8 { valid_up_to }
+                                }
+                                None => FileContents::Unreadable(
+                                    "misread into a shared buffer".to_owned(),
+                                ),
                             }
-                        },
+                        }
                         ReadInto::Read(read) => contents_of(read),
                     },
                     (true, None) => contents_of(self.sys.read_walked(path, MAX_FILE_BYTES)),
@@ -1183,5 +1366,47 @@ mod tests {
         by_path.sort();
         paths.sort_by_cached_key(|p| path_order_key(p));
         assert_eq!(paths, by_path);
+    }
+
+    /// Bytes that are not UTF-8 in a buffer of texts are replaced one for one: the ranges of
+    /// the texts around them still hold those texts.
+    #[test]
+    fn a_buffer_with_bad_bytes_keeps_its_texts_in_place() {
+        let buf = b"abc\xff\xfe def\xe2\x82 \xc3\xa9t\xe2".to_vec();
+        let text = buffer_text(buf.clone());
+        assert_eq!(text.len(), buf.len());
+        assert_eq!(&text[..3], "abc");
+        assert_eq!(&text[3..5], "??");
+        assert_eq!(&text[5..9], " def");
+        assert_eq!(&text[11..14], " \u{e9}");
+        assert_eq!(text.as_bytes()[15], b'?');
+        assert_eq!(buffer_text(b"ok \xc3\xa9".to_vec()), "ok \u{e9}");
+    }
+
+    #[test]
+    fn rebase_moves_a_path_below_its_root_to_the_real_root() {
+        let p = |s: &str| PathBuf::from(s);
+        assert_eq!(
+            rebase(
+                &p("/w/.ai/tools/a/b.py"),
+                &p("/w/.ai/tools"),
+                &p("/real/tools")
+            ),
+            Some(p("/real/tools/a/b.py"))
+        );
+        assert_eq!(
+            rebase(&p("/w/.ai/tools/a.py"), &p("/w/.ai/tools"), &p("/")),
+            Some(p("/a.py"))
+        );
+        // Near misses: a sibling sharing the root's prefix, the root itself, another tree.
+        assert_eq!(
+            rebase(&p("/w/.ai/toolsx/a.py"), &p("/w/.ai/tools"), &p("/r")),
+            None
+        );
+        assert_eq!(
+            rebase(&p("/w/.ai/tools"), &p("/w/.ai/tools"), &p("/r")),
+            None
+        );
+        assert_eq!(rebase(&p("/v/a.py"), &p("/w/.ai/tools"), &p("/r")), None);
     }
 }

@@ -1,4 +1,5 @@
-//! L1 the real operating system: parallel directory walks (`ignore`), file reads, environment.
+//! L1 the real operating system: parallel directory walks (`ignore`, and a walk that reads as it
+//! lists: `read_plain_tree`), the census's stamping walk, file reads, environment.
 #![allow(
     clippy::disallowed_methods,
     reason = "this file is the OS edge of the System trait"
@@ -635,6 +636,263 @@ fn stat_at(fd: std::os::fd::RawFd, name: &[u8]) -> Option<libc::stat> {
     (rc == 0).then(|| unsafe { st.assume_init() })
 }
 
+/// Files of a folder read by one job of `read_plain_tree` (a folder of more is split).
+#[cfg(target_os = "linux")]
+const PLAIN_JOB_FILES: usize = 512;
+
+/// `read_plain_tree`'s walk: what its threads found so far.
+#[cfg(target_os = "linux")]
+struct PlainWalk<'a> {
+    plan: super::ReadPlan,
+    /// Batches with room left, for the next job's files.
+    open: std::sync::Mutex<Vec<super::ReadBatch>>,
+    /// Takes each batch whose buffer holds `plan.batch_bytes`, on the thread that filled it.
+    done: &'a (dyn Fn(super::ReadBatch) + Sync),
+    others: std::sync::Mutex<Vec<WalkEntry>>,
+    complete: std::sync::atomic::AtomicBool,
+}
+
+/// A directory stream (`fdopendir`), closed when dropped.
+#[cfg(target_os = "linux")]
+struct DirStream(std::ptr::NonNull<libc::DIR>);
+
+#[cfg(target_os = "linux")]
+impl Drop for DirStream {
+    fn drop(&mut self) {
+        // SAFETY: the stream was opened by `fdopendir` and is closed only here.
+        unsafe { libc::closedir(self.0.as_ptr()) };
+    }
+}
+
+/// Flags of a directory `read_plain_tree` lists: never through a symlink.
+#[cfg(target_os = "linux")]
+const PLAIN_DIR_FLAGS: libc::c_int =
+    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+
+#[cfg(target_os = "linux")]
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(target_os = "linux")]
+impl<'a> PlainWalk<'a> {
+    fn new(plan: super::ReadPlan, done: &'a (dyn Fn(super::ReadBatch) + Sync)) -> PlainWalk<'a> {
+        PlainWalk {
+            plan,
+            open: std::sync::Mutex::default(),
+            done,
+            others: std::sync::Mutex::default(),
+            complete: std::sync::atomic::AtomicBool::new(true),
+        }
+    }
+
+    fn incomplete(&self) {
+        self.complete
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// List the directory open at `fd` (its path `dir`), read its regular files and walk its
+    /// subdirectories, the two in parallel.
+    fn dir(&self, dir: &Path, fd: std::os::fd::OwnedFd) {
+        use std::os::fd::IntoRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        let raw = fd.into_raw_fd();
+        // SAFETY: `raw` is an open directory descriptor owned here; the stream owns it when
+        // `fdopendir` succeeds.
+        let Some(stream) = std::ptr::NonNull::new(unsafe { libc::fdopendir(raw) }) else {
+            // SAFETY: `fdopendir` failed, so `raw` is still ours, and closed once.
+            unsafe { libc::close(raw) };
+            self.incomplete();
+            return;
+        };
+        let stream = DirStream(stream);
+        // SAFETY: the stream is open.
+        let dfd = unsafe { libc::dirfd(stream.0.as_ptr()) };
+        let mut files: Vec<std::ffi::CString> = Vec::new();
+        let mut subdirs: Vec<std::ffi::CString> = Vec::new();
+        loop {
+            // `readdir` returns null at the end and on an error, which only `errno` tells apart.
+            // SAFETY: `__errno_location` is this thread's `errno`.
+            unsafe { *libc::__errno_location() = 0 };
+            // SAFETY: the stream is open and read by this thread only.
+            let ent = unsafe { libc::readdir(stream.0.as_ptr()) };
+            if ent.is_null() {
+                if std::io::Error::last_os_error().raw_os_error() != Some(0) {
+                    self.incomplete();
+                }
+                break;
+            }
+            // SAFETY: `ent` points to an entry valid until the next `readdir` of this stream,
+            // its name NUL-terminated.
+            let (name, d_type) = unsafe {
+                (
+                    std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()),
+                    (*ent).d_type,
+                )
+            };
+            let bytes = name.to_bytes();
+            if bytes == b"." || bytes == b".." {
+                continue;
+            }
+            let kind = if d_type == libc::DT_UNKNOWN {
+                match stat_at(dfd, name.to_bytes_with_nul()) {
+                    Some(st) => match st.st_mode & libc::S_IFMT {
+                        libc::S_IFREG => libc::DT_REG,
+                        libc::S_IFDIR => libc::DT_DIR,
+                        libc::S_IFLNK => libc::DT_LNK,
+                        _ => libc::DT_FIFO,
+                    },
+                    None => {
+                        self.incomplete();
+                        continue;
+                    }
+                }
+            } else {
+                d_type
+            };
+            match kind {
+                libc::DT_REG => files.push(name.to_owned()),
+                libc::DT_DIR => subdirs.push(name.to_owned()),
+                libc::DT_LNK => self.link(dir.join(std::ffi::OsStr::from_bytes(bytes))),
+                _ => self.special(dir.join(std::ffi::OsStr::from_bytes(bytes))),
+            }
+        }
+        rayon::join(
+            || {
+                if files.len() > PLAIN_JOB_FILES {
+                    use rayon::prelude::*;
+                    files
+                        .par_chunks(PLAIN_JOB_FILES)
+                        .for_each(|names| self.read(dir, dfd, names));
+                } else if !files.is_empty() {
+                    self.read(dir, dfd, &files);
+                }
+            },
+            || {
+                use rayon::prelude::*;
+                subdirs.par_iter().for_each(|name| {
+                    // SAFETY: `dfd` is open (the stream outlives this call) and `name` is
+                    // NUL-terminated; the descriptor returned is owned by nobody else.
+                    let fd = unsafe { libc::openat(dfd, name.as_ptr(), PLAIN_DIR_FLAGS) };
+                    if fd < 0 {
+                        self.incomplete();
+                        return;
+                    }
+                    // SAFETY: `fd` was just opened and is closed only by the `OwnedFd`.
+                    let fd = unsafe {
+                        <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd)
+                    };
+                    self.dir(&dir.join(std::ffi::OsStr::from_bytes(name.to_bytes())), fd);
+                });
+            },
+        );
+    }
+
+    /// A symlink the walk met: a symlink to a file or a dangling one is an entry as `walk`
+    /// gives it (`walk_entry`, `broken_symlink`); a symlink to a directory is not followed.
+    fn link(&self, path: PathBuf) {
+        let what = match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => {
+                self.incomplete();
+                return;
+            }
+            Ok(m) => special_kind(m.file_type()).map(str::to_owned),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Some("a dangling symlink: its target does not exist".to_owned())
+            }
+            Err(e) => Some(format!("a symlink that cannot be followed: {e}")),
+        };
+        lock(&self.others).push(WalkEntry {
+            path,
+            is_symlink: true,
+            error: None,
+            not_regular: what,
+        });
+    }
+
+    /// A FIFO, socket or device the walk met (never opened).
+    fn special(&self, path: PathBuf) {
+        match std::fs::symlink_metadata(&path)
+            .ok()
+            .and_then(|m| special_kind(m.file_type()))
+        {
+            Some(what) => lock(&self.others).push(WalkEntry {
+                path,
+                is_symlink: false,
+                error: None,
+                not_regular: Some(what.to_owned()),
+            }),
+            // Changed since it was listed.
+            None => self.incomplete(),
+        }
+    }
+
+    /// Read the regular files `names` of the directory open at `dfd` (its path `dir`), each
+    /// opened by its name there, into a batch.
+    fn read(&self, dir: &Path, dfd: std::os::fd::RawFd, names: &[std::ffi::CString]) {
+        use std::os::unix::ffi::OsStrExt;
+        let plan = self.plan;
+        let fresh = || super::ReadBatch {
+            buf: Vec::with_capacity(
+                plan.batch_bytes + usize::try_from(plan.inline_below).unwrap_or(0),
+            ),
+            files: Vec::new(),
+        };
+        let mut batch = lock(&self.open).pop().unwrap_or_else(fresh);
+        for name in names {
+            let path = dir.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
+            let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOFOLLOW;
+            // SAFETY: `dfd` is open for the call and `name` NUL-terminated; the descriptor
+            // returned is owned by nobody else.
+            let fd = unsafe { libc::openat(dfd, name.as_ptr(), flags) };
+            if fd < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::ELOOP) {
+                    // Swapped for a symlink since it was listed: left to the walk.
+                    self.incomplete();
+                } else {
+                    let read = ReadInto::Read(ReadResult::Error(e.to_string()));
+                    batch.files.push((path, read));
+                }
+                continue;
+            }
+            // SAFETY: `fd` was just opened and is closed only by the `File`.
+            let file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+            let read = read_file_into(file, plan.limit, plan.inline_below, &mut batch.buf);
+            batch.files.push((path, read));
+            if batch.buf.len() >= plan.batch_bytes {
+                (self.done)(std::mem::replace(&mut batch, fresh()));
+            }
+        }
+        if batch.buf.len() >= plan.batch_bytes {
+            (self.done)(batch);
+        } else {
+            lock(&self.open).push(batch);
+        }
+    }
+
+    /// Hands over the batches still open, and tells what else the walk found.
+    fn finish(self) -> super::PlainTree {
+        let open = self
+            .open
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        {
+            use rayon::prelude::*;
+            open.into_par_iter()
+                .filter(|b| !b.files.is_empty())
+                .for_each(self.done);
+        }
+        super::PlainTree {
+            others: self
+                .others
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+            complete: self.complete.into_inner(),
+        }
+    }
+}
+
 /// The stamp of the file at `path` (symlinks followed).
 fn stamp_of(path: &Path) -> Option<super::FileStamp> {
     std::fs::metadata(path).ok().map(|m| stamp_from(&m))
@@ -679,10 +937,19 @@ fn read_opened(path: &Path, limit: u64) -> ReadResult {
 /// `read_opened`, appending the bytes of a file whose `fstat` size is under `inline_below` to
 /// `buf` (a larger file gets a buffer of its own, in `ReadInto::Read`).
 fn read_opened_into(path: &Path, limit: u64, inline_below: u64, buf: &mut Vec<u8>) -> ReadInto {
-    let mut file = match open_nonblocking(path) {
-        Ok(f) => f,
-        Err(e) => return ReadInto::Read(ReadResult::Error(e.to_string())),
-    };
+    match open_nonblocking(path) {
+        Ok(file) => read_file_into(file, limit, inline_below, buf),
+        Err(e) => ReadInto::Read(ReadResult::Error(e.to_string())),
+    }
+}
+
+/// `read_opened_into` of a file already open.
+fn read_file_into(
+    mut file: std::fs::File,
+    limit: u64,
+    inline_below: u64,
+    buf: &mut Vec<u8>,
+) -> ReadInto {
     let len = match file.metadata() {
         Ok(m) if m.is_dir() => {
             return ReadInto::Read(ReadResult::Error("it is a directory".to_owned()));
@@ -873,6 +1140,25 @@ impl System for OsSystem {
     }
     fn stamp(&self, path: &Path) -> Option<super::FileStamp> {
         stamp_of(path)
+    }
+
+    #[cfg(target_os = "linux")]
+    fn read_plain_tree(
+        &self,
+        dir: &Path,
+        plan: super::ReadPlan,
+        done: &(dyn Fn(super::ReadBatch) + Sync),
+    ) -> Option<super::PlainTree> {
+        use std::os::unix::fs::OpenOptionsExt;
+        // `custom_flags` adds to the access mode `read` asks for.
+        let root = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+            .open(dir)
+            .ok()?;
+        let walk = PlainWalk::new(plan, done);
+        walk.dir(dir, root.into());
+        Some(walk.finish())
     }
 
     fn walk_stamped(&self, dir: &Path, known: &super::Known<'_>) -> super::WalkStamped {

@@ -1,0 +1,368 @@
+//! The full load reads a space's files as it walks them (`System::read_plain_tree`): it must load
+//! exactly what walking first and reading after loads — same files, texts, problems, link
+//! origins and notices — on trees with everything a walk can meet (files of every size, bytes
+//! that are not UTF-8 amid others of the same batch, names that are not UTF-8, a folder of more
+//! files than one job reads, symlinks to files in and out of the spaces, dangling symlinks, a
+//! FIFO, a symlink to a folder, which makes the read-ahead walk incomplete), and read each
+//! regular file once.
+#![cfg(target_os = "linux")]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the test builds trees on disk and compares two OS-backed loads"
+)]
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use proptest::prelude::*;
+use ryechain::db::{Change, FileContents};
+use ryechain::load::{LoadOutcome, SpaceSource, load};
+use ryechain::system::os::OsSystem;
+use ryechain::system::{
+    Known, ReadBatch, ReadInto, ReadPlan, ReadResult, System, WalkEntry, WalkStamped,
+};
+use ryechain::testing::three_spaces;
+
+/// The OS, without reading as it walks: the load walks first and reads after (the path every
+/// `System` without `read_plain_tree` takes).
+struct WalkThenRead;
+
+impl System for WalkThenRead {
+    fn walk(&self, dir: &Path) -> Vec<WalkEntry> {
+        OsSystem.walk(dir)
+    }
+    fn walk_small(&self, dir: &Path) -> Vec<WalkEntry> {
+        OsSystem.walk_small(dir)
+    }
+    fn walk_noting_links(&self, dir: &Path) -> (Vec<WalkEntry>, Option<Vec<PathBuf>>) {
+        OsSystem.walk_noting_links(dir)
+    }
+    fn walk_stamped(&self, dir: &Path, known: &Known<'_>) -> WalkStamped {
+        OsSystem.walk_stamped(dir, known)
+    }
+    fn read(&self, path: &Path, limit: u64) -> ReadResult {
+        OsSystem.read(path, limit)
+    }
+    fn read_walked(&self, path: &Path, limit: u64) -> ReadResult {
+        OsSystem.read_walked(path, limit)
+    }
+    fn read_walked_into(
+        &self,
+        path: &Path,
+        limit: u64,
+        inline_below: u64,
+        buf: &mut Vec<u8>,
+    ) -> ReadInto {
+        OsSystem.read_walked_into(path, limit, inline_below, buf)
+    }
+    fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf> {
+        OsSystem.canonicalize(path)
+    }
+    fn canonicalize_child(&self, real_parent: &Path, path: &Path) -> std::io::Result<PathBuf> {
+        OsSystem.canonicalize_child(real_parent, path)
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        OsSystem.is_dir(path)
+    }
+    fn is_file(&self, path: &Path) -> bool {
+        OsSystem.is_file(path)
+    }
+    fn env_var(&self, name: &str) -> Option<String> {
+        OsSystem.env_var(name)
+    }
+    fn stamp(&self, path: &Path) -> Option<ryechain::system::FileStamp> {
+        OsSystem.stamp(path)
+    }
+    fn current_dir(&self) -> std::io::Result<PathBuf> {
+        OsSystem.current_dir()
+    }
+}
+
+/// Every file of every space, by path, as comparable rows (texts as strings).
+fn files_of(outcome: &LoadOutcome) -> Vec<(PathBuf, String, String, String)> {
+    let Change { roots, .. } = &outcome.change;
+    let mut rows: Vec<_> = roots
+        .iter()
+        .flatten()
+        .flat_map(|root| &root.files)
+        .map(|f| {
+            let contents = match &f.contents {
+                FileContents::Text(t) => format!("text {:?}", t.as_str()),
+                other => format!("{other:?}"),
+            };
+            (
+                f.path.clone(),
+                f.rel.clone(),
+                contents,
+                format!("{:?} {:?}", f.space, f.link_origin),
+            )
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// Load the tree under `dir` (`project`, `user`, `system`) both ways and compare; the files
+/// of the read-ahead load, for further checks.
+fn loads_agree(dir: &Path) -> Vec<(PathBuf, String, String, String)> {
+    let specs = three_spaces(
+        dir.join("project"),
+        dir.join("user"),
+        SpaceSource::Dir(dir.join("system")),
+        "gen",
+    );
+    let ahead = load(&OsSystem, &specs);
+    let after = load(&WalkThenRead, &specs);
+    let files = files_of(&ahead);
+    assert_eq!(files, files_of(&after), "the files loaded");
+    assert_eq!(ahead.notices, after.notices, "the notices");
+    // Files come by `rel` within each space (the database's order).
+    for root in ahead.change.roots.iter().flatten() {
+        assert!(
+            root.files.windows(2).all(|w| w[0].rel < w[1].rel),
+            "{:?} not in rel order",
+            root.space
+        );
+    }
+    files
+}
+
+fn write(path: &Path, bytes: &[u8]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// A tree with every kind of file and folder a walk meets, in the project space's tools.
+fn every_kind_of_file(dir: &Path) {
+    let tools = dir.join("project/.ai/tools");
+    // Enough small files to fill more than one batch (1 MiB), one folder past a job (512).
+    for i in 0..700 {
+        let body = format!(
+            "__version__ = \"1.0.{i}\"\n{}",
+            "# filler line\n".repeat(200)
+        );
+        write(
+            &tools.join(format!("big_folder/t{i:03}.py")),
+            body.as_bytes(),
+        );
+    }
+    for d in 0..30 {
+        for f in 0..3 {
+            write(
+                &tools.join(format!("nest/d{d}/sub/f{f}.yaml")),
+                format!("version: \"1.0.{f}\"\nexecutor_id: x/{d}\n").as_bytes(),
+            );
+        }
+    }
+    // Not UTF-8, between files of the same folder (and so of the same batch).
+    write(&tools.join("mixed/a.py"), b"x = 1\n");
+    write(&tools.join("mixed/b.py"), b"y = '\xff\xfe'\n");
+    write(&tools.join("mixed/c.py"), b"z = 3\n");
+    write(&tools.join("mixed/empty.py"), b"");
+    // Past the size read into a shared buffer, and past the limit of what is read at all.
+    write(
+        &tools.join("sizes/large.py"),
+        "# x\n".repeat(10_000).as_bytes(),
+    );
+    write(&tools.join("sizes/huge.py"), &vec![b'#'; 9 * 1024 * 1024]);
+    // A name that is not UTF-8, a hidden folder.
+    let odd = tools.join(std::ffi::OsStr::from_bytes(b"odd\xffname.py"));
+    write(&odd, b"x = 1\n");
+    write(&tools.join(".hidden/h.py"), b"h = 1\n");
+    // Symlinks to files: inside the space, into another space, out of every space, nowhere.
+    write(&dir.join("user/.ai/tools/shared/u.py"), b"u = 1\n");
+    write(&dir.join("outside/o.py"), b"o = 1\n");
+    let links = tools.join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    std::os::unix::fs::symlink(tools.join("mixed/a.py"), links.join("in.py")).unwrap();
+    std::os::unix::fs::symlink(
+        dir.join("user/.ai/tools/shared/u.py"),
+        links.join("user.py"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(dir.join("outside/o.py"), links.join("out.py")).unwrap();
+    std::os::unix::fs::symlink(dir.join("missing.py"), links.join("gone.py")).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(tools.join("links/pipe.py"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    write(&dir.join("system/.ai/tools/sys/s.py"), b"s = 1\n");
+    write(&dir.join("project/.ai/lockfiles/x.lock.yaml"), b"a: 1\n");
+}
+
+#[test]
+fn reading_as_the_walk_goes_loads_what_walking_then_reading_loads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap();
+    every_kind_of_file(&dir);
+    let files = loads_agree(&dir);
+    let tools = dir.join("project/.ai/tools");
+    let row = |path: PathBuf| {
+        files
+            .iter()
+            .find(|r| r.0 == path)
+            .unwrap_or_else(|| panic!("{} not loaded", path.display()))
+            .2
+            .clone()
+    };
+    // Near misses, as loaded: texts beside bytes that are not UTF-8 are intact.
+    assert_eq!(row(tools.join("mixed/a.py")), "text \"x = 1\\n\"");
+    assert_eq!(row(tools.join("mixed/c.py")), "text \"z = 3\\n\"");
+    assert_eq!(row(tools.join("mixed/b.py")), "NotUtf8 { valid_up_to: 5 }");
+    assert!(row(tools.join("sizes/huge.py")).starts_with("TooLarge"));
+    assert!(row(tools.join("sizes/large.py")).starts_with("text \"# x"));
+    assert!(row(tools.join("links/out.py")).starts_with("SymlinkEscape"));
+    assert!(row(tools.join("links/gone.py")).starts_with("NotRegular"));
+    assert!(row(tools.join("links/pipe.py")).starts_with("NotRegular"));
+    assert_eq!(
+        files
+            .iter()
+            .filter(|r| r.0.starts_with(tools.join("big_folder")))
+            .count(),
+        700
+    );
+}
+
+#[test]
+fn a_symlink_to_a_folder_makes_the_walk_read_ahead_incomplete_and_nothing_is_lost() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap();
+    every_kind_of_file(&dir);
+    let tools = dir.join("project/.ai/tools");
+    // A folder reached twice (through its path and a link), one outside, a loop.
+    std::os::unix::fs::symlink(tools.join("nest"), tools.join("again")).unwrap();
+    std::os::unix::fs::symlink(dir.join("outside"), tools.join("outer")).unwrap();
+    std::os::unix::fs::symlink(&tools, tools.join("nest/d0/loop")).unwrap();
+    let files = loads_agree(&dir);
+    assert!(
+        files
+            .iter()
+            .any(|r| r.0 == tools.join("again/d3/sub/f1.yaml"))
+    );
+    assert!(
+        files
+            .iter()
+            .any(|r| r.0 == tools.join("outer/o.py") && r.2.starts_with("SymlinkEscape"))
+    );
+    // The walk that read ahead says it is incomplete, and gave each regular file it listed once.
+    let seen: Mutex<Vec<PathBuf>> = Mutex::default();
+    let plan = ReadPlan {
+        limit: 1 << 20,
+        inline_below: 1 << 14,
+        batch_bytes: 1 << 16,
+    };
+    let tree = OsSystem
+        .read_plain_tree(&tools, plan, &|batch: ReadBatch| {
+            assert!(!batch.files.is_empty());
+            for (path, read) in &batch.files {
+                if let ReadInto::Appended(r) = read {
+                    assert!(r.end <= batch.buf.len());
+                }
+                seen.lock().unwrap().push(path.clone());
+            }
+        })
+        .expect("the OS reads as it walks");
+    assert!(!tree.complete);
+    let mut seen = seen.into_inner().unwrap();
+    let count = seen.len();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), count, "a file given twice");
+    assert!(seen.contains(&tools.join("mixed/b.py")));
+    assert!(!seen.iter().any(|p| p.starts_with(tools.join("again"))));
+    // A symlinked root is not walked this way at all.
+    std::os::unix::fs::symlink(&tools, dir.join("tools_link")).unwrap();
+    assert!(
+        OsSystem
+            .read_plain_tree(&dir.join("tools_link"), plan, &|_| panic!("read"))
+            .is_none()
+    );
+}
+
+#[test]
+fn a_tree_of_files_and_file_symlinks_is_read_ahead_completely() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap();
+    every_kind_of_file(&dir);
+    let tools = dir.join("project/.ai/tools");
+    let plan = ReadPlan {
+        limit: 8 << 20,
+        inline_below: 16 << 10,
+        batch_bytes: 1 << 20,
+    };
+    let count = Mutex::new(0usize);
+    let tree = OsSystem
+        .read_plain_tree(&tools, plan, &|batch: ReadBatch| {
+            *count.lock().unwrap() += batch.files.len();
+        })
+        .unwrap();
+    assert!(tree.complete);
+    // 700 + 90 + 4 + 2 + 2 regular files; the symlinks, dangling one and FIFO as entries.
+    assert_eq!(count.into_inner().unwrap(), 798);
+    let mut others: Vec<(String, bool, Option<String>)> = tree
+        .others
+        .iter()
+        .map(|e| {
+            (
+                e.path.file_name().unwrap().to_string_lossy().into_owned(),
+                e.is_symlink,
+                e.not_regular.clone(),
+            )
+        })
+        .collect();
+    others.sort();
+    assert_eq!(
+        others,
+        [
+            (
+                "gone.py".to_owned(),
+                true,
+                Some("a dangling symlink: its target does not exist".to_owned())
+            ),
+            ("in.py".to_owned(), true, None),
+            ("out.py".to_owned(), true, None),
+            ("pipe.py".to_owned(), false, Some("a FIFO".to_owned())),
+            ("user.py".to_owned(), true, None),
+        ]
+    );
+}
+
+/// One generated file: a folder (of a few), a name, bytes (UTF-8 or not), and whether a symlink
+/// to it sits beside the folders.
+fn file() -> impl Strategy<Value = (u8, String, Vec<u8>, bool)> {
+    (
+        0u8..4,
+        "[a-c]{1,3}\\.(py|yaml)",
+        prop_oneof![
+            "[ -~\n]{0,300}".prop_map(String::into_bytes),
+            proptest::collection::vec(any::<u8>(), 0..200),
+            (1usize..40).prop_map(|n| "# pad\n".repeat(n * 100).into_bytes()),
+        ],
+        any::<bool>(),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_trees_load_alike(files in proptest::collection::vec(file(), 1..40), dir_link in any::<bool>()) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().canonicalize().unwrap();
+        let tools = dir.join("project/.ai/tools");
+        for (i, (folder, name, bytes, link)) in files.iter().enumerate() {
+            let path = tools.join(format!("f{folder}/{i}{name}"));
+            write(&path, bytes);
+            if *link {
+                std::os::unix::fs::symlink(&path, tools.join(format!("link{i}.py"))).unwrap();
+            }
+        }
+        if dir_link {
+            std::os::unix::fs::symlink(tools.join("f0"), tools.join("linked")).unwrap();
+        }
+        std::fs::create_dir_all(dir.join("user/.ai/tools")).unwrap();
+        loads_agree(&dir);
+    }
+}

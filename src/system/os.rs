@@ -563,14 +563,19 @@ fn census_known_entries(
     for name in vouched.names.split_terminator('\0') {
         // Names come from the cache file: only a plain name is stamped (never a path that could
         // leave the directory); anything else lists the directory instead.
-        if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\0']) {
+        // (No name holds a `\0`: the names were split at them.)
+        if name.is_empty() || name == "." || name == ".." || name.as_bytes().contains(&b'/') {
             return None;
         }
         let record = records.next().unwrap_or(super::Settled::NONE);
         path.truncate(base);
         path.extend_from_slice(name.as_bytes());
         path.push(0);
-        let st = stat_at(handle.as_raw_fd(), &path)?;
+        // SAFETY: `path` ends in the NUL just pushed and holds no other: the prefix was
+        // checked above, and no name holds one (the names were split at them).
+        let st = stat_at(handle.as_raw_fd(), unsafe {
+            std::ffi::CStr::from_bytes_with_nul_unchecked(&path)
+        })?;
         let stamp = super::FileStamp {
             size: u64::try_from(st.st_size).unwrap_or(0),
             mtime_ns: st.st_mtime.saturating_mul(1_000_000_000) + st.st_mtime_nsec,
@@ -615,11 +620,9 @@ fn census_known(
     false
 }
 
-/// `fstatat(fd, name, AT_SYMLINK_NOFOLLOW)` of a NUL-terminated `name`; `None` on any error (a
-/// `name` that is not NUL-terminated, or holds another NUL).
+/// `fstatat(fd, name, AT_SYMLINK_NOFOLLOW)`; `None` on any error.
 #[cfg(target_os = "linux")]
-fn stat_at(fd: std::os::fd::RawFd, name: &[u8]) -> Option<libc::stat> {
-    let name = std::ffi::CStr::from_bytes_with_nul(name).ok()?;
+fn stat_at(fd: std::os::fd::RawFd, name: &std::ffi::CStr) -> Option<libc::stat> {
     let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
     // SAFETY: `name` is a NUL-terminated string that outlives the call, `st` points to writable
     // memory of a `stat`'s size, and `fd` is an open descriptor the caller holds for the call.
@@ -735,7 +738,7 @@ impl<'a> PlainWalk<'a> {
                 continue;
             }
             let kind = if d_type == libc::DT_UNKNOWN {
-                match stat_at(dfd, name.to_bytes_with_nul()) {
+                match stat_at(dfd, name) {
                     Some(st) => match st.st_mode & libc::S_IFMT {
                         libc::S_IFREG => libc::DT_REG,
                         libc::S_IFDIR => libc::DT_DIR,

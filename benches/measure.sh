@@ -7,7 +7,7 @@
 # The tree is signed (`gen_tree --sign`: a throwaway key trusted in the user space) when the
 # generator knows the flag; otherwise the default case runs on the unsigned tree, where every
 # item is an `unsigned-item` warning and nothing is verified, and the script says so.
-# Usage: benches/measure.sh N [RUNS]   (needs GNU time at /usr/bin/time)
+# Usage: benches/measure.sh N [RUNS]   (needs python3, for the timing)
 #   TREE=DIR benches/measure.sh N [RUNS]   measures an existing tree (DIR/{project,user,system})
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,13 +32,15 @@ files=$(find "$out/project/.ai" "$out/user/.ai" "$out/system/.ai" -type f | wc -
 bytes=$(find "$out/project/.ai" "$out/user/.ai" "$out/system/.ai" -type f -printf '%s\n' |
   awk '{s+=$1} END {print s}')
 echo "tree: $out, $n tools, $files files, $bytes bytes, $(nproc) cores, $signed"
-lint() { # lint CASE [cached]: cold (--no-cache) unless `cached` (the cache in $cache_dir)
-  local extra=()
-  [ "$1" = ignore ] && extra=(--ignore integrity)
-  [ "${2:-}" = cached ] || extra+=(--no-cache)
-  RYECHAIN_CACHE_DIR=$cache_dir ./target/release/ryechain lint "$out/project" --user-space "$out/user" \
-    --system-space "gen=$out/system" "${extra[@]}" --format json --no-progress >/dev/null ||
-    [ $? -eq 1 ]
+lint_argv() { # lint_argv CASE [cached]: the lint command, cold (--no-cache) unless `cached`
+  argv=(./target/release/ryechain lint "$out/project" --user-space "$out/user"
+    --system-space "gen=$out/system" --format json --no-progress)
+  [ "$1" = ignore ] && argv+=(--ignore integrity)
+  [ "${2:-}" = cached ] || argv+=(--no-cache)
+}
+lint() { # lint CASE [cached], untimed
+  lint_argv "$@"
+  RYECHAIN_CACHE_DIR=$cache_dir "${argv[@]}" >/dev/null || [ $? -eq 1 ]
 }
 hash_files() { # two sha256sum processes, each over half of the files
   find "$out/project/.ai" "$out/user/.ai" "$out/system/.ai" -type f -print0 |
@@ -46,20 +48,36 @@ hash_files() { # two sha256sum processes, each over half of the files
 }
 cache_dir=$(mktemp -d)
 trap 'rm -rf "$cache_dir"' EXIT
-export -f lint hash_files
+export -f hash_files
 export out files cache_dir
-timed() { # timed LABEL COMMAND...: prints the line, leaves wall seconds in $wall
-  # Wall time from bash's clock (microseconds; GNU time's %e counts hundredths, a tenth of an
-  # unchanged tree's replay), CPU and peak RSS from GNU time.
-  local label=$1 log start end
+# run ARGV...: runs it (output to /dev/null), prints "wall user sys maxrss_kib": wall from fork to
+# exit (microseconds; GNU time's %e counts hundredths, a tenth of an unchanged tree's replay, and
+# a shell or GNU time in between adds a few milliseconds of its own start), CPU and peak RSS from
+# wait4 (the process and the children it waited for).
+run() {
+  python3 -c '
+import os, subprocess, sys, time
+start = time.perf_counter()
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, ru = os.wait4(child.pid, 0)
+wall = time.perf_counter() - start
+code = os.waitstatus_to_exitcode(status)
+if code not in (0, 1):
+    sys.exit(f"{sys.argv[1]} exited with {code}")
+print(f"{wall:.4f} {ru.ru_utime:.3f} {ru.ru_stime:.3f} {ru.ru_maxrss}")
+' "$@"
+}
+timed() { # timed LABEL hash_files | timed LABEL lint CASE [cached]: prints the line, sets $wall
+  local label=$1 line
   shift
-  log=$(mktemp)
-  start=$EPOCHREALTIME
-  /usr/bin/time -o "$log" -f "%U %S %M" bash -c "$*"
-  end=$EPOCHREALTIME
-  read -r user sys rss <"$log"
-  rm -f "$log"
-  wall=$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.3f", b - a}')
+  if [ "$1" = hash_files ]; then
+    line=$(run bash -c hash_files)
+  else
+    shift
+    lint_argv "$@"
+    line=$(RYECHAIN_CACHE_DIR=$cache_dir run "${argv[@]}")
+  fi
+  read -r wall user sys rss <<<"$line"
   printf '%-9s %7.3f s wall  %6.2f s user  %5.2f s sys  %5d MiB peak RSS\n' \
     "$label" "$wall" "$user" "$sys" $((rss / 1024)) >&2
 }

@@ -88,6 +88,10 @@ pub fn executor_graph(db: &dyn Db) -> ExecutorGraph {
         ids.insert(new.clone());
         new
     };
+    // Each (executor id, kind of space) resolved once here: a hundred thousand tools name a few
+    // hundred runtimes, and each `resolve` interns its key and records a read of this query.
+    let mut resolved: FxHashMap<(Arc<str>, crate::model::SpaceKind), Option<SourceFile>> =
+        FxHashMap::default();
     for (from, &file) in files.iter().enumerate() {
         if primitives.contains(&nodes[from].item_id) {
             continue; // a primitive terminates whatever its file says
@@ -103,13 +107,13 @@ pub fn executor_graph(db: &dyn Db) -> ExecutorGraph {
             });
             continue;
         }
+        let executor_id = shared(next);
         let to = if primitives.iter().any(|p| p == next) {
             let from_kind = crate::model::SpaceKind::System;
-            match resolve(db, next, from_kind)
-                .found
-                .as_ref()
-                .and_then(|c| index.get(&c.file))
-            {
+            let found = *resolved
+                .entry((executor_id.clone(), from_kind))
+                .or_insert_with(|| resolve(db, next, from_kind).found.as_ref().map(|c| c.file));
+            match found.and_then(|file| index.get(&file)) {
                 Some(&i) => Some(i),
                 None => Some(*prim_nodes.entry(next.to_owned()).or_insert_with(|| {
                     nodes.push(GraphNode {
@@ -121,13 +125,16 @@ pub fn executor_graph(db: &dyn Db) -> ExecutorGraph {
                 })),
             }
         } else {
-            let res = resolve(db, next, nodes[from].space.kind());
-            res.found.as_ref().and_then(|c| index.get(&c.file).copied())
+            let from_kind = nodes[from].space.kind();
+            let found = *resolved
+                .entry((executor_id.clone(), from_kind))
+                .or_insert_with(|| resolve(db, next, from_kind).found.as_ref().map(|c| c.file));
+            found.and_then(|file| index.get(&file).copied())
         };
         edges.push(GraphEdge {
             from,
             to,
-            executor_id: shared(next),
+            executor_id,
         });
     }
 

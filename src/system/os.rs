@@ -655,6 +655,31 @@ struct PlainWalk<'a> {
     complete: std::sync::atomic::AtomicBool,
 }
 
+/// How far ahead of a batch's bytes its pages are faulted in ([`populate`]).
+#[cfg(target_os = "linux")]
+const POPULATE_STEP: usize = 128 << 10;
+
+/// Fault in the pages of `buf`'s room from byte `from` to byte `to` of the buffer (clamped to
+/// its capacity) with `MADV_POPULATE_WRITE` (Linux 5.14; nothing where it is refused): one
+/// system call for 32 pages instead of a fault at each as the reads fill them, about a third
+/// of the cost of each page.
+#[cfg(target_os = "linux")]
+fn populate(buf: &mut Vec<u8>, from: usize, to: usize) {
+    const MADV_POPULATE_WRITE: libc::c_int = 23;
+    const PAGE: usize = 4096;
+    let base = buf.as_mut_ptr() as usize;
+    let to = to.min(buf.capacity());
+    let first = (base + from.max(buf.len())).next_multiple_of(PAGE);
+    let end = (base + to) & !(PAGE - 1);
+    if end > first {
+        // SAFETY: `[first, end)` lies inside the vector's allocation, past its length (its
+        // spare room, rounded in to whole pages), which this thread owns; populating writes
+        // nothing a reader can see (the pages read as zeros, as fresh pages do) and leaves the
+        // mapping as it was.
+        unsafe { libc::madvise(first as *mut libc::c_void, end - first, MADV_POPULATE_WRITE) };
+    }
+}
+
 /// A directory stream (`fdopendir`), closed when dropped.
 #[cfg(target_os = "linux")]
 struct DirStream(std::ptr::NonNull<libc::DIR>);
@@ -835,11 +860,15 @@ impl<'a> PlainWalk<'a> {
     fn read(&self, dir: &Path, dfd: std::os::fd::RawFd, names: &[std::ffi::CString]) {
         use std::os::unix::ffi::OsStrExt;
         let plan = self.plan;
-        let fresh = || super::ReadBatch {
-            buf: Vec::with_capacity(
+        let fresh = || {
+            let mut buf = Vec::with_capacity(
                 plan.batch_bytes + usize::try_from(plan.inline_below).unwrap_or(0),
-            ),
-            files: Vec::new(),
+            );
+            populate(&mut buf, 0, 2 * POPULATE_STEP);
+            super::ReadBatch {
+                buf,
+                files: Vec::new(),
+            }
         };
         let mut batch = lock(&self.open).pop().unwrap_or_else(fresh);
         for name in names {
@@ -861,8 +890,19 @@ impl<'a> PlainWalk<'a> {
             }
             // SAFETY: `fd` was just opened and is closed only by the `File`.
             let file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+            let before = batch.buf.len() / POPULATE_STEP;
             let read = read_file_into(file, plan.limit, plan.inline_below, &mut batch.buf);
             batch.files.push((path, read));
+            // A step ahead of the bytes: a batch left partly filled has at most two steps of
+            // pages it does not use.
+            let now = batch.buf.len() / POPULATE_STEP;
+            if now != before {
+                populate(
+                    &mut batch.buf,
+                    (now + 1) * POPULATE_STEP,
+                    (now + 2) * POPULATE_STEP,
+                );
+            }
             if batch.buf.len() >= plan.batch_bytes {
                 (self.done)(std::mem::replace(&mut batch, fresh()));
             }

@@ -786,7 +786,7 @@ fn full_run(
     why: String,
 ) -> Outcome {
     let run_start = now_ns();
-    purge_freed_pages_sooner();
+    purge_freed_pages_soonest();
     let loaded = load(lint.sys, lint.specs);
     let mut host = Host::new();
     let mut change = loaded.change;
@@ -1606,14 +1606,25 @@ pub fn release_freed_memory() {
 /// bindings name only the older options). A test checks it reads v3's default.
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Hand pages freed by a lint back to the OS after 2 ms instead of mimalloc v3's 1000: a run's
+/// Hand pages freed by a lint back to the OS after 50 ms instead of mimalloc v3's 1000: a run's
 /// parse and check transients are freed in bursts on two threads, and their pages sat unused
 /// through the peak. Measured on the bad-input 100k tree: peak RSS 445–466 → 418–427 MiB
-/// (`--ignore integrity`), 496–521 → 465–500 MiB (default rules), for a few tenths of a second
-/// more system time. The CLI sets it first thing; a cached replay, which frees little, sets
-/// mimalloc's own delay back ([`purge_freed_pages_as_usual`]: it paid about 0.05 s more system
-/// time with the short one), and a full run after it sets the short one again.
+/// (`--ignore integrity`), 496–521 → 465–500 MiB (default rules) with 2 ms, for a few tenths of
+/// a second more system time; 50 ms keeps most of that (437 → 454 MiB and 474 → 480 MiB against
+/// 2 ms, later builds) and refaults fewer pages freed and taken again within a burst (default
+/// rules: 314k → 241k faults, 2.91 → 2.50 s; the signed 100k tree, `--ignore integrity`: 124k
+/// → 118k, 0.954 → 0.935 s, 444 → 447 MiB). The CLI sets it first thing; a cached replay, which
+/// frees little, sets mimalloc's own delay back ([`purge_freed_pages_as_usual`]: it paid about
+/// 0.05 s more system time with a short one), and a run that writes the cache sets 2 ms
+/// ([`purge_freed_pages_soonest`]).
 pub fn purge_freed_pages_sooner() {
+    set_purge_delay(50);
+}
+
+/// 2 ms, for a run that writes the cache: it holds the rows and findings it caches beside the
+/// database at its peak (the bad-input tree, default rules: 490–495 MiB with 2 ms, 501–505 MiB
+/// with 50 ms).
+pub fn purge_freed_pages_soonest() {
     set_purge_delay(2);
 }
 

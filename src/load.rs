@@ -237,7 +237,11 @@ fn load_dir(
     };
     // What the walks read as they went (`System::read_plain_tree`), made into specs on the
     // walk's threads as each batch fills (its bytes still in the cache).
-    let real_ai = sys.canonicalize(&ai).ok();
+    let real_ai = match size {
+        WalkSize::Large => sys.canonicalize(&ai).ok(),
+        // (Small walks never read ahead.)
+        WalkSize::Small => None,
+    };
     let read_ahead: Mutex<Vec<Vec<LoadedFile>>> = Mutex::default();
     let on_batch = |walk_root: &Path, real_root: Option<&Path>, batch: ReadBatch| {
         let ReadBatch { mut buf, files } = batch;

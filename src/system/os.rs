@@ -52,6 +52,22 @@ fn special_kind(ft: std::fs::FileType) -> Option<&'static str> {
     Some("neither a file nor a directory")
 }
 
+/// Why a symlink whose target `stat` failed with `e` is not a regular file, in the walk's words
+/// (every walk says it the same way).
+fn unfollowable(e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        "a dangling symlink: its target does not exist".to_owned()
+    } else {
+        format!("a symlink that cannot be followed: {e}")
+    }
+}
+
+/// A mutex's guard, poisoned or not (what the walks collect stays usable after a panic on
+/// another thread).
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A walk error at a symlink whose target cannot be reached is no walk error: the entry is a file
 /// that is not a regular file (§1.7), as the single-item loader sees it.
 fn broken_symlink(err: &ignore::Error) -> Option<WalkEntry> {
@@ -62,10 +78,7 @@ fn broken_symlink(err: &ignore::Error) -> Option<WalkEntry> {
     }
     let what = match std::fs::metadata(&path) {
         Ok(_) => return None,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            "a dangling symlink: its target does not exist".to_owned()
-        }
-        Err(e) => format!("a symlink that cannot be followed: {e}"),
+        Err(e) => unfollowable(&e),
     };
     Some(WalkEntry {
         path,
@@ -147,10 +160,7 @@ impl ignore::ParallelVisitor for WalkThread<'_> {
 
 impl Drop for WalkThread<'_> {
     fn drop(&mut self) {
-        let mut found = self
-            .found
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut found = lock(self.found);
         found.entries.push(std::mem::take(&mut self.entries));
         found.links.push(std::mem::take(&mut self.links));
     }
@@ -233,9 +243,7 @@ struct Found {
 
 impl Sink {
     fn found(&self) -> std::sync::MutexGuard<'_, Found> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.0)
     }
 
     /// What a directory that was read holds.
@@ -385,13 +393,8 @@ fn census_listed(
                         special_kind(m.file_type()).unwrap_or("neither a file nor a directory");
                     out.push((entry(path, true, None, Some(what.to_owned())), None));
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    let what = "a dangling symlink: its target does not exist".to_owned();
-                    out.push((entry(path, true, None, Some(what)), None));
-                }
                 Err(e) => {
-                    let what = format!("a symlink that cannot be followed: {e}");
-                    out.push((entry(path, true, None, Some(what)), None));
+                    out.push((entry(path, true, None, Some(unfollowable(&e))), None));
                 }
             }
         } else if ft.is_file() {
@@ -698,11 +701,6 @@ const PLAIN_DIR_FLAGS: libc::c_int =
     libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
 
 #[cfg(target_os = "linux")]
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-#[cfg(target_os = "linux")]
 impl<'a> PlainWalk<'a> {
     fn new(plan: super::ReadPlan, done: &'a (dyn Fn(super::ReadBatch) + Sync)) -> PlainWalk<'a> {
         PlainWalk {
@@ -825,10 +823,7 @@ impl<'a> PlainWalk<'a> {
                 return;
             }
             Ok(m) => special_kind(m.file_type()).map(str::to_owned),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                Some("a dangling symlink: its target does not exist".to_owned())
-            }
-            Err(e) => Some(format!("a symlink that cannot be followed: {e}")),
+            Err(e) => Some(unfollowable(&e)),
         };
         lock(&self.others).push(WalkEntry {
             path,

@@ -302,7 +302,13 @@ impl CacheHead<'_> {
                 let kids = self
                     .dirs
                     .get(first..first.checked_add(p.children as usize)?)?;
-                first + kids.binary_search_by(|d| dir_name(d.rel).cmp(name)).ok()?
+                // A subdirectory's rel is its parent's, a `/` and its name (`dir_layout`).
+                let cut = p.rel.len() + 1;
+                let name = Some(name.as_bytes());
+                first
+                    + kids
+                        .binary_search_by(|d| d.rel.as_bytes().get(cut..).cmp(&name))
+                        .ok()?
             }
         };
         (self.dirs.get(i)?.space == space).then_some(i)

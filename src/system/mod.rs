@@ -173,6 +173,11 @@ impl<'a> SettledRecords<'a> {
         self.0.is_empty()
     }
 
+    /// How many records.
+    pub fn len(&self) -> usize {
+        self.0.len() / Settled::PACKED
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = Settled> + 'a {
         self.0.chunks_exact(Settled::PACKED).map(|r| {
             let (token, fingerprint) = r.split_at(4);

@@ -204,6 +204,7 @@ fn dir_id(_m: &std::fs::Metadata) -> (u64, u64) {
 )]
 fn census_walk(
     dir: &Path,
+    name: Option<&str>,
     parent: Option<BorrowedFd<'_>>,
     vouched_parent: Option<u32>,
     stamp: Option<super::FileStamp>,
@@ -212,14 +213,13 @@ fn census_walk(
     sink: &Sink,
 ) {
     // Below a directory taken on trust, a subdirectory is asked about by its name there.
-    let name = dir.file_name().and_then(std::ffi::OsStr::to_str);
     let met = match (vouched_parent, name) {
         (Some(parent), Some(name)) => super::MetDir::Child { parent, name },
         _ => super::MetDir::Path(dir),
     };
     if let Some(stamp) = stamp
         && let Some(vouched) = known(met, &stamp)
-        && census_known(dir, parent, vouched, ancestors, known, sink)
+        && census_known(dir, name, parent, vouched, ancestors, known, sink)
     {
         return;
     }
@@ -290,8 +290,14 @@ impl Sink {
     }
 }
 
-/// A directory met by the census: its path, (dev, inode) and stamp.
-type Subdir = (PathBuf, (u64, u64), Option<super::FileStamp>);
+/// A directory met by the census: its path, where its name starts in the path (`usize::MAX`
+/// where no one asks), (dev, inode) and stamp.
+type Subdir = (PathBuf, usize, (u64, u64), Option<super::FileStamp>);
+
+/// The name of `dir` (its last `name_at..` bytes), as `census_known_entries` joined it.
+fn subdir_name(dir: &Path, name_at: usize) -> Option<&str> {
+    std::str::from_utf8(dir.as_os_str().as_encoded_bytes().get(name_at..)?).ok()
+}
 
 /// The tokens of a directory's settled names, and the sum of their `Settled::mix`.
 type Settles = (Vec<u32>, u128);
@@ -364,7 +370,7 @@ fn census_listed(
         }
         if ft.is_dir() {
             match ent.metadata() {
-                Ok(m) => subdirs.push((path, dir_id(&m), Some(stamp_from(&m)))),
+                Ok(m) => subdirs.push((path, usize::MAX, dir_id(&m), Some(stamp_from(&m)))),
                 Err(e) => {
                     names = None;
                     out.push(error_at(&path, &e));
@@ -382,7 +388,7 @@ fn census_listed(
                         out.push((entry(path, false, Some(msg), None), None));
                     } else {
                         // Reached through a link: never vouched for (its target may change).
-                        subdirs.push((path, id, None));
+                        subdirs.push((path, usize::MAX, id, None));
                     }
                 }
                 Ok(m) if m.is_file() => {
@@ -440,10 +446,11 @@ fn census_subdirs(
     sink: &Sink,
 ) {
     use rayon::prelude::*;
-    subdirs.into_par_iter().for_each(|(p, id, stamp)| {
+    subdirs.into_par_iter().for_each(|(p, name_at, id, stamp)| {
         let mut anc = ancestors.to_vec();
         anc.push(id);
-        census_walk(&p, parent, vouched_parent, stamp, &anc, known, sink);
+        let name = subdir_name(&p, name_at);
+        census_walk(&p, name, parent, vouched_parent, stamp, &anc, known, sink);
     });
 }
 
@@ -453,8 +460,13 @@ fn census_subdirs(
 /// gone or no longer a regular file or directory (the directory changed after its stamp was
 /// taken).
 #[cfg(target_os = "linux")]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "where the walk is, and what it carries down"
+)]
 fn census_known(
     dir: &Path,
+    name: Option<&str>,
     parent: Option<BorrowedFd<'_>>,
     vouched: super::KnownDir<'_>,
     ancestors: &[(u64, u64)],
@@ -476,8 +488,7 @@ fn census_known(
             .settled
             .iter()
             .all(|r| r.token != super::Settled::NONE.token);
-    if let (true, Some(parent), Some(name)) = (leaf, parent, dir.file_name()) {
-        use std::os::unix::ffi::OsStrExt;
+    if let (true, Some(parent), Some(name)) = (leaf, parent, name) {
         return census_known_entries(dir, parent, Some(name.as_bytes()), vouched).is_some_and(
             |(out, subdirs, settled)| {
                 sink.put_vouched(vouched.token, out, settled);
@@ -487,7 +498,7 @@ fn census_known(
             },
         );
     }
-    let Some(handle) = open_dir_path(dir, parent) else {
+    let Some(handle) = open_dir_path(dir, name, parent) else {
         return false;
     };
     census_known_entries(dir, handle.as_fd(), None, vouched).is_some_and(
@@ -507,17 +518,20 @@ fn census_known(
 }
 
 /// `dir` opened `O_PATH` (for `fstatat` of its names, `openat` of its subdirectories): by its
-/// name in `parent` when that is open (the kernel looks up one name, not every component of
+/// `name` in `parent` when that is open (the kernel looks up one name, not every component of
 /// the path: the census opens each of a tree's 23k folders), without following a symlink
 /// there (the stamp that vouched for it was the directory's own).
 #[cfg(target_os = "linux")]
-fn open_dir_path(dir: &Path, parent: Option<BorrowedFd<'_>>) -> Option<std::os::fd::OwnedFd> {
+fn open_dir_path(
+    dir: &Path,
+    name: Option<&str>,
+    parent: Option<BorrowedFd<'_>>,
+) -> Option<std::os::fd::OwnedFd> {
     use std::os::fd::{AsRawFd, FromRawFd};
-    use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::OpenOptionsExt;
     let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
     if let Some(parent) = parent {
-        let name = std::ffi::CString::new(dir.file_name()?.as_bytes()).ok()?;
+        let name = std::ffi::CString::new(name?).ok()?;
         // SAFETY: `parent` is an open descriptor for the call's duration and `name` a
         // NUL-terminated string; the descriptor returned is owned by nobody else.
         let fd =
@@ -560,14 +574,22 @@ fn census_known_entries(
     let base = path.len();
     let mut out = Vec::new();
     let mut subdirs: Vec<Subdir> = Vec::new();
-    let mut settled = Vec::new();
+    let mut settled = Vec::with_capacity(vouched.settled.len());
     let mut digest = 0u128;
     let mut records = vouched.settled.iter();
-    for name in vouched.names.split_terminator('\0') {
+    let mut rest = vouched.names;
+    while !rest.is_empty() {
         // Names come from the cache file: only a plain name is stamped (never a path that could
-        // leave the directory); anything else lists the directory instead.
-        // (No name holds a `\0`: the names were split at them.)
-        if name.is_empty() || name == "." || name == ".." || name.as_bytes().contains(&b'/') {
+        // leave the directory); anything else lists the directory instead. One pass finds a
+        // name's end (its `\0`, or the end of the list) and any `/` in it.
+        let end = rest.bytes().position(|b| b == 0 || b == b'/');
+        let (name, next) = match end.map(|e| (e, rest.as_bytes()[e])) {
+            Some((e, 0)) => (rest.get(..e)?, rest.get(e + 1..)?),
+            Some(_) => return None,
+            None => (rest, ""),
+        };
+        rest = next;
+        if name.is_empty() || name == "." || name == ".." {
             return None;
         }
         let record = records.next().unwrap_or(super::Settled::NONE);
@@ -604,7 +626,11 @@ fn census_known_entries(
                 },
                 Some(stamp),
             )),
-            libc::S_IFDIR => subdirs.push((dir.join(name), (st.st_dev, st.st_ino), Some(stamp))),
+            libc::S_IFDIR => {
+                let path = dir.join(name);
+                let name_at = path.as_os_str().len() - name.len();
+                subdirs.push((path, name_at, (st.st_dev, st.st_ino), Some(stamp)));
+            }
             _ => return None,
         }
     }
@@ -612,8 +638,13 @@ fn census_known_entries(
 }
 
 #[cfg(not(target_os = "linux"))]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "where the walk is, and what it carries down"
+)]
 fn census_known(
     _dir: &Path,
+    _name: Option<&str>,
     _parent: Option<BorrowedFd<'_>>,
     _vouched: super::KnownDir<'_>,
     _ancestors: &[(u64, u64)],
@@ -1209,7 +1240,7 @@ impl System for OsSystem {
             stamp = Some(stamp_from(&m));
         }
         let sink = Sink::default();
-        census_walk(dir, None, None, stamp, &ancestors, known, &sink);
+        census_walk(dir, None, None, None, stamp, &ancestors, known, &sink);
         sink.into_walked()
     }
 }

@@ -134,9 +134,8 @@ pub struct CacheData {
     pub findings: Vec<(u32, Finding)>,
 }
 
-/// The start of the file's payload, read in place (its strings and settled records borrow the
-/// file's bytes): a hundred thousand entries' worth of directories decode before the census can
-/// start, on the critical path of every cached run.
+/// The start of the file's payload, read in place (its directory table is the file's bytes): it
+/// is on the critical path of every cached run, before the census can start.
 #[derive(Debug, Deserialize)]
 pub struct CacheHead<'a> {
     pub key: CacheKey,
@@ -145,50 +144,200 @@ pub struct CacheHead<'a> {
     /// `first_child..first_child + children`, sorted by name: the census asks about a
     /// subdirectory of a directory it took on trust by that directory's index and its name
     /// (`KnownAt::Child`), with no lookup by path.
-    #[serde(borrow, deserialize_with = "dirs_at_their_length")]
-    pub dirs: Vec<DirRecord<'a>>,
+    #[serde(borrow)]
+    pub dirs: DirTable<'a>,
     /// The indices of `dirs` sorted by (space, rel): a directory met by its path
     /// (`KnownAt::Rel`).
-    pub by_rel: Vec<u32>,
+    #[serde(borrow)]
+    pub by_rel: U32s<'a>,
     pub summary: Summary,
     /// The entries on disk no directory record settles (symlinks, racy files, files of a
     /// directory that is listed every time), each as the census should meet it again.
     pub side: Vec<SideEntry>,
 }
 
-/// The most directory records [`dirs_at_their_length`] allocates room for before reading them
-/// (a damaged length is not trusted with more; a longer table grows as it is read).
-const PREALLOCATED_DIRS: usize = 1 << 18;
+/// Bytes of a record of [`DirTable`]: where its rel, names and settled records are (u64, then
+/// their lengths, u32 each), its space, first child and number of children (u32 each), its
+/// stamp (size, mtime, ctime, inode, device: 8 bytes each; mode: 4), little-endian.
+const DIR_RECORD: usize = 8 + 6 * 4 + 5 * 8 + 4;
 
-/// [`CacheHead::dirs`] in a vector allocated at the length its encoding gives. serde's own
-/// caps a vector's first allocation at 1 MiB and doubles it from there: at 23k folders, two
-/// copies and 60% more pages touched, on the way to every cached run's census.
-fn dirs_at_their_length<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Vec<DirRecord<'de>>, D::Error> {
-    struct Records;
-    impl<'de> serde::de::Visitor<'de> for Records {
-        type Value = Vec<DirRecord<'de>>;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a sequence of directory records")
-        }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(
-            self,
-            mut seq: A,
-        ) -> Result<Self::Value, A::Error> {
-            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(PREALLOCATED_DIRS));
-            while let Some(record) = seq.next_element()? {
-                out.push(record);
-            }
-            Ok(out)
-        }
-    }
-    d.deserialize_seq(Records)
+/// [`CacheHead::dirs`]: fixed-size records and the text they point into, both the file's own
+/// bytes. Nothing is decoded before the census asks for a record (a postcard table of a 100k
+/// tree's 23k directories took 3.4 ms to decode, on one core, before the census could start),
+/// and a record's strings are checked to be UTF-8 when it is taken whole ([`DirTable::get`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DirTable<'a> {
+    records: &'a [u8],
+    text: &'a [u8],
 }
 
-/// A [`CensusDir`] read in place, with where its subdirectories' records are
-/// ([`CacheHead::dirs`]).
-#[derive(Debug, Deserialize)]
+/// A record of [`DirTable`] before its strings are checked.
+struct RawDir<'a> {
+    space: u32,
+    rel: &'a [u8],
+    names: &'a [u8],
+    settled: &'a [u8],
+    first_child: u32,
+    children: u32,
+    stamp: FileStamp,
+}
+
+/// Little-endian `N` bytes at `at` of `b` (which the caller sized).
+fn le<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
+    b.get(at..at + N)
+        .and_then(|s| s.try_into().ok())
+        .unwrap_or([0; N])
+}
+
+impl<'a> DirTable<'a> {
+    pub fn len(&self) -> usize {
+        self.records.len() / DIR_RECORD
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Record `i`, its strings unchecked; `None` past the end or where it points past the text.
+    fn raw(&self, i: usize) -> Option<RawDir<'a>> {
+        let r = self
+            .records
+            .get(i.checked_mul(DIR_RECORD)?..)?
+            .get(..DIR_RECORD)?;
+        let u32_at = |at| u32::from_le_bytes(le(r, at));
+        let u64_at = |at| u64::from_le_bytes(le(r, at));
+        let mut at = usize::try_from(u64_at(0)).ok()?;
+        let mut take = |len: u32| {
+            let part = self.text.get(at..)?.get(..len as usize)?;
+            at += len as usize;
+            Some(part)
+        };
+        Some(RawDir {
+            rel: take(u32_at(8))?,
+            names: take(u32_at(12))?,
+            settled: take(u32_at(16))?,
+            space: u32_at(20),
+            first_child: u32_at(24),
+            children: u32_at(28),
+            stamp: FileStamp {
+                size: u64_at(32),
+                mtime_ns: i64::from_le_bytes(le(r, 40)),
+                ctime_ns: i64::from_le_bytes(le(r, 48)),
+                ino: u64_at(56),
+                dev: u64_at(64),
+                mode: u32_at(72),
+            },
+        })
+    }
+
+    /// Record `i`; `None` past the end, or where it is damaged.
+    pub fn get(&self, i: usize) -> Option<DirRecord<'a>> {
+        let r = self.raw(i)?;
+        Some(DirRecord {
+            space: r.space,
+            rel: std::str::from_utf8(r.rel).ok()?,
+            stamp: r.stamp,
+            names: std::str::from_utf8(r.names).ok()?,
+            settled: r.settled,
+            first_child: r.first_child,
+            children: r.children,
+        })
+    }
+
+    /// Every record (`None` for a damaged one).
+    pub fn iter(&self) -> impl Iterator<Item = Option<DirRecord<'a>>> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// The table of `dirs` (in that order): records and text.
+    fn build(dirs: &[DirOut<'_>]) -> (Vec<u8>, Vec<u8>) {
+        let mut records = Vec::with_capacity(dirs.len() * DIR_RECORD);
+        let mut text = Vec::new();
+        for d in dirs {
+            let settled = SettledRecords::pack(d.settled);
+            let len = |b: &[u8]| u32::try_from(b.len()).unwrap_or(u32::MAX);
+            records.extend_from_slice(&(text.len() as u64).to_le_bytes());
+            for part in [d.rel.as_bytes(), d.names.as_bytes(), &settled] {
+                records.extend_from_slice(&len(part).to_le_bytes());
+            }
+            for n in [d.space, d.first_child, d.children] {
+                records.extend_from_slice(&n.to_le_bytes());
+            }
+            let st = d.stamp;
+            records.extend_from_slice(&st.size.to_le_bytes());
+            records.extend_from_slice(&st.mtime_ns.to_le_bytes());
+            records.extend_from_slice(&st.ctime_ns.to_le_bytes());
+            records.extend_from_slice(&st.ino.to_le_bytes());
+            records.extend_from_slice(&st.dev.to_le_bytes());
+            records.extend_from_slice(&st.mode.to_le_bytes());
+            text.extend_from_slice(d.rel.as_bytes());
+            text.extend_from_slice(d.names.as_bytes());
+            text.extend_from_slice(&settled);
+        }
+        (records, text)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for DirTable<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (records, text): (&'de [u8], &'de [u8]) = Deserialize::deserialize(d)?;
+        if !records.len().is_multiple_of(DIR_RECORD) {
+            return Err(serde::de::Error::custom("a directory record is cut short"));
+        }
+        Ok(DirTable { records, text })
+    }
+}
+
+/// Packed little-endian `u32`s read in place ([`CacheHead::by_rel`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct U32s<'a>(&'a [u8]);
+
+impl U32s<'_> {
+    pub fn len(&self) -> usize {
+        self.0.len() / 4
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.len() < 4
+    }
+
+    pub fn get(&self, i: usize) -> Option<u32> {
+        let b = self.0.get(i.checked_mul(4)?..)?.get(..4)?;
+        Some(u32::from_le_bytes(b.try_into().ok()?))
+    }
+
+    fn pack(values: &[u32]) -> Vec<u8> {
+        values.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for U32s<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let bytes: &'de [u8] = Deserialize::deserialize(d)?;
+        if !bytes.len().is_multiple_of(4) {
+            return Err(serde::de::Error::custom("an index is cut short"));
+        }
+        Ok(U32s(bytes))
+    }
+}
+
+/// The index `i` in `0..n` where `cmp(i)` is `Equal`, `cmp` ordered as a sorted slice's
+/// `binary_search_by` expects.
+fn search(n: usize, cmp: impl Fn(usize) -> std::cmp::Ordering) -> Option<usize> {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match cmp(mid) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Some(mid),
+        }
+    }
+    None
+}
+
+/// A directory's record ([`DirTable::get`]).
+#[derive(Debug)]
 pub struct DirRecord<'a> {
     pub space: u32,
     pub rel: &'a str,
@@ -200,24 +349,23 @@ pub struct DirRecord<'a> {
     pub children: u32,
 }
 
-/// A [`DirRecord`] as written.
-#[derive(Serialize)]
+/// A directory as the table is built from it ([`dir_layout`]).
 struct DirOut<'a> {
     space: u32,
     rel: &'a str,
     stamp: &'a FileStamp,
     names: &'a str,
-    settled: Packed<'a>,
+    settled: &'a [Settled],
     first_child: u32,
     children: u32,
 }
 
-/// Settled records written as the bytes of `SettledRecords`.
-struct Packed<'a>(&'a [Settled]);
+/// Bytes written as postcard bytes (their length, then themselves).
+struct Raw(Vec<u8>);
 
-impl Serialize for Packed<'_> {
+impl Serialize for Raw {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(&SettledRecords::pack(self.0))
+        s.serialize_bytes(&self.0)
     }
 }
 
@@ -275,7 +423,7 @@ fn dir_layout(dirs: &[CensusDir]) -> (Vec<DirOut<'_>>, Vec<u32>) {
                 rel: &d.rel,
                 stamp: &d.stamp,
                 names: &d.names,
-                settled: Packed(&d.settled),
+                settled: &d.settled,
                 first_child,
                 children,
             }
@@ -289,29 +437,27 @@ impl CacheHead<'_> {
     fn dir(&self, space: u32, at: KnownAt<'_>) -> Option<usize> {
         let i = match at {
             KnownAt::Rel(rel) => {
-                let key = |j: &u32| self.dirs.get(*j as usize).map(|d| (d.space, d.rel));
-                let k = self
-                    .by_rel
-                    .binary_search_by(|j| key(j).cmp(&Some((space, rel))))
-                    .ok()?;
-                self.by_rel[k] as usize
+                let want = Some((space, rel.as_bytes()));
+                let key = |k| {
+                    let d = self.dirs.raw(self.by_rel.get(k)? as usize)?;
+                    Some((d.space, d.rel))
+                };
+                self.by_rel
+                    .get(search(self.by_rel.len(), |k| key(k).cmp(&want))?)?
+                    as usize
             }
             KnownAt::Child { parent, name } => {
-                let p = self.dirs.get(parent as usize)?;
+                let p = self.dirs.raw(parent as usize)?;
                 let first = p.first_child as usize;
-                let kids = self
-                    .dirs
-                    .get(first..first.checked_add(p.children as usize)?)?;
+                let n = (p.children as usize).min(self.dirs.len().saturating_sub(first));
                 // A subdirectory's rel is its parent's, a `/` and its name (`dir_layout`).
                 let cut = p.rel.len() + 1;
                 let name = Some(name.as_bytes());
-                first
-                    + kids
-                        .binary_search_by(|d| d.rel.as_bytes().get(cut..).cmp(&name))
-                        .ok()?
+                let key = |k| self.dirs.raw(first + k).and_then(|d| d.rel.get(cut..));
+                first + search(n, |k| key(k).cmp(&name))?
             }
         };
-        (self.dirs.get(i)?.space == space).then_some(i)
+        (self.dirs.raw(i)?.space == space).then_some(i)
     }
 }
 
@@ -352,8 +498,9 @@ pub struct CacheBody {
 struct HeadOut<'a> {
     key: &'a CacheKey,
     notices: &'a [String],
-    dirs: Vec<DirOut<'a>>,
-    by_rel: Vec<u32>,
+    /// [`DirTable`]: records, text.
+    dirs: (Raw, Raw),
+    by_rel: Raw,
     summary: Summary,
     side: Vec<SideEntry>,
 }
@@ -366,15 +513,22 @@ struct BodyOut<'a> {
 }
 
 impl CacheData {
-    fn join(head: CacheHead<'_>, findings: Vec<(u32, Finding)>, body: CacheBody) -> CacheData {
-        CacheData {
+    fn join(
+        head: CacheHead<'_>,
+        findings: Vec<(u32, Finding)>,
+        body: CacheBody,
+    ) -> Result<CacheData, String> {
+        let dirs = head.dirs.iter().map(|d| d.map(DirRecord::into_owned));
+        Ok(CacheData {
             key: head.key,
             notices: head.notices,
-            dirs: head.dirs.into_iter().map(DirRecord::into_owned).collect(),
+            dirs: dirs
+                .collect::<Option<_>>()
+                .ok_or("a directory record cannot be decoded")?,
             ids: body.ids,
             entries: body.entries,
             findings,
-        }
+        })
     }
 
     /// The file's payload: head, findings, body (`store::encode` writes the head and findings
@@ -387,12 +541,13 @@ impl CacheData {
     fn encoded(&self) -> (HeadOut<'_>, &[(u32, Finding)], BodyOut<'_>) {
         let (summary, side) = self.summary();
         let (dirs, by_rel) = dir_layout(&self.dirs);
+        let (records, text) = DirTable::build(&dirs);
         (
             HeadOut {
                 key: &self.key,
                 notices: &self.notices,
-                dirs,
-                by_rel,
+                dirs: (Raw(records), Raw(text)),
+                by_rel: Raw(U32s::pack(&by_rel)),
                 summary,
                 side,
             },
@@ -640,9 +795,10 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
         || {
             let known = |space: u32, at: KnownAt<'_>, stamp: &FileStamp| {
                 let i = head.dir(space, at)?;
-                let d = &head.dirs[i];
-                (d.stamp == *stamp).then_some(KnownDir {
-                    names: d.names,
+                let d = head.dirs.raw(i)?;
+                (d.stamp == *stamp).then_some(())?;
+                Some(KnownDir {
+                    names: std::str::from_utf8(d.names).ok()?,
                     settled: SettledRecords::new(d.settled)?,
                     token: u32::try_from(i).ok()?,
                 })
@@ -684,7 +840,10 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
         };
     }
     let mut data = match payload.body().and_then(|bytes| store::body(&bytes)) {
-        Ok(body) => CacheData::join(head, findings, body),
+        Ok(body) => match CacheData::join(head, findings, body) {
+            Ok(data) => data,
+            Err(why) => return without_cache(lint, full, Some(why)),
+        },
         Err(why) => return without_cache(lint, full, Some(why)),
     };
     spent.keep(payload);
@@ -1670,40 +1829,90 @@ mod layout_tests {
     use super::*;
 
     #[derive(Deserialize)]
-    struct Dirs<'a> {
-        #[serde(borrow, deserialize_with = "dirs_at_their_length")]
-        dirs: Vec<DirRecord<'a>>,
+    struct Table<'a> {
+        #[serde(borrow)]
+        dirs: DirTable<'a>,
     }
 
-    /// The table of directory records decodes at the length it gives, and a length no bytes
-    /// back (a damaged file) is an error, not an allocation of that many records.
+    /// The directory table reads each record back as written, in place; a table whose records
+    /// are cut short does not decode, and a record that points past the text (or whose strings
+    /// are not UTF-8) is `None`, never a panic or a record read from the wrong bytes.
     #[test]
-    fn directory_records_decode_at_their_length_and_a_false_length_fails() {
-        let record = DirOut {
-            space: 1,
-            rel: "tools/a",
-            stamp: &dir(1, "tools/a").stamp,
-            names: "x.py\0",
-            settled: Packed(&[]),
-            first_child: 0,
-            children: 0,
+    fn directory_records_read_back_in_place_and_damage_is_refused() {
+        let settled = [
+            Settled {
+                token: 7,
+                fingerprint: u128::MAX - 3,
+            },
+            Settled::NONE,
+        ];
+        let stamp = FileStamp {
+            size: u64::MAX,
+            mtime_ns: -5,
+            ctime_ns: i64::MAX,
+            ino: 1 << 40,
+            dev: 9,
+            mode: 0o40755,
         };
-        let bytes = postcard::to_allocvec(&(vec![&record, &record, &record],)).unwrap();
-        let read: Dirs<'_> = postcard::from_bytes(&bytes).unwrap();
+        let out = |space, rel, names, settled, first_child, children| DirOut {
+            space,
+            rel,
+            stamp: &stamp,
+            names,
+            settled,
+            first_child,
+            children,
+        };
+        let dirs = [
+            out(1, "tools", "a\0b.py\0", &settled[..], 1, 1),
+            out(0, "tools/a", "", &[][..], 0, 0),
+            out(u32::MAX, "tools/é", "x.py\0", &settled[..1], 2, 0),
+        ];
+        let (records, text) = DirTable::build(&dirs);
+        let bytes = postcard::to_allocvec(&((Raw(records.clone()), Raw(text.clone())),)).unwrap();
+        let read: Table<'_> = postcard::from_bytes(&bytes).unwrap();
         assert_eq!(read.dirs.len(), 3);
-        assert_eq!(read.dirs.capacity(), 3);
-        assert_eq!(read.dirs[2].rel, "tools/a");
-        assert_eq!(read.dirs[2].names, "x.py\0");
-        // A length of 2^40 records before the same three.
-        let mut damaged = Vec::new();
-        let mut n: u64 = 1 << 40;
-        while n >= 0x80 {
-            damaged.push((n as u8) | 0x80);
-            n >>= 7;
+        for (i, d) in dirs.iter().enumerate() {
+            let r = read.dirs.get(i).unwrap();
+            assert_eq!(
+                (r.space, r.rel, r.names, r.first_child, r.children),
+                (d.space, d.rel, d.names, d.first_child, d.children)
+            );
+            assert_eq!(r.stamp, stamp);
+            let back: Vec<Settled> = SettledRecords::new(r.settled).unwrap().iter().collect();
+            assert_eq!(back, d.settled);
         }
-        damaged.push(n as u8);
-        damaged.extend_from_slice(&bytes[1..]);
-        assert!(postcard::from_bytes::<Dirs<'_>>(&damaged).is_err());
+        assert!(read.dirs.get(3).is_none());
+        assert_eq!(read.dirs.iter().count(), 3);
+        // Records cut short: the table does not decode.
+        let short = postcard::to_allocvec(&((
+            Raw(records[..records.len() - 1].to_vec()),
+            Raw(text.clone()),
+        ),))
+        .unwrap();
+        assert!(postcard::from_bytes::<Table<'_>>(&short).is_err());
+        // The text cut short: the last record points past it (the others read as before).
+        let cut = DirTable {
+            records: &records,
+            text: &text[..text.len() - 1],
+        };
+        assert!(cut.get(2).is_none());
+        assert_eq!(cut.get(0).unwrap().rel, "tools");
+        // A record whose offset is past the text, and one whose rel is not UTF-8.
+        let mut far = records.clone();
+        far[..8].copy_from_slice(&u64::MAX.to_le_bytes());
+        let far = DirTable {
+            records: &far,
+            text: &text,
+        };
+        assert!(far.get(0).is_none() && far.get(1).is_some());
+        let mut bad = text.clone();
+        bad[0] = 0xff;
+        let bad = DirTable {
+            records: &records,
+            text: &bad,
+        };
+        assert!(bad.get(0).is_none() && bad.raw(0).is_some());
     }
 
     fn dir(space: u32, rel: &str) -> CensusDir {
@@ -1759,8 +1968,9 @@ mod layout_tests {
         assert_eq!(head.dirs.len(), rels.len());
         for &(space, rel) in &rels {
             let i = head.dir(space, KnownAt::Rel(rel)).unwrap();
-            assert_eq!((head.dirs[i].space, head.dirs[i].rel), (space, rel));
-            assert_eq!(head.dirs[i].names, format!("{rel}-name\0"));
+            let d = head.dirs.get(i).unwrap();
+            assert_eq!((d.space, d.rel), (space, rel));
+            assert_eq!(d.names, format!("{rel}-name\0"));
             if let Some((parent, name)) = rel.rsplit_once('/') {
                 let found = head.dir(space, KnownAt::Rel(parent)).map(|p| {
                     head.dir(

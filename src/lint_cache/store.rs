@@ -22,7 +22,7 @@ use crate::diagnostic::Finding;
 /// First bytes of every cache file.
 const MAGIC: &[u8; 16] = b"ryechain-lintc\n\0";
 /// Bumped whenever `CacheData`'s layout (or the file's) changes.
-pub const FORMAT: u32 = 5;
+pub const FORMAT: u32 = 6;
 /// Payload length (u64) and its xxh3-128 (little-endian).
 const TRAILER: usize = 8 + 16;
 
@@ -119,7 +119,7 @@ impl Payload {
         let bytes = self.body()?;
         let (head, rest) = self.head()?;
         let found = findings(rest)?;
-        Ok(CacheData::join(head, found, body(&bytes)?))
+        CacheData::join(head, found, body(&bytes)?)
     }
 }
 

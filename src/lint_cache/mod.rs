@@ -784,12 +784,13 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
         return without_cache(lint, full, payload.check().err());
     }
     purge_freed_pages_as_usual();
-    // The census walks (a `stat` per file) while the payload's checksum is checked and its
+    // The census walks (a `stat` per file) while the head's checksum is checked and its
     // findings decoded; what the census made of the head is used only once that check passed.
+    // (The body is read, and its own checksum checked, only by a run that needs the entries.)
     // A directory whose stamp matches the cache's is not read again, only its names stamped.
     let (checked, census) = rayon::join(
         || {
-            payload.check()?;
+            payload.check_head()?;
             store::findings(found)
         },
         || {

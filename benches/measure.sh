@@ -81,12 +81,17 @@ timed() { # timed LABEL hash_files | timed LABEL lint CASE [cached]: prints the 
   printf '%-9s %7.3f s wall  %6.2f s user  %5.2f s sys  %5d MiB peak RSS\n' \
     "$label" "$wall" "$user" "$sys" $((rss / 1024)) >&2
 }
+median() { # median of the numbers given
+  printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+declare -A colds # each case's cold (--no-cache) times in this run
 lint ignore; lint default; hash_files # warm the page cache
 for i in $(seq "$runs"); do
   for case in ignore default; do
     timed "sha256sum" hash_files
     sha=$wall
     timed "$case" lint "$case"
+    colds[$case]="${colds[$case]:-} $wall"
     echo "run $i  $case: lint/sha256sum = $(awk -v a="$wall" -v b="$sha" 'BEGIN {printf "%.2f", a / b}')×  (lint $wall s, sha256sum $sha s, peak RSS $((rss / 1024)) MiB)"
   done
 done
@@ -100,23 +105,33 @@ if [ -f "$out/keys/public_key.pem" ]; then
     sed "s/^/integrity floor: /; \$a integrity floor: (same-run sha256sum $wall s)"
 fi
 
-# The lint cache: a cold run that writes it, a second run of the unchanged tree, and a run after
-# one tool's body changed (it is restored afterwards). Ratios against this case's last cold run.
+# The lint cache: a cold run that writes it, runs of the unchanged tree, and a run after one
+# tool's body changed (it is restored afterwards). A replay takes a tenth of a second, where one
+# sample moves by a few milliseconds: the unchanged tree is run five times and its median taken.
+# Ratios against the median of this case's cold runs (the rounds above and the one just before).
 leaf=$(find "$out/project/.ai/tools" -name '*.py' -not -path '*/extractors/*' | sort | sed -n 1p)
 backup=$(mktemp)
 cp -p "$leaf" "$backup"
 for case in ignore default; do
   timed "$case" lint "$case"
   nocache=$wall
+  colds[$case]="${colds[$case]} $wall"
+  # shellcheck disable=SC2086 # the times, one word each
+  cold=$(median ${colds[$case]})
   rm -rf "${cache_dir:?}"/*
   timed "$case+write" lint "$case" cached
   echo "cache  $case: cold run writing the cache $wall s ($(awk -v a="$wall" -v b="$nocache" 'BEGIN {printf "%.2f", a / b}')× --no-cache $nocache s), peak RSS $((rss / 1024)) MiB"
   sleep 2.1 # past the racy window of the cache's stamps
-  timed "$case warm" lint "$case" cached
-  echo "cache  $case: unchanged tree $wall s = $(awk -v a="$wall" -v b="$nocache" 'BEGIN {printf "%.3f", a / b}')× cold, peak RSS $((rss / 1024)) MiB"
+  warm=()
+  for _ in 1 2 3 4 5; do
+    timed "$case warm" lint "$case" cached
+    warm+=("$wall")
+  done
+  med=$(median "${warm[@]}")
+  echo "cache  $case: unchanged tree $med s (median of ${warm[*]}) = $(awk -v a="$med" -v b="$cold" 'BEGIN {printf "%.3f", a / b}')× cold (median $cold s), peak RSS $((rss / 1024)) MiB"
   printf '\n# measure.sh edit\n' >>"$leaf"
   timed "$case edit" lint "$case" cached
-  echo "cache  $case: one tool's body edited $wall s = $(awk -v a="$wall" -v b="$nocache" 'BEGIN {printf "%.3f", a / b}')× cold, peak RSS $((rss / 1024)) MiB"
+  echo "cache  $case: one tool's body edited $wall s = $(awk -v a="$wall" -v b="$cold" 'BEGIN {printf "%.3f", a / b}')× cold, peak RSS $((rss / 1024)) MiB"
   cp -p "$backup" "$leaf"
   # The restored file's ctime is new: past the racy window before the next case caches it (or
   # its replay reads it again, as it would any file changed in the two seconds before a run).

@@ -208,7 +208,7 @@ fn census_walk(
     parent: Option<BorrowedFd<'_>>,
     vouched_parent: Option<u32>,
     stamp: Option<super::FileStamp>,
-    ancestors: &[(u64, u64)],
+    ancestors: Ancestors<'_>,
     known: &super::Known<'_>,
     sink: &Sink,
 ) {
@@ -290,6 +290,29 @@ impl Sink {
     }
 }
 
+/// The (dev, inode) of the directories a census walk is below, innermost first: a chain on the
+/// walk's stack (no list copied for each directory).
+#[derive(Clone, Copy)]
+struct Ancestors<'a>(Option<&'a Ancestor<'a>>);
+
+struct Ancestor<'a> {
+    id: (u64, u64),
+    up: Ancestors<'a>,
+}
+
+impl Ancestors<'_> {
+    fn contains(self, id: &(u64, u64)) -> bool {
+        let mut at = self.0;
+        while let Some(a) = at {
+            if a.id == *id {
+                return true;
+            }
+            at = a.up.0;
+        }
+        false
+    }
+}
+
 /// A directory met by the census: its path, where its name starts in the path (`usize::MAX`
 /// where no one asks), (dev, inode) and stamp.
 type Subdir = (PathBuf, usize, (u64, u64), Option<super::FileStamp>);
@@ -309,7 +332,7 @@ type Stamped = (WalkEntry, Option<super::FileStamp>);
 fn census_listed(
     dir: &Path,
     stamp: Option<super::FileStamp>,
-    ancestors: &[(u64, u64)],
+    ancestors: Ancestors<'_>,
     known: &super::Known<'_>,
     sink: &Sink,
 ) {
@@ -441,16 +464,19 @@ fn census_subdirs(
     subdirs: Vec<Subdir>,
     parent: Option<BorrowedFd<'_>>,
     vouched_parent: Option<u32>,
-    ancestors: &[(u64, u64)],
+    ancestors: Ancestors<'_>,
     known: &super::Known<'_>,
     sink: &Sink,
 ) {
     use rayon::prelude::*;
+    if subdirs.is_empty() {
+        return;
+    }
     subdirs.into_par_iter().for_each(|(p, name_at, id, stamp)| {
-        let mut anc = ancestors.to_vec();
-        anc.push(id);
+        let here = Ancestor { id, up: ancestors };
         let name = subdir_name(&p, name_at);
-        census_walk(&p, name, parent, vouched_parent, stamp, &anc, known, sink);
+        let anc = Ancestors(Some(&here));
+        census_walk(&p, name, parent, vouched_parent, stamp, anc, known, sink);
     });
 }
 
@@ -469,7 +495,7 @@ fn census_known(
     name: Option<&str>,
     parent: Option<BorrowedFd<'_>>,
     vouched: super::KnownDir<'_>,
-    ancestors: &[(u64, u64)],
+    ancestors: Ancestors<'_>,
     known: &super::Known<'_>,
     sink: &Sink,
 ) -> bool {
@@ -647,7 +673,7 @@ fn census_known(
     _name: Option<&str>,
     _parent: Option<BorrowedFd<'_>>,
     _vouched: super::KnownDir<'_>,
-    _ancestors: &[(u64, u64)],
+    _ancestors: Ancestors<'_>,
     _known: &super::Known<'_>,
     _sink: &Sink,
 ) -> bool {
@@ -1231,16 +1257,28 @@ impl System for OsSystem {
     }
 
     fn walk_stamped(&self, dir: &Path, known: &super::Known<'_>) -> super::WalkStamped {
-        let mut ancestors = Vec::new();
+        let mut root = None;
         let mut stamp = None;
         // Followed if `dir` is a symlink, as the walk follows it; its stamp is then the
         // target's, which changes with what it lists.
         if let Ok(m) = std::fs::metadata(dir) {
-            ancestors.push(dir_id(&m));
+            root = Some(Ancestor {
+                id: dir_id(&m),
+                up: Ancestors(None),
+            });
             stamp = Some(stamp_from(&m));
         }
         let sink = Sink::default();
-        census_walk(dir, None, None, None, stamp, &ancestors, known, &sink);
+        census_walk(
+            dir,
+            None,
+            None,
+            None,
+            stamp,
+            Ancestors(root.as_ref()),
+            known,
+            &sink,
+        );
         sink.into_walked()
     }
 }

@@ -797,7 +797,9 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outco
             let known = |space: u32, at: KnownAt<'_>, stamp: &FileStamp| {
                 let i = head.dir(space, at)?;
                 let d = head.dirs.raw(i)?;
-                (d.stamp == *stamp).then_some(())?;
+                if d.stamp != *stamp {
+                    return None;
+                }
                 Some(KnownDir {
                     names: std::str::from_utf8(d.names).ok()?,
                     settled: SettledRecords::new(d.settled)?,

@@ -654,7 +654,7 @@ fn census_known_entries(
             )),
             libc::S_IFDIR => {
                 let path = dir.join(name);
-                let name_at = path.as_os_str().len() - name.len();
+                let name_at = path.as_os_str().len().saturating_sub(name.len());
                 subdirs.push((path, name_at, (st.st_dev, st.st_ino), Some(stamp)));
             }
             _ => return None,

@@ -698,8 +698,13 @@ pub type KnownDirs<'a> = dyn Fn(u32, KnownAt<'_>, &FileStamp) -> Option<KnownDir
 pub enum KnownAt<'p> {
     /// By its path relative to the space's `.ai/`.
     Rel(&'p str),
-    /// By its name in a directory vouched for with token `parent`.
-    Child { parent: u32, name: &'p str },
+    /// By its name in a directory vouched for with token `parent`, `nth` of its subdirectories
+    /// in the order of its names (`MetDir::Child`).
+    Child {
+        parent: u32,
+        name: &'p str,
+        nth: u32,
+    },
 }
 
 /// Walk every on-disk space as `load` does and stamp each file instead of reading it. The walk
@@ -744,7 +749,9 @@ fn space_census(sys: &dyn System, i: u32, spec: &SpaceSpec, known: &KnownDirs<'_
     let mut entries: Vec<(WalkEntry, Option<FileStamp>)> = Vec::new();
     let vouched = |met: MetDir<'_>, stamp: &FileStamp| match met {
         MetDir::Path(path) => rel_of(&ai, path).and_then(|rel| known(i, KnownAt::Rel(&rel), stamp)),
-        MetDir::Child { parent, name } => known(i, KnownAt::Child { parent, name }, stamp),
+        MetDir::Child { parent, name, nth } => {
+            known(i, KnownAt::Child { parent, name, nth }, stamp)
+        }
     };
     for dir in WALKED_DIRS {
         let dir = ai.join(dir);

@@ -934,7 +934,7 @@ fn the_census_stamps_only_plain_vouched_names_and_lists_a_directory_otherwise() 
         let asked = &asked;
         move |met: MetDir<'_>, s: &FileStamp| {
             let root = matches!(met, MetDir::Path(p) if p == d);
-            if let MetDir::Child { parent, name } = met {
+            if let MetDir::Child { parent, name, .. } = met {
                 asked.lock().unwrap().push((parent, name.to_owned()));
             }
             (root && *s == stamp).then_some(KnownDir {

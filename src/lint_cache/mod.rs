@@ -446,7 +446,7 @@ impl CacheHead<'_> {
                     .get(search(self.by_rel.len(), |k| key(k).cmp(&want))?)?
                     as usize
             }
-            KnownAt::Child { parent, name } => {
+            KnownAt::Child { parent, name, nth } => {
                 let p = self.dirs.raw(parent as usize)?;
                 let first = p.first_child as usize;
                 let n = (p.children as usize).min(self.dirs.len().saturating_sub(first));
@@ -454,7 +454,14 @@ impl CacheHead<'_> {
                 let cut = p.rel.len() + 1;
                 let name = Some(name.as_bytes());
                 let key = |k| self.dirs.raw(first + k).and_then(|d| d.rel.get(cut..));
-                first + search(n, |k| key(k).cmp(&name))?
+                // Its place among the names (sorted, as the records are) is tried first: it is
+                // the place whenever every subdirectory before it has a record.
+                let nth = nth as usize;
+                if nth < n && key(nth) == name {
+                    first + nth
+                } else {
+                    first + search(n, |k| key(k).cmp(&name))?
+                }
             }
         };
         (self.dirs.raw(i)?.space == space).then_some(i)
@@ -1975,20 +1982,31 @@ mod layout_tests {
             assert_eq!((d.space, d.rel), (space, rel));
             assert_eq!(d.names, format!("{rel}-name\0"));
             if let Some((parent, name)) = rel.rsplit_once('/') {
-                let found = head.dir(space, KnownAt::Rel(parent)).map(|p| {
-                    head.dir(
+                let Some(p) = head.dir(space, KnownAt::Rel(parent)) else {
+                    assert_eq!(rel, "tools/x/y");
+                    continue;
+                };
+                // Found whatever its hint: the right place, another sibling's (`b` beside
+                // `b-c`), past the children, far out.
+                for nth in (0..5).chain([u32::MAX]) {
+                    let child = head.dir(
                         space,
                         KnownAt::Child {
                             parent: p as u32,
                             name,
+                            nth,
                         },
-                    )
-                });
-                match found {
-                    Some(child) => assert_eq!(child, Some(i), "{rel}"),
-                    None => assert_eq!(rel, "tools/x/y"),
+                    );
+                    assert_eq!(child, Some(i), "{rel} at {nth}");
                 }
             }
+        }
+        // The hint is the place among the sorted names: `tools/a`'s are `b`, `b-c`, `z`.
+        let a = head.dir(0, KnownAt::Rel("tools/a")).unwrap();
+        let first = head.dirs.get(a).unwrap().first_child as usize;
+        for (nth, name) in ["b", "b-c", "z"].into_iter().enumerate() {
+            let rel = head.dirs.get(first + nth).unwrap().rel;
+            assert_eq!(rel, format!("tools/a/{name}"));
         }
         // Near misses: an unknown name, a known name under another parent, the other space.
         let a = head.dir(0, KnownAt::Rel("tools/a")).unwrap() as u32;
@@ -1998,7 +2016,8 @@ mod layout_tests {
                 0,
                 KnownAt::Child {
                     parent: a,
-                    name: "q"
+                    name: "q",
+                    nth: 0
                 }
             ),
             None
@@ -2008,7 +2027,8 @@ mod layout_tests {
                 0,
                 KnownAt::Child {
                     parent: b,
-                    name: "z"
+                    name: "z",
+                    nth: 0
                 }
             ),
             None
@@ -2018,7 +2038,8 @@ mod layout_tests {
                 1,
                 KnownAt::Child {
                     parent: a,
-                    name: "z"
+                    name: "z",
+                    nth: 2
                 }
             ),
             None
@@ -2029,7 +2050,8 @@ mod layout_tests {
                 0,
                 KnownAt::Child {
                     parent: u32::MAX,
-                    name: "a"
+                    name: "a",
+                    nth: 0
                 }
             ),
             None

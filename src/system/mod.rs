@@ -77,8 +77,8 @@ pub struct FileStamp {
     pub mode: u32,
 }
 
-/// A directory as a census listed it: its stamp, and the names of its entries, each followed by
-/// a `\0` (one allocation per directory). Only for directories whose entries were all regular
+/// A directory as a census listed it: its stamp, and the names of its entries in byte order,
+/// each followed by a `\0` (one allocation per directory). Only for directories whose entries were all regular
 /// files and directories with UTF-8 names.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DirListing {
@@ -125,8 +125,14 @@ pub struct KnownDir<'a> {
 pub enum MetDir<'p> {
     /// By its path: the walk's root, or a directory below one the walk read.
     Path(&'p Path),
-    /// By its name in the directory `known` vouched for with this token.
-    Child { parent: u32, name: &'p str },
+    /// By its name in the directory `known` vouched for with this token, and its place among
+    /// that directory's subdirectories in the order of its names (a hint: names are listed
+    /// sorted, as the caller keeps subdirectories, so the one at that place is likely it).
+    Child {
+        parent: u32,
+        name: &'p str,
+        nth: u32,
+    },
 }
 
 /// A name's record in [`KnownDir::settled`]; `token` is [`Settled::NONE`] for a name that has

@@ -205,6 +205,7 @@ fn dir_id(_m: &std::fs::Metadata) -> (u64, u64) {
 fn census_walk(
     dir: &Path,
     name: Option<&str>,
+    nth: u32,
     parent: Option<BorrowedFd<'_>>,
     vouched_parent: Option<u32>,
     stamp: Option<super::FileStamp>,
@@ -214,7 +215,7 @@ fn census_walk(
 ) {
     // Below a directory taken on trust, a subdirectory is asked about by its name there.
     let met = match (vouched_parent, name) {
-        (Some(parent), Some(name)) => super::MetDir::Child { parent, name },
+        (Some(parent), Some(name)) => super::MetDir::Child { parent, name, nth },
         _ => super::MetDir::Path(dir),
     };
     if let Some(stamp) = stamp
@@ -313,13 +314,35 @@ impl Ancestors<'_> {
     }
 }
 
-/// A directory met by the census: its path, where its name starts in the path (`usize::MAX`
-/// where no one asks), (dev, inode) and stamp.
-type Subdir = (PathBuf, usize, (u64, u64), Option<super::FileStamp>);
+/// A directory met by the census.
+struct Subdir {
+    path: PathBuf,
+    /// Where its name starts in `path`, and its place among its parent's subdirectories in the
+    /// order of the parent's names (`MetDir::Child`); `usize::MAX` where no one asks.
+    name_at: usize,
+    nth: u32,
+    /// (dev, inode).
+    id: (u64, u64),
+    stamp: Option<super::FileStamp>,
+}
 
-/// The name of `dir` (its last `name_at..` bytes), as `census_known_entries` joined it.
-fn subdir_name(dir: &Path, name_at: usize) -> Option<&str> {
-    std::str::from_utf8(dir.as_os_str().as_encoded_bytes().get(name_at..)?).ok()
+impl Subdir {
+    /// A subdirectory met by listing its parent (asked about by its path, if at all).
+    fn listed(path: PathBuf, id: (u64, u64), stamp: Option<super::FileStamp>) -> Subdir {
+        Subdir {
+            path,
+            name_at: usize::MAX,
+            nth: 0,
+            id,
+            stamp,
+        }
+    }
+
+    /// Its name, as `census_known_entries` joined it to its parent's path.
+    fn name(&self) -> Option<&str> {
+        let bytes = self.path.as_os_str().as_encoded_bytes();
+        std::str::from_utf8(bytes.get(self.name_at..)?).ok()
+    }
 }
 
 /// The tokens of a directory's settled names, and the sum of their `Settled::mix`.
@@ -393,7 +416,7 @@ fn census_listed(
         }
         if ft.is_dir() {
             match ent.metadata() {
-                Ok(m) => subdirs.push((path, usize::MAX, dir_id(&m), Some(stamp_from(&m)))),
+                Ok(m) => subdirs.push(Subdir::listed(path, dir_id(&m), Some(stamp_from(&m)))),
                 Err(e) => {
                     names = None;
                     out.push(error_at(&path, &e));
@@ -411,7 +434,7 @@ fn census_listed(
                         out.push((entry(path, false, Some(msg), None), None));
                     } else {
                         // Reached through a link: never vouched for (its target may change).
-                        subdirs.push((path, usize::MAX, id, None));
+                        subdirs.push(Subdir::listed(path, id, None));
                     }
                 }
                 Ok(m) if m.is_file() => {
@@ -443,12 +466,26 @@ fn census_listed(
         (Some(stamp), Some(names)) => Some(super::DirListing {
             path: dir.to_path_buf(),
             stamp,
-            names,
+            names: sorted_names(&names),
         }),
         _ => None,
     };
     sink.put(out, listing);
     census_subdirs(subdirs, None, None, ancestors, known, sink);
+}
+
+/// `names` (each followed by a `\0`) in byte order: the order the lint cache keeps a
+/// directory's subdirectories in, so that a census meets the `n`th subdirectory of a vouched
+/// directory's names at the `n`th of its records (`MetDir::Child`).
+fn sorted_names(names: &str) -> String {
+    let mut each: Vec<&str> = names.split_terminator('\0').collect();
+    each.sort_unstable();
+    let mut out = String::with_capacity(names.len());
+    for name in each {
+        out.push_str(name);
+        out.push('\0');
+    }
+    out
 }
 
 /// A directory's descriptor, where its subdirectories may be opened by name; `None` where
@@ -472,11 +509,24 @@ fn census_subdirs(
     if subdirs.is_empty() {
         return;
     }
-    subdirs.into_par_iter().for_each(|(p, name_at, id, stamp)| {
-        let here = Ancestor { id, up: ancestors };
-        let name = subdir_name(&p, name_at);
+    subdirs.into_par_iter().for_each(|d| {
+        let here = Ancestor {
+            id: d.id,
+            up: ancestors,
+        };
         let anc = Ancestors(Some(&here));
-        census_walk(&p, name, parent, vouched_parent, stamp, anc, known, sink);
+        let (path, name, nth) = (&d.path, d.name(), d.nth);
+        census_walk(
+            path,
+            name,
+            nth,
+            parent,
+            vouched_parent,
+            d.stamp,
+            anc,
+            known,
+            sink,
+        );
     });
 }
 
@@ -654,8 +704,13 @@ fn census_known_entries(
             )),
             libc::S_IFDIR => {
                 let path = dir.join(name);
-                let name_at = path.as_os_str().len().saturating_sub(name.len());
-                subdirs.push((path, name_at, (st.st_dev, st.st_ino), Some(stamp)));
+                subdirs.push(Subdir {
+                    name_at: path.as_os_str().len().saturating_sub(name.len()),
+                    nth: u32::try_from(subdirs.len()).unwrap_or(u32::MAX),
+                    path,
+                    id: (st.st_dev, st.st_ino),
+                    stamp: Some(stamp),
+                });
             }
             _ => return None,
         }
@@ -1269,16 +1324,8 @@ impl System for OsSystem {
             stamp = Some(stamp_from(&m));
         }
         let sink = Sink::default();
-        census_walk(
-            dir,
-            None,
-            None,
-            None,
-            stamp,
-            Ancestors(root.as_ref()),
-            known,
-            &sink,
-        );
+        let root = Ancestors(root.as_ref());
+        census_walk(dir, None, 0, None, None, stamp, root, known, &sink);
         sink.into_walked()
     }
 }

@@ -465,6 +465,33 @@ fn s54_sign_directives_and_refusals() {
     assert_eq!(json_of(&out)["error"], "Tool not found: no/such/tool");
 }
 
+/// A batch large enough to be made durable by syncing its file system (`syncfs`, from 64 files)
+/// rather than each file: every item signed once and verifying, nothing else in the folders.
+#[test]
+fn a_large_batch_is_signed_and_left_in_place() {
+    let env = Env::new();
+    let paths: Vec<PathBuf> = (0..80)
+        .map(|i| env.write(&format!("tools/many/d{}/t{i}.py", i % 7), PY_TOOL))
+        .collect();
+    let out = env.run(&["sign", "many/**", "--json"]);
+    assert_code(&out, 0);
+    let v = json_of(&out);
+    assert_eq!(v["total"], 80, "{v}");
+    assert_eq!(v["signed"].as_array().map(Vec::len), Some(80), "{v}");
+    for p in &paths {
+        assert_eq!(signature_lines(&std::fs::read_to_string(p).unwrap()), 1);
+        assert_verifies(&env, ItemKind::Tool, p);
+    }
+    for d in 0..7 {
+        let dir = env.project.join(format!(".ai/tools/many/d{d}"));
+        let left = std::fs::read_dir(&dir).unwrap().count();
+        assert_eq!(
+            left,
+            paths.iter().filter(|p| p.parent() == Some(&dir)).count()
+        );
+    }
+}
+
 /// §12.9 batch: one invalid tool fails with its reason, the others are signed; exit 1.
 #[test]
 fn batch_glob_signs_the_valid_and_lists_the_failed() {

@@ -814,6 +814,10 @@ fn commit_one(sys: &dyn crate::system::System, staged: Staged, signed: &str) -> 
 /// project took 4.8 s instead of 3.3 s.
 const IO_THREADS: usize = 16;
 
+/// How many files a batch must write before it makes them durable by syncing their file
+/// systems (`syncfs`) instead of each file.
+const SYNC_FILE_SYSTEMS_FROM: usize = 64;
+
 /// Run `f` on the I/O pool when there is one (else on rayon's global pool).
 fn on_io<R: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R {
     match pool {
@@ -883,7 +887,11 @@ fn sign_batch(
         })
         .collect::<anyhow::Result<_>>()?;
     // Opened before anything is written, so that their syncs report every write error since.
-    let file_systems = FileSystems::open(ready.iter().filter_map(|(i, _)| items[*i].2.parent()));
+    // A few files are synced one by one: a file system's sync also waits for whatever else is
+    // dirty there.
+    let file_systems = (ready.len() >= SYNC_FILE_SYSTEMS_FROM)
+        .then(|| FileSystems::open(ready.iter().filter_map(|(i, _)| items[*i].2.parent())))
+        .flatten();
     let io = rayon::ThreadPoolBuilder::new()
         .num_threads(IO_THREADS.max(rayon::current_num_threads()))
         .build()

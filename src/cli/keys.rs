@@ -311,7 +311,7 @@ impl Staged {
     pub fn sync(&self) -> anyhow::Result<()> {
         std::fs::File::open(&self.tmp)
             .and_then(|f| f.sync_all())
-            .with_context(|| format!("cannot write {}", self.tmp.display()))
+            .with_context(|| format!("cannot sync {}", self.tmp.display()))
     }
 
     /// Rename the temporary file over the target (atomic: readers see the old or the new file).

@@ -104,7 +104,36 @@ fn contents_of(read: ReadResult) -> FileContents {
 
 /// Load every space. Never fails: what cannot be read is recorded.
 pub fn load(sys: &dyn System, spaces: &[SpaceSpec]) -> LoadOutcome {
-    load_walking(sys, spaces, &WALKED_DIRS, WalkSize::Large)
+    load_walking(sys, spaces, &|_| (WALKED_DIRS.to_vec(), WalkSize::Large))
+}
+
+/// Load, of the on-disk space of kind `kind`, the files under `dir` (relative to `.ai/`) beside
+/// the base load (`BASE_DIRS`, config files); of every other on-disk space the base load only;
+/// embedded spaces in full. What `sign` of one space's items reads: their files, the
+/// extractors (parsers, signature formats, validation schemas) and the trust store.
+pub fn load_space_dir(
+    sys: &dyn System,
+    spaces: &[SpaceSpec],
+    kind: SpaceKind,
+    dir: &str,
+) -> LoadOutcome {
+    let dirs_of = |spec: &SpaceSpec| {
+        if spec.space.kind() == kind {
+            (dirs_with(dir, &BASE_DIRS), WalkSize::Large)
+        } else {
+            (BASE_DIRS.to_vec(), WalkSize::Small)
+        }
+    };
+    load_walking(sys, spaces, &dirs_of)
+}
+
+/// `dir` and those of `base` not at or under it (a folder walked twice would load its files
+/// twice).
+fn dirs_with<'a>(dir: &'a str, base: &[&'a str]) -> Vec<&'a str> {
+    let under = |d: &str| d == dir || d.strip_prefix(dir).is_some_and(|r| r.starts_with('/'));
+    std::iter::once(dir)
+        .chain(base.iter().copied().filter(|d| !under(d)))
+        .collect()
 }
 
 /// Canonical `.ai` roots of every on-disk space, to tell which space a symlink points into.
@@ -127,29 +156,31 @@ enum WalkSize {
     Small,
 }
 
+/// The folders (relative to `.ai/`) of an on-disk space a load walks, and how many files it
+/// expects there.
+type DirsOf<'d> = dyn Fn(&SpaceSpec) -> (Vec<&'d str>, WalkSize) + 'd;
+
 /// Load the embedded spaces in full and, of every on-disk space, the config files and the files
-/// under `dirs` (relative to `.ai/`).
-fn load_walking(
-    sys: &dyn System,
-    spaces: &[SpaceSpec],
-    dirs: &[&str],
-    size: WalkSize,
-) -> LoadOutcome {
+/// under its `dirs_of` folders.
+fn load_walking(sys: &dyn System, spaces: &[SpaceSpec], dirs_of: &DirsOf<'_>) -> LoadOutcome {
     let mut notices = Vec::new();
     let real_roots = real_roots(sys, spaces);
     let mut roots = Vec::with_capacity(spaces.len());
     for spec in spaces {
         let root = match &spec.source {
             SpaceSource::Embedded => load_embedded(&spec.space),
-            SpaceSource::Dir(base) => load_dir(
-                sys,
-                &spec.space,
-                base,
-                dirs,
-                size,
-                &real_roots,
-                &mut notices,
-            ),
+            SpaceSource::Dir(base) => {
+                let (dirs, size) = dirs_of(spec);
+                load_dir(
+                    sys,
+                    &spec.space,
+                    base,
+                    &dirs,
+                    size,
+                    &real_roots,
+                    &mut notices,
+                )
+            }
         };
         roots.push(root);
     }
@@ -992,7 +1023,7 @@ impl<'s> ItemLoader<'s> {
     /// The base load: embedded bundles in full; of every on-disk space the extractors, the config
     /// files and the trust-store documents (`BASE_DIRS`).
     pub fn new(sys: &'s dyn System, specs: &[SpaceSpec]) -> (ItemLoader<'s>, LoadOutcome) {
-        let outcome = load_walking(sys, specs, &BASE_DIRS, WalkSize::Small);
+        let outcome = load_walking(sys, specs, &|_| (BASE_DIRS.to_vec(), WalkSize::Small));
         let mut loaded = FxHashSet::default();
         for root in outcome.change.roots.iter().flatten() {
             loaded.extend(root.files.iter().map(|f| f.path.clone()));

@@ -270,22 +270,6 @@ fn set_mode(_path: &Path, _mode: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The permission bits of a file (`None` where the platform has none).
-pub fn file_mode(path: &Path) -> Option<u32> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::metadata(path)
-            .ok()
-            .map(|m| m.permissions().mode() & 0o7777)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        None
-    }
-}
-
 /// Replace `path` with `bytes` atomically: a temporary file in the same directory, written with
 /// `mode`, synced, then renamed over the target. A failure leaves the target untouched.
 pub fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> {
@@ -302,18 +286,6 @@ pub struct Staged {
 }
 
 impl Staged {
-    /// The file this replaces.
-    pub fn target(&self) -> &Path {
-        &self.target
-    }
-
-    /// Sync the temporary file's contents to disk (for one staged with [`stage_unsynced`]).
-    pub fn sync(&self) -> anyhow::Result<()> {
-        std::fs::File::open(&self.tmp)
-            .and_then(|f| f.sync_all())
-            .with_context(|| format!("cannot sync {}", self.tmp.display()))
-    }
-
     /// Rename the temporary file over the target (atomic: readers see the old or the new file).
     /// The rename is durable once the target's directory is synced (`sync_dir`).
     pub fn commit(mut self) -> anyhow::Result<()> {
@@ -335,16 +307,6 @@ impl Drop for Staged {
 /// Write `bytes` to a new temporary file beside `path` with permission bits `mode`, and sync it
 /// to disk (so a later rename can only ever expose the complete contents).
 pub fn stage(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<Staged> {
-    stage_with(path, bytes, mode, true)
-}
-
-/// [`stage`] without the sync: the caller makes the contents durable before it commits (a
-/// batch syncs its file systems once: [`FileSystems`]; else [`Staged::sync`] each).
-pub fn stage_unsynced(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<Staged> {
-    stage_with(path, bytes, mode, false)
-}
-
-fn stage_with(path: &Path, bytes: &[u8], mode: u32, sync: bool) -> anyhow::Result<Staged> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -379,7 +341,7 @@ fn stage_with(path: &Path, bytes: &[u8], mode: u32, sync: bool) -> anyhow::Resul
             .with_context(|| format!("cannot set the permissions of {}", staged.tmp.display()))?;
     }
     file.write_all(bytes)
-        .and_then(|()| if sync { file.sync_all() } else { Ok(()) })
+        .and_then(|()| file.sync_all())
         .with_context(|| format!("cannot write {}", staged.tmp.display()))?;
     Ok(staged)
 }
@@ -391,24 +353,33 @@ fn stage_with(path: &Path, bytes: &[u8], mode: u32, sync: bool) -> anyhow::Resul
 pub struct FileSystems(Vec<(PathBuf, std::fs::File)>);
 
 impl FileSystems {
-    /// One directory of each file system among `dirs`; `None` where `syncfs` is not available
-    /// or a directory cannot be opened (the caller syncs file by file).
+    /// The file systems of `files` (each with the device it is on), each through the folder of
+    /// its first file, opened. `None` — the caller syncs file by file — where `syncfs` is not
+    /// available, a folder cannot be opened, or a folder is not on its file's device (the file
+    /// is a mount point: its folder's file system, where its temporary file would go, is not
+    /// the one named).
     #[cfg(target_os = "linux")]
-    pub fn open<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> Option<FileSystems> {
+    pub fn open<'a>(files: impl IntoIterator<Item = (u64, &'a Path)>) -> Option<FileSystems> {
         use std::os::unix::fs::MetadataExt;
-        let dirs: std::collections::BTreeSet<&Path> = dirs.into_iter().collect();
-        let mut seen = std::collections::BTreeSet::new();
-        let mut open = Vec::new();
-        for dir in dirs {
-            if seen.insert(std::fs::metadata(dir).ok()?.dev()) {
-                open.push((dir.to_path_buf(), std::fs::File::open(dir).ok()?));
+        let mut open: Vec<(u64, PathBuf, std::fs::File)> = Vec::new();
+        for (dev, file) in files {
+            if open.iter().any(|(d, _, _)| *d == dev) {
+                continue;
             }
+            let dir = file.parent().filter(|d| !d.as_os_str().is_empty())?;
+            let d = std::fs::File::open(dir).ok()?;
+            if d.metadata().ok()?.dev() != dev {
+                return None;
+            }
+            open.push((dev, dir.to_path_buf(), d));
         }
-        Some(FileSystems(open))
+        Some(FileSystems(
+            open.into_iter().map(|(_, dir, d)| (dir, d)).collect(),
+        ))
     }
 
     #[cfg(not(target_os = "linux"))]
-    pub fn open<'a>(_dirs: impl IntoIterator<Item = &'a Path>) -> Option<FileSystems> {
+    pub fn open<'a>(_files: impl IntoIterator<Item = (u64, &'a Path)>) -> Option<FileSystems> {
         None
     }
 
@@ -659,44 +630,25 @@ fn print_fingerprint(ctx: &Context<'_>, file: Option<&Path>) -> anyhow::Result<u
 mod tests {
     use super::*;
 
-    /// A staged file replaces nothing until committed; made durable by its file system's sync or
-    /// by its own, it then holds the new bytes with the mode asked for; dropped uncommitted, it
-    /// leaves the target as it was and no temporary file behind.
+    /// One folder per file system, opened: two files on one device give one; a file whose
+    /// folder cannot be opened, or is not on the device named, gives none (the caller syncs
+    /// file by file).
     #[test]
-    fn staged_files_are_synced_by_file_system_or_one_by_one_then_committed() {
+    #[cfg(target_os = "linux")]
+    fn file_systems_are_opened_once_through_a_folder_on_their_device() {
+        use std::os::unix::fs::MetadataExt;
         let tmp = tempfile::tempdir().unwrap();
         let (a, b) = (tmp.path().join("a.py"), tmp.path().join("sub/b.py"));
         std::fs::create_dir_all(tmp.path().join("sub")).unwrap();
-        std::fs::write(&a, "old a\n").unwrap();
-        std::fs::write(&b, "old b\n").unwrap();
-        let dirs = [tmp.path(), &tmp.path().join("sub")];
-        let fs = FileSystems::open(dirs.iter().copied());
-        #[cfg(target_os = "linux")]
-        assert_eq!(fs.as_ref().map(|f| f.0.len()), Some(1), "one file system");
-        let sa = stage_unsynced(&a, b"new a\n", 0o640).unwrap();
-        let sb = stage_unsynced(&b, b"new b\n", 0o644).unwrap();
-        assert_eq!(std::fs::read_to_string(&a).unwrap(), "old a\n");
-        match &fs {
-            Some(fs) => fs.sync().unwrap(),
-            None => sa.sync().unwrap(),
-        }
-        sb.sync().unwrap();
-        sa.commit().unwrap();
-        drop(sb);
-        assert_eq!(std::fs::read_to_string(&a).unwrap(), "new a\n");
-        assert_eq!(std::fs::read_to_string(&b).unwrap(), "old b\n");
-        #[cfg(unix)]
-        assert_eq!(file_mode(&a), Some(0o640));
-        let left: Vec<_> = std::fs::read_dir(tmp.path().join("sub"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(left, ["b.py"]);
-        // A directory that cannot be opened: no file system sync, the caller syncs each file.
-        #[cfg(target_os = "linux")]
-        {
-            let gone = [tmp.path().join("gone")];
-            assert!(FileSystems::open(gone.iter().map(PathBuf::as_path)).is_none());
-        }
+        std::fs::write(&a, "a\n").unwrap();
+        std::fs::write(&b, "b\n").unwrap();
+        let dev = std::fs::metadata(&a).unwrap().dev();
+        let fs = FileSystems::open([(dev, a.as_path()), (dev, b.as_path())]).unwrap();
+        assert_eq!(fs.0.len(), 1, "one file system");
+        assert_eq!(fs.0[0].0, tmp.path());
+        fs.sync().unwrap();
+        let gone = tmp.path().join("gone/c.py");
+        assert!(FileSystems::open([(dev, gone.as_path())]).is_none());
+        assert!(FileSystems::open([(dev ^ 1, a.as_path())]).is_none());
     }
 }

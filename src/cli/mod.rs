@@ -27,6 +27,7 @@ mod exec;
 mod keys;
 mod lock;
 mod lsp;
+mod replace;
 mod sign;
 mod verify;
 mod watch;
@@ -41,7 +42,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::analysis::Host;
 use crate::db::{Change, Settings};
 use crate::load::{SpaceSource, SpaceSpec, load, load_items};
-use crate::model::Space;
+use crate::model::{Space, SpaceKind};
 use crate::system::System;
 use crate::system::os::OsSystem;
 
@@ -486,6 +487,26 @@ impl Context<'_> {
     pub fn host(&self, project: &Path, settings: Settings) -> anyhow::Result<(Host, Vec<String>)> {
         let (specs, mut notices) = self.spaces(project)?;
         let outcome = load(self.sys, &specs);
+        notices.extend(outcome.notices);
+        let mut host = Host::new();
+        let mut change = outcome.change;
+        change.settings = Some(settings);
+        host.apply(change);
+        Ok((host, notices))
+    }
+
+    /// The spaces with, of the on-disk space of kind `kind`, the files under `dir` (relative to
+    /// `.ai/`) and of every space the base load (`load::load_space_dir`): what signing that
+    /// space's items reads.
+    pub fn space_host(
+        &self,
+        project: &Path,
+        settings: Settings,
+        kind: SpaceKind,
+        dir: &str,
+    ) -> anyhow::Result<(Host, Vec<String>)> {
+        let (specs, mut notices) = self.spaces(project)?;
+        let outcome = crate::load::load_space_dir(self.sys, &specs, kind, dir);
         notices.extend(outcome.notices);
         let mut host = Host::new();
         let mut change = outcome.change;

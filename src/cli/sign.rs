@@ -15,7 +15,7 @@
     reason = "the sign edge reads the clock and rewrites item files"
 )]
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
@@ -24,9 +24,10 @@ use rayon::prelude::*;
 use serde_json::{Value as Json, json};
 
 use super::keys::{
-    FileSystems, OWNER_LOCAL, SigningKeyPair, Staged, WritableSpace, file_mode, generate_key,
-    load_signing_key, stage_unsynced, sync_dir, user_base, write_trust_doc,
+    FileSystems, OWNER_LOCAL, SigningKeyPair, WritableSpace, generate_key, load_signing_key,
+    user_base, write_trust_doc,
 };
+use super::replace::{Durability, Replace, replace_all};
 use super::{Context, print_notices};
 use crate::db::{Db, FileContents, RootDb, Settings, SourceFile, SpaceRoot};
 use crate::integrity::hash::content_hash;
@@ -38,7 +39,6 @@ use crate::integrity::{
 use crate::model::{SpaceKind, item_id_problem};
 use crate::resolve::extractor::{EXTRACTORS_DIR, extractor_item_type};
 use crate::resolve::{extractor_config, parse_file, space_index, split_tool_rel};
-use crate::system::ReadResult;
 
 /// The item type flag of `sign`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -646,14 +646,6 @@ fn validate(
     }
 }
 
-/// Whether the file at `path` holds exactly `text` (read back through the `System`).
-fn holds(sys: &dyn crate::system::System, path: &std::path::Path, text: &str) -> bool {
-    matches!(
-        sys.read(path, (text.len() as u64).saturating_add(1)),
-        ReadResult::Bytes(b) if b == text.as_bytes()
-    )
-}
-
 /// An item that passed validation: the text that was validated and hashed, and how it is signed.
 struct Ready {
     text: crate::db::Text,
@@ -778,83 +770,30 @@ fn sign_ready(
     Ok(Ok((signed, signature)))
 }
 
-/// Put a signed text in place of the file at `real` (the resolved path: a symlink stays a
-/// symlink), keeping its permission bits, and only if the file still holds what was validated.
-/// The new text goes to a temporary file beside it (made durable with the whole batch's before
-/// any is committed); it replaces the file later (`commit`), after every item is staged.
-fn stage_one(
-    sys: &dyn crate::system::System,
-    real: &Path,
-    text: &str,
-    signed: &str,
-) -> Result<Staged, String> {
-    // What was validated and hashed must still be what the file holds.
-    if !holds(sys, real, text) {
-        return Err("the file changed since it was read; sign it again".to_owned());
-    }
-    let mode = file_mode(real).unwrap_or(0o644);
-    stage_unsynced(real, signed.as_bytes(), mode).map_err(|e| format!("{e:#}"))
-}
-
-/// Rename a staged file over its target and read it back.
-fn commit_one(sys: &dyn crate::system::System, staged: Staged, signed: &str) -> Result<(), String> {
-    let real = staged.target().to_path_buf();
-    staged.commit().map_err(|e| format!("{e:#}"))?;
-    if !holds(sys, &real, signed) {
-        return Err("the file changed while it was written; sign it again".to_owned());
-    }
-    Ok(())
-}
-
-/// Threads that stage, rename (and, where the file system cannot be synced at once, sync)
-/// files: a file sync waits on the disk, not on a core, and the file system commits syncs that
-/// arrive together at once (on this project's ext4 VM, 1,000 temporary files took 2.9 ms each
-/// synced one after another and about 0.2–0.3 ms each with 16 syncs in flight). Without syncs
-/// the threads still wait on the kernel more than on a core: with two, signing the 100k tree's
-/// project took 4.8 s instead of 3.3 s.
-const IO_THREADS: usize = 16;
-
 /// How many files a batch must write before it makes them durable by syncing their file
 /// systems (`syncfs`) instead of each file.
 const SYNC_FILE_SYSTEMS_FROM: usize = 64;
-
-/// Run `f` on the I/O pool when there is one (else on rayon's global pool).
-fn on_io<R: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R {
-    match pool {
-        Some(pool) => pool.install(f),
-        None => f(),
-    }
-}
 
 /// Sign a batch of resolved items (one per real file); outcomes in the order of `items`.
 ///
 /// Phases, so that the user sees validation problems before key problems and nothing is written
 /// when anything internal goes wrong: (1) validate every item in parallel; (2) get the signing key
 /// — loaded, or generated and trusted — only if something is to be signed; (3) sign and self-check
-/// every item in memory, in parallel (`sign_ready`); (4) stage every new text in a temporary
-/// file beside its target, many at once (`IO_THREADS`), then sync the file systems written to,
-/// once each (`FileSystems`: `syncfs`; where that is not available, each file); (5) rename each
-/// over its target, then sync the file systems again (else each directory once).
-///
-/// Why a crash leaves every file either old or new: a rename is atomic (the name refers to the old
-/// or the new inode, never to neither), and no rename is issued before every temporary file's
-/// data is on disk (the sync of phase 4; a sync that reports an error — any write error on that
-/// file system since the batch began — fails every item, and nothing is renamed), so a rename that survives a crash points at the complete new text; a
-/// rename that does not survive leaves the old file (and perhaps a stray
-/// `.<name>.<pid>.<nanos>.tmp` beside it). The sync of phase 5 makes the renames themselves
-/// durable before the command reports success. One `syncfs` replaced 50k file syncs (16 in
-/// flight: 2.6 s of a 100k tree's 5.3 s): it also writes whatever else is dirty on that file
-/// system, which a batch of this size waits for in any case. The batch as a whole is not
-/// atomic: a crash may leave some items signed and others not.
+/// every item in memory, in parallel (`sign_ready`); (4) replace the files (`replace_all`: stage
+/// every new text beside its target, make them durable — one `syncfs` of each file system
+/// written to for a batch of `SYNC_FILE_SYSTEMS_FROM` files or more, else a sync of each file —
+/// then rename each over its target, read it back, and make the renames durable). Why a crash
+/// leaves every file either old or new: see `replace`. One `syncfs` replaced 50k file syncs (16
+/// in flight: 2.6 s of a 100k tree's 5.3 s): it also writes whatever else is dirty on that file
+/// system, which a batch of this size waits for in any case.
 fn sign_batch(
     signer: &mut Signer<'_, '_>,
     db: &RootDb,
     schema: &serde_yaml::Mapping,
     kind: ItemKind,
-    items: &[(&str, SourceFile, &Path)],
+    items: &[(&str, SourceFile, &Path, Option<u64>)],
 ) -> anyhow::Result<Vec<Outcome>> {
-    let sys = signer.ctx.sys;
-    let keyed: Vec<(&str, SourceFile)> = items.iter().map(|&(id, f, _)| (id, f)).collect();
+    let keyed: Vec<(&str, SourceFile)> = items.iter().map(|&(id, f, _, _)| (id, f)).collect();
     let checked = check_all(db, schema, kind, &keyed);
     let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(items.len());
     let mut ready: Vec<(usize, Ready)> = Vec::new();
@@ -890,62 +829,34 @@ fn sign_batch(
     // A few files are synced one by one: a file system's sync also waits for whatever else is
     // dirty there.
     let file_systems = (ready.len() >= SYNC_FILE_SYSTEMS_FROM)
-        .then(|| FileSystems::open(ready.iter().filter_map(|(i, _)| items[*i].2.parent())))
-        .flatten();
-    let io = rayon::ThreadPoolBuilder::new()
-        .num_threads(IO_THREADS.max(rayon::current_num_threads()))
-        .build()
-        .ok();
-    // (4) Stage every new text in parallel, then make them all durable.
-    let staged: Vec<Result<(Staged, &str), String>> = on_io(io.as_ref(), || {
-        ready
-            .par_iter()
-            .zip(&signed)
-            .map(|((i, r), s)| {
-                let (text, _) = s.as_ref().map_err(Clone::clone)?;
-                stage_one(sys, items[*i].2, &r.text.as_str(), text).map(|st| (st, text.as_str()))
-            })
-            .collect()
-    });
-    let staged = match file_systems.as_ref().map(FileSystems::sync) {
-        Some(Ok(())) => staged,
-        Some(Err(e)) => {
-            let why = format!("{e:#}; nothing was replaced");
-            staged
-                .into_iter()
-                .map(|s| s.and(Err(why.clone())))
-                .collect()
-        }
-        None => on_io(io.as_ref(), || {
-            staged
-                .into_par_iter()
-                .map(|s| {
-                    let (st, text) = s?;
-                    st.sync().map_err(|e| format!("{e:#}"))?;
-                    Ok((st, text))
-                })
-                .collect()
-        }),
-    };
-    // (5) Rename over the targets, then make the renames durable.
-    let committed: Vec<Result<(), String>> = on_io(io.as_ref(), || {
-        staged
-            .into_par_iter()
-            .map(|st| st.and_then(|(st, text)| commit_one(sys, st, text)))
-            .collect()
-    });
-    let synced: Vec<anyhow::Result<()>> = match &file_systems {
-        Some(fs) => vec![fs.sync()],
-        None => {
-            let dirs: BTreeSet<&Path> = ready
+        .then(|| {
+            // Every file's device, or none synced at once (a file whose device is not known).
+            let files: Option<Vec<(u64, &Path)>> = ready
                 .iter()
-                .zip(&committed)
-                .filter(|(_, c)| c.is_ok())
-                .filter_map(|((i, _), _)| items[*i].2.parent())
+                .map(|(i, _)| Some((items[*i].3?, items[*i].2)))
                 .collect();
-            on_io(io.as_ref(), || dirs.into_par_iter().map(sync_dir).collect())
-        }
+            FileSystems::open(files?)
+        })
+        .flatten();
+    let old: Vec<std::borrow::Cow<'_, str>> = ready.iter().map(|(_, r)| r.text.as_str()).collect();
+    let jobs: Vec<Result<Replace<'_>, String>> = ready
+        .iter()
+        .zip(&old)
+        .zip(&signed)
+        .map(|(((i, _), old), s)| {
+            let (new, _) = s.as_ref().map_err(Clone::clone)?;
+            Ok(Replace {
+                path: items[*i].2,
+                old: old.as_bytes(),
+                new: new.as_bytes(),
+            })
+        })
+        .collect();
+    let durability = match &file_systems {
+        Some(fs) => Durability::FileSystems(fs),
+        None => Durability::EachFile,
     };
+    let (committed, synced) = replace_all(&jobs, &durability);
     for e in synced.into_iter().filter_map(Result::err) {
         signer.notices.push(format!(
             "{e:#}; the files signed there are in place but may not survive a crash"
@@ -1021,14 +932,22 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
     if let Some(reason) = item_id_problem(pattern) {
         bail!("invalid item id `{pattern}`: {reason}");
     }
-    let (host, notices) = ctx.host(&args.path, Settings::default())?;
-    print_notices(&notices);
-    let snapshot = host.snapshot();
-    let db: &dyn Db = &snapshot;
     let wanted = match args.space {
         WritableSpace::Project => SpaceKind::Project,
         WritableSpace::User => SpaceKind::User,
     };
+    let batch = is_glob(pattern);
+    // What signing reads: the items of one kind in one space, the extractors and the trust store
+    // (one tool: its candidate files); not the other spaces' items.
+    let (host, notices) = if batch || kind != ItemKind::Tool {
+        let dir = kind_dir(kind).trim_end_matches('/');
+        ctx.space_host(&args.path, Settings::default(), wanted, dir)?
+    } else {
+        ctx.item_host(&args.path, Settings::default(), &[pattern.to_owned()])?
+    };
+    print_notices(&notices);
+    let snapshot = host.snapshot();
+    let db: &dyn Db = &snapshot;
     let root = db
         .workspace()
         .roots(db)
@@ -1040,7 +959,6 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
         key: None,
         notices: Vec::new(),
     };
-    let batch = is_glob(pattern);
     let targets: Vec<(String, SourceFile)> = match root {
         None => Vec::new(),
         Some(root) if batch => items_in(db, root, kind)
@@ -1098,10 +1016,14 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
         .collect();
     let mut by_real: HashMap<&FileKey, usize> = HashMap::with_capacity(targets.len());
     let mut first_of: Vec<usize> = Vec::with_capacity(targets.len());
-    let mut unique: Vec<(&str, SourceFile, &Path)> = Vec::with_capacity(targets.len());
+    let mut unique: Vec<(&str, SourceFile, &Path, Option<u64>)> = Vec::with_capacity(targets.len());
     for ((id, file), (real, key)) in targets.iter().zip(&reals) {
         let at = *by_real.entry(key).or_insert_with(|| {
-            unique.push((id.as_str(), *file, real.as_path()));
+            let dev = match key {
+                FileKey::Inode(dev, _) => Some(*dev),
+                FileKey::Path(_) => None,
+            };
+            unique.push((id.as_str(), *file, real.as_path(), dev));
             unique.len() - 1
         });
         first_of.push(at);

@@ -1340,6 +1340,29 @@ impl<'s> Reloader<'s> {
 mod tests {
     use super::*;
 
+    /// A space load walks its kind's folder and the base folders not inside it (the
+    /// extractors are under `tools/`: walked twice, each would be loaded twice).
+    #[test]
+    fn a_space_load_walks_each_folder_once() {
+        assert_eq!(
+            dirs_with("tools", &BASE_DIRS),
+            ["tools", "config/keys/trusted", "trusted_keys"]
+        );
+        assert_eq!(
+            dirs_with("directives", &BASE_DIRS),
+            [
+                "directives",
+                "tools/rye/core/extractors",
+                "config/keys/trusted",
+                "trusted_keys"
+            ]
+        );
+        assert_eq!(
+            dirs_with("tool", &["tools/x", "tool/y"]),
+            ["tool", "tools/x"]
+        );
+    }
+
     #[test]
     fn within_is_starts_with_for_canonical_paths() {
         let cases = [

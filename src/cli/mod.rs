@@ -485,14 +485,7 @@ impl Context<'_> {
 
     /// Load the spaces into a fresh host.
     pub fn host(&self, project: &Path, settings: Settings) -> anyhow::Result<(Host, Vec<String>)> {
-        let (specs, mut notices) = self.spaces(project)?;
-        let outcome = load(self.sys, &specs);
-        notices.extend(outcome.notices);
-        let mut host = Host::new();
-        let mut change = outcome.change;
-        change.settings = Some(settings);
-        host.apply(change);
-        Ok((host, notices))
+        self.host_loaded(project, settings, &|specs| load(self.sys, specs))
     }
 
     /// The spaces with, of the on-disk space of kind `kind`, the files under `dir` (relative to
@@ -505,8 +498,20 @@ impl Context<'_> {
         kind: SpaceKind,
         dir: &str,
     ) -> anyhow::Result<(Host, Vec<String>)> {
+        self.host_loaded(project, settings, &|specs| {
+            crate::load::load_space_dir(self.sys, specs, kind, dir)
+        })
+    }
+
+    /// A fresh host with `settings` and what `load` loads of the spaces.
+    fn host_loaded(
+        &self,
+        project: &Path,
+        settings: Settings,
+        load: &dyn Fn(&[SpaceSpec]) -> crate::load::LoadOutcome,
+    ) -> anyhow::Result<(Host, Vec<String>)> {
         let (specs, mut notices) = self.spaces(project)?;
-        let outcome = crate::load::load_space_dir(self.sys, &specs, kind, dir);
+        let outcome = load(&specs);
         notices.extend(outcome.notices);
         let mut host = Host::new();
         let mut change = outcome.change;

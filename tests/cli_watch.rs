@@ -1,6 +1,6 @@
 //! `ryechain lint --watch` as a user runs it: the first report, then a file created with a typo
-//! in its executor id is reported as new, its fix as fixed, a deleted file's findings as fixed,
-//! and Ctrl-C (SIGINT) ends the watch cleanly with exit code 0.
+//! in its executor id is reported as new, its fix as fixed, a deleted file's findings as fixed, a
+//! runtime's edit re-checks the tools that run on it and a config file everything, and Ctrl-C (SIGINT) ends the watch cleanly with exit code 0.
 #![allow(
     clippy::disallowed_methods,
     reason = "the test spawns the binary and edits files on disk"
@@ -96,6 +96,36 @@ fn watch_reports_new_and_fixed_findings_and_stops_on_ctrl_c() {
     until(&rx, &["+ ", "gone.py", "missing-executor"]);
     std::fs::remove_file(tools.join("gone.py")).unwrap();
     until(&rx, &["- ", "gone.py", "missing-executor"]);
+
+    // A runtime's edit re-checks the tools that run on it, and only them.
+    std::fs::write(tools.join("rt.py"), tool("rye/core/primitives/subprocess")).unwrap();
+    until(&rx, &["1 file(s) changed, 1 re-checked"]);
+    std::fs::write(tools.join("uses.py"), tool("acme/rt")).unwrap();
+    until(&rx, &["1 file(s) changed, 1 re-checked"]);
+    std::fs::write(tools.join("rt.py"), tool("acme/nowhere")).unwrap();
+    let lines = until(&rx, &["+ ", "rt.py", "missing-executor"]);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("1 file(s) changed, 2 re-checked")),
+        "{lines:#?}"
+    );
+
+    // A config file can move every finding: everything is checked again.
+    let config = project.join(".ai/config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("ryechain.yaml"),
+        "lint:\n  ignore: [missing-executor]\n",
+    )
+    .unwrap();
+    let lines = until(&rx, &["- ", "rt.py", "missing-executor"]);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("(everything: .ai/config/ryechain.yaml was added)")),
+        "{lines:#?}"
+    );
 
     let pid = i32::try_from(child.id()).unwrap();
     // SAFETY: sending a signal to the child we spawned.

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
+use ryechain::analysis::live::LiveLint;
 use ryechain::analysis::{Host, LintOptions, lint};
 use ryechain::db::{Change, Db, FileChange, RootDb, Settings};
 use ryechain::diagnostic::Finding;
@@ -135,6 +136,8 @@ struct ToolSpec {
     exec: Exec,
     version: bool,
     body: u8,
+    /// A YAML tool instead of Python: both files of one id in one space make one ambiguous.
+    yaml: bool,
 }
 
 fn exec_strategy() -> impl Strategy<Value = Exec> {
@@ -153,13 +156,15 @@ fn tool_strategy() -> impl Strategy<Value = ToolSpec> {
         exec_strategy(),
         any::<bool>(),
         any::<u8>(),
+        prop::bool::weighted(0.25),
     )
-        .prop_map(|(space, id, exec, version, body)| ToolSpec {
+        .prop_map(|(space, id, exec, version, body, yaml)| ToolSpec {
             space,
             id,
             exec,
             version,
             body,
+            yaml,
         })
 }
 
@@ -170,17 +175,31 @@ fn render(t: &ToolSpec) -> FixtureFile {
         Exec::Missing => "\"nowhere/rt\"".to_owned(),
         Exec::None => "None".to_owned(),
     };
-    let version = if t.version {
-        "__version__ = \"1.0.0\"\n"
+    let version = if t.version { "1.0.0" } else { "1.0" };
+    let (ext, text) = if t.yaml {
+        let exec = if exec == "None" {
+            "null".to_owned()
+        } else {
+            exec
+        };
+        (
+            "yaml",
+            format!(
+                "version: \"{version}\"\ntool_type: python\nexecutor_id: {exec}\ndescription: \"body {}\"\n",
+                t.body
+            ),
+        )
     } else {
-        "__version__ = \"1.0\"\n"
+        (
+            "py",
+            format!(
+                "__version__ = \"{version}\"\n__tool_type__ = \"python\"\n__executor_id__ = {exec}\n\ndef main():\n    return {}\n",
+                t.body
+            ),
+        )
     };
-    let text = format!(
-        "{version}__tool_type__ = \"python\"\n__executor_id__ = {exec}\n\ndef main():\n    return {}\n",
-        t.body
-    );
     let files = parse_fixture(&format!(
-        "//- /{}/.ai/tools/{}.py\n{text}",
+        "//- /{}/.ai/tools/{}.{ext}\n{text}",
         SPACES[t.space], IDS[t.id]
     ));
     files.into_iter().next().expect("one file")
@@ -189,11 +208,11 @@ fn render(t: &ToolSpec) -> FixtureFile {
 #[derive(Clone, Debug)]
 enum Op {
     Write(ToolSpec),
-    Remove(usize, usize),
+    Remove(usize, usize, bool),
 }
 
 fn op_strategy() -> impl Strategy<Value = Op> {
-    prop_oneof![3 => tool_strategy().prop_map(Op::Write), 1 => (0..3usize, 0..IDS.len()).prop_map(|(s, i)| Op::Remove(s, i))]
+    prop_oneof![3 => tool_strategy().prop_map(Op::Write), 1 => (0..3usize, 0..IDS.len(), any::<bool>()).prop_map(|(s, i, y)| Op::Remove(s, i, y))]
 }
 
 fn key(f: &FixtureFile) -> (String, String) {
@@ -207,6 +226,63 @@ fn fresh(files: &BTreeMap<(String, String), FixtureFile>) -> Host {
     let mut host = Host::new();
     host.apply(change_for(&all, Settings::default()));
     host
+}
+
+#[derive(Clone, Debug)]
+enum LiveOp {
+    Write(ToolSpec),
+    Remove(usize, usize, bool),
+    /// One of a few project configs (global: every finding may move).
+    Config(u8),
+}
+
+fn live_op_strategy() -> impl Strategy<Value = LiveOp> {
+    prop_oneof![
+        6 => tool_strategy().prop_map(LiveOp::Write),
+        2 => (0..3usize, 0..IDS.len(), any::<bool>()).prop_map(|(s, i, y)| LiveOp::Remove(s, i, y)),
+        1 => (0..3u8).prop_map(LiveOp::Config),
+    ]
+}
+
+fn config_file(which: u8) -> FixtureFile {
+    let text = match which {
+        0 => "lint:\n  ignore: [invalid-version]\n",
+        1 => "lint:\n  severity: {missing-executor: warning}\n",
+        _ => "chain:\n  max_depth: 3\n",
+    };
+    FixtureFile {
+        space: Space::Project,
+        rel: "config/ryechain.yaml".to_owned(),
+        text: text.to_owned(),
+    }
+}
+
+/// (path, rule, message) of each finding, sorted: how `--watch` tells findings apart.
+fn finding_keys(fs: &[Finding]) -> Vec<(String, String, String)> {
+    let mut keys: Vec<_> = fs
+        .iter()
+        .map(|f| (f.path.clone(), f.rule.to_string(), f.message.clone()))
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// The findings of `now` beyond those of `before`, by key, counting duplicates.
+fn beyond_all(now: &[Finding], before: &[Finding]) -> Vec<Finding> {
+    let mut left = finding_keys(before);
+    now.iter()
+        .filter(|f| {
+            let k = (f.path.clone(), f.rule.to_string(), f.message.clone());
+            match left.iter().position(|l| *l == k) {
+                Some(i) => {
+                    left.remove(i);
+                    false
+                }
+                None => true,
+            }
+        })
+        .cloned()
+        .collect()
 }
 
 proptest! {
@@ -230,8 +306,8 @@ proptest! {
                     host.apply(Change { files: vec![FileChange::Write(file_spec(&f))], ..Change::default() });
                     files.insert(key(&f), f);
                 }
-                Op::Remove(s, i) => {
-                    let f = render(&ToolSpec { space: s, id: i, exec: Exec::None, version: true, body: 0 });
+                Op::Remove(s, i, yaml) => {
+                    let f = render(&ToolSpec { space: s, id: i, exec: Exec::None, version: true, body: 0, yaml });
                     host.apply(Change { files: vec![FileChange::Remove(file_spec(&f).path)], ..Change::default() });
                     files.remove(&key(&f));
                 }
@@ -240,6 +316,53 @@ proptest! {
             let _ = findings(&host);
         }
         prop_assert_eq!(findings(&host), findings(&fresh(&files)));
+    }
+
+    /// `lint --watch`'s lint (`LiveLint`), which re-checks only the files a change reaches, equals
+    /// a fresh lint of the final files after every batch of writes, removals and config edits;
+    /// and what it says appeared and went away is the difference between the two full reports.
+    #[test]
+    fn live_lint_equals_fresh(initial in prop::collection::vec(tool_strategy(), 0..10), batches in prop::collection::vec(prop::collection::vec(live_op_strategy(), 1..4), 1..10)) {
+        let mut files: BTreeMap<(String, String), FixtureFile> = BTreeMap::new();
+        for t in &initial {
+            let f = render(t);
+            files.insert(key(&f), f);
+        }
+        let mut host = fresh(&files);
+        let mut live = LiveLint::new(&host.snapshot(), LintOptions::default(), &|_| {});
+        let mut before = lint(&fresh(&files).snapshot(), &LintOptions::default(), &|_| {});
+        prop_assert_eq!(&live.report().findings, &before.findings);
+        for batch in batches {
+            let mut change = Change::default();
+            for op in batch {
+                match op {
+                    LiveOp::Write(t) => {
+                        let f = render(&t);
+                        change.files.push(FileChange::Write(file_spec(&f)));
+                        files.insert(key(&f), f);
+                    }
+                    LiveOp::Remove(s, i, yaml) => {
+                        let f = render(&ToolSpec { space: s, id: i, exec: Exec::None, version: true, body: 0, yaml });
+                        change.files.push(FileChange::Remove(file_spec(&f).path));
+                        files.remove(&key(&f));
+                    }
+                    LiveOp::Config(which) => {
+                        let f = config_file(which);
+                        change.files.push(FileChange::Write(file_spec(&f)));
+                        files.insert(key(&f), f);
+                    }
+                }
+            }
+            let delta = live.apply(&mut host, change);
+            let after = lint(&fresh(&files).snapshot(), &LintOptions::default(), &|_| {});
+            let report = live.report();
+            prop_assert_eq!(&report.findings, &after.findings);
+            prop_assert_eq!(report.summary, after.summary);
+            prop_assert_eq!(delta.summary, after.summary);
+            prop_assert_eq!(finding_keys(&delta.new), finding_keys(&beyond_all(&after.findings, &before.findings)));
+            prop_assert_eq!(finding_keys(&delta.fixed), finding_keys(&beyond_all(&before.findings, &after.findings)));
+            before = after;
+        }
     }
 
     /// Chains never exceed the maximum; every cycle finding is a petgraph SCC (with its members);
@@ -344,6 +467,30 @@ fn files_are_found_by_path_through_writes_and_removals() {
         [probes[0].clone(), probes[2].clone()],
         "below the folder, not `tools/a.py` beside it"
     );
+    // A file is not below itself; a space's root and a folder above it hold all its files; a
+    // folder of another root, a path through `..`, and a name's prefix hold none.
+    assert_eq!(db.paths_under(&probes[0]), Vec::<PathBuf>::new());
+    assert_eq!(
+        db.paths_under(&project),
+        [probes[0].clone(), probes[2].clone(), probes[1].clone()],
+        "sorted as paths: `a/b.py` before `a.py`"
+    );
+    let above = project.parent().expect("the project's .ai has a parent");
+    assert_eq!(db.paths_under(above).len(), 3);
+    assert_eq!(db.paths_under(&user.join("tools/a")), [probes[3].clone()]);
+    assert_eq!(
+        db.paths_under(&project.join("tools/x/../a")),
+        Vec::<PathBuf>::new()
+    );
+    assert_eq!(
+        db.paths_under(&project.join("tools/a/c")),
+        [probes[2].clone()]
+    );
+    assert_eq!(
+        db.paths_under(&project.join("tools/a/")),
+        db.paths_under(&project.join("tools/a"))
+    );
+    assert_eq!(db.paths_under(&project.join("tool")), Vec::<PathBuf>::new());
 
     // A new file lands in its place in the sorted list; a removed one is gone.
     let new = FixtureFile {

@@ -4,6 +4,7 @@
 
 pub mod chain_view;
 pub mod lazy;
+pub mod live;
 pub mod verify;
 
 use std::ops::Range;

@@ -124,21 +124,27 @@ pub fn lint(
             emit(args, &out)?;
             return Ok(0);
         }
-        let parts = checked_parts(&db, args, &opts, false);
+        // `--watch` keeps what each file's findings read, to re-check only what a change reaches.
+        let parts = checked_parts(&db, args, &opts, args.watch);
         drop(db);
         if args.watch {
-            host = Some(h);
-        } else if parts.files.iter().map(|f| f.findings.len()).sum::<usize>() <= FORGET_HOST_BELOW {
-            // The process ends after printing, and the OS takes the memory back at once:
-            // freeing the texts and memos one by one took 0.17 s of a 2.3 s lint of 100k tools.
-            std::mem::forget(h);
+            let live = crate::analysis::live::LiveLint::from_parts(parts, opts.clone());
+            let report = live.report();
+            host = Some((h, live));
+            report
         } else {
-            // Many findings: the texts and memos go before the findings are merged and rendered
-            // (the run's peak otherwise: 597 MiB instead of 479 on the bad-input 100k tree).
-            drop(h);
-            lint_cache::release_freed_memory();
+            if parts.files.iter().map(|f| f.findings.len()).sum::<usize>() <= FORGET_HOST_BELOW {
+                // The process ends after printing, and the OS takes the memory back at once:
+                // freeing the texts and memos one by one took 0.17 s of a 2.3 s lint of 100k tools.
+                std::mem::forget(h);
+            } else {
+                // Many findings: the texts and memos go before the findings are merged and rendered
+                // (the run's peak otherwise: 597 MiB instead of 479 on the bad-input 100k tree).
+                drop(h);
+                lint_cache::release_freed_memory();
+            }
+            parts.into_report()
         }
-        parts.into_report()
     };
     let out = if args.statistics {
         statistics(&report.findings, args.format == LintFormat::Json)?
@@ -147,17 +153,10 @@ pub fn lint(
     };
     emit(args, &out)?;
     if args.watch
-        && let Some(host) = host
+        && let Some((host, live)) = host
     {
         let (specs, _) = ctx.spaces(path)?;
-        return super::watch::watch(
-            ctx.sys,
-            &specs,
-            host,
-            report,
-            &opts,
-            args.format == LintFormat::Json,
-        );
+        return super::watch::watch(ctx.sys, &specs, host, live, args.format == LintFormat::Json);
     }
     if report.internal_errors > 0 {
         errln!(

@@ -1,13 +1,13 @@
 //! `ryechain lint --watch`: after the first report, watch the on-disk spaces (`notify`; events
 //! gathered into a batch until the changes pause), apply each batch as one change to the same
-//! database, re-check (only what depends on the change is recomputed) and print the findings that
-//! appeared and the ones that went away, with the time it took. Ctrl-C ends it cleanly.
+//! database and re-check only the files it reaches (`analysis::live::LiveLint`), print the
+//! findings that appeared and the ones that went away, with the time it took. Ctrl-C ends it
+//! cleanly.
 //!
 //! The batching is written here rather than taken from `notify-debouncer-mini`, which keeps no
 //! event kinds: the inotify backend reports every file *opened* (ryechain's own re-reads
 //! included), and only writes, creations, removals and renames may start a re-check.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use notify::event::{AccessKind, AccessMode, CreateKind, EventKind, ModifyKind};
 use notify::{RecursiveMode, Watcher};
 
-use crate::analysis::{Host, LintOptions, LintReport, lint};
+use crate::analysis::Host;
+use crate::analysis::live::LiveLint;
 use crate::diagnostic::Finding;
 use crate::load::{Reloader, SpaceSpec};
 use crate::system::System;
@@ -54,22 +55,6 @@ extern "C" fn on_sigint(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
 }
 
-/// A finding as the watch compares them: where lines shift under an edit, the same problem in
-/// the same file is the same finding.
-type Key = (String, String, String);
-
-fn key(f: &Finding) -> Key {
-    (f.path.clone(), f.rule.to_string(), f.message.clone())
-}
-
-fn counts(findings: &[Finding]) -> BTreeMap<Key, usize> {
-    let mut m = BTreeMap::new();
-    for f in findings {
-        *m.entry(key(f)).or_insert(0) += 1;
-    }
-    m
-}
-
 fn line(f: &Finding) -> String {
     format!(
         "{}:{}:{}: {}[{}] {}",
@@ -82,27 +67,13 @@ fn line(f: &Finding) -> String {
     )
 }
 
-/// The findings of `now` beyond those of `before` (by key, counting duplicates).
-fn beyond<'a>(now: &'a [Finding], before: &BTreeMap<Key, usize>) -> Vec<&'a Finding> {
-    let mut left = before.clone();
-    now.iter()
-        .filter(|f| match left.get_mut(&key(f)) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                false
-            }
-            _ => true,
-        })
-        .collect()
-}
-
-/// Watch until Ctrl-C. `report` is the first run's; `json` prints one JSON object per batch.
+/// Watch until Ctrl-C. `live` is the first run's lint of `host`; `json` prints one JSON object
+/// per batch.
 pub fn watch(
     sys: &dyn System,
     specs: &[SpaceSpec],
     mut host: Host,
-    mut report: LintReport,
-    opts: &LintOptions,
+    mut live: LiveLint,
     json: bool,
 ) -> anyhow::Result<u8> {
     let reloader = Reloader::new(sys, specs);
@@ -163,39 +134,46 @@ pub fn watch(
         if change.files.is_empty() {
             continue;
         }
-        let changed = change.files.len();
-        host.apply(change);
-        let next = lint(&host.snapshot(), opts, &|_| {});
+        let delta = live.apply(&mut host, change);
         let took = started.elapsed();
-        let new = beyond(&next.findings, &counts(&report.findings));
-        let fixed = beyond(&report.findings, &counts(&next.findings));
+        if delta.changed == 0 {
+            continue;
+        }
         if json {
             let line = serde_json::json!({
-                "changed_files": changed,
+                "changed_files": delta.changed,
+                "rechecked_files": delta.rechecked,
+                "full": delta.full,
                 "ms": took.as_secs_f64() * 1000.0,
-                "new": crate::render::json::findings_json(&new),
-                "fixed": crate::render::json::findings_json(&fixed),
-                "errors": next.summary.errors,
-                "warnings": next.summary.warnings,
+                "new": crate::render::json::findings_json(&delta.new.iter().collect::<Vec<_>>()),
+                "fixed": crate::render::json::findings_json(&delta.fixed.iter().collect::<Vec<_>>()),
+                "errors": delta.summary.errors,
+                "warnings": delta.summary.warnings,
             });
             outln!("{line}");
         } else {
+            let why = delta
+                .full
+                .as_deref()
+                .map(|w| format!(" (everything: {w})"))
+                .unwrap_or_default();
             outln!(
-                "{changed} file(s) changed, re-checked in {:.1} ms: {} new, {} fixed ({} errors, {} warnings in all)",
+                "{} file(s) changed, {} re-checked{why} in {:.2} ms: {} new, {} fixed ({} errors, {} warnings in all)",
+                delta.changed,
+                delta.rechecked,
                 took.as_secs_f64() * 1000.0,
-                new.len(),
-                fixed.len(),
-                next.summary.errors,
-                next.summary.warnings
+                delta.new.len(),
+                delta.fixed.len(),
+                delta.summary.errors,
+                delta.summary.warnings
             );
-            for f in &new {
+            for f in &delta.new {
                 outln!("  + {}", line(f));
             }
-            for f in &fixed {
+            for f in &delta.fixed {
                 outln!("  - {}", line(f));
             }
         }
-        report = next;
     }
     drop(watcher);
     if !json {

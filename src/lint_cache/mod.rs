@@ -23,6 +23,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::lazy::file_chain_needs;
+use crate::analysis::live::{is_global, lintable};
 use crate::analysis::{
     Checks, DepIds, Host, LintOptions, LintParts, LintReport, LintedFile, display_path,
     integrity_enabled, lint_chunk, par_chunks, report_of,
@@ -31,8 +32,7 @@ use crate::db::{Db, FileContents, RootDb, Settings, SourceFile};
 use crate::diagnostic::{Finding, compare_findings};
 use crate::exec::facts::Loaded;
 use crate::load::{
-    BASE_DIRS, Census, CensusDir, CensusKind, ItemLoader, KnownAt, SpaceSource, SpaceSpec, census,
-    load,
+    Census, CensusDir, CensusKind, ItemLoader, KnownAt, SpaceSource, SpaceSpec, census, load,
 };
 use crate::model::SpaceKind;
 use crate::resolve::{
@@ -745,27 +745,6 @@ fn needs_read(racy: bool, cached: Option<&CensusKind>, kind: &CensusKind) -> boo
     let unstamped = stamp_of(kind).is_none()
         && !matches!(kind, CensusKind::NotRegular(_) | CensusKind::Error(_));
     racy || cached != Some(kind) || unstamped
-}
-
-/// Whether the full lint checks a file (`analysis::lint_files`, for the files a partial run may
-/// see change: items; config, extractor and trust files are global).
-fn lintable(db: &RootDb, rel: &str) -> bool {
-    match split_tool_rel(rel) {
-        Some((_, ext)) if extractor_config(db).has_extension(ext) => true,
-        _ => rel.starts_with("directives/") || rel.starts_with("knowledge/"),
-    }
-}
-
-/// Files whose change can move every finding: config, extractors, the trust store, lockfiles
-/// (a lockfile's findings read the hashes of its whole chain). Items are the rest.
-fn is_global(rel: &str) -> bool {
-    let item = rel.starts_with("tools/")
-        || rel.starts_with("directives/")
-        || rel.starts_with("knowledge/");
-    let extractor = rel
-        .strip_prefix(BASE_DIRS[0])
-        .is_some_and(|r| r.starts_with('/'));
-    !item || extractor
 }
 
 /// Lint with the cache at `lint.path`: replay it, re-check what changed, or run `full` (which

@@ -1,0 +1,563 @@
+//! L5 a lint kept current across changes (`lint --watch`): each file's findings and the ids they
+//! read, so that a change re-checks only the files it can reach — the changed files, the tools
+//! whose chains read a changed id or share one, the graph-wide findings when an executor edge can
+//! have moved — instead of asking every file's memos again (130–230 ms at 100k tools).
+//!
+//! Which files a change reaches is the argument of the lint cache (`lazy::file_chain_ids`): a
+//! tool's findings read its own text, the files of its own id (shadowing, ambiguity), the files of
+//! the ids its chain reads, and for a missing executor the set of every visible id; config,
+//! extractor, trust-store files and lockfiles can move every finding, and re-check everything
+//! (salsa still answers the untouched memos). `tests/live_lint.rs` holds the result equal to a
+//! fresh lint after random changes.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::{
+    Checks, DepIds, Host, LintOptions, LintParts, LintReport, LintedFile, display_path,
+    integrity_enabled, lint_chunk, lint_parts, par_chunks, report_of,
+};
+use crate::db::{Change, Db, FileChange, RootDb, SourceFile};
+use crate::diagnostic::{Finding, Severity, Summary, sort_findings};
+use crate::model::ExecutorRef;
+use crate::resolve::extractor::EXTRACTORS_DIR;
+use crate::resolve::{extractor_config, metadata, split_tool_rel, tool_files};
+
+/// Files whose change can move every finding: config, extractors, the trust store, lockfiles
+/// (a lockfile's findings read the hashes of its whole chain), anything else that is not an
+/// item. Items (tools, directives, knowledge) are the rest.
+pub fn is_global(rel: &str) -> bool {
+    let item = rel.starts_with("tools/")
+        || rel.starts_with("directives/")
+        || rel.starts_with("knowledge/");
+    !item || rel.starts_with(EXTRACTORS_DIR)
+}
+
+/// Whether the lint checks an item file of this `rel` (`lint_files`: tools of a known
+/// extension, directives, knowledge).
+pub fn lintable(db: &dyn Db, rel: &str) -> bool {
+    match split_tool_rel(rel) {
+        Some((_, ext)) if extractor_config(db).has_extension(ext) => true,
+        _ => rel.starts_with("directives/") || rel.starts_with("knowledge/"),
+    }
+}
+
+/// A re-check of at most this many files runs on this thread; more go to the pool.
+const SERIAL_MAX: usize = 32;
+
+/// What a file's findings depend on, and the findings.
+#[derive(Clone, Debug)]
+struct Part {
+    findings: Vec<Finding>,
+    /// The index of its list of dependency ids in [`LiveLint::deps`], for a tool.
+    list: Option<u32>,
+    /// The executor id its chain stops at because it resolves nowhere.
+    missing: bool,
+    panicked: bool,
+}
+
+/// The lint of a long-lived host, kept current by [`LiveLint::apply`].
+pub struct LiveLint {
+    opts: LintOptions,
+    parts: FxHashMap<SourceFile, Part>,
+    graph: Vec<Finding>,
+    deps: DepIds,
+    /// The files whose part has each dependency list.
+    members: FxHashMap<u32, FxHashSet<SourceFile>>,
+    summary: Summary,
+    internal_errors: usize,
+}
+
+/// What one change did to the findings.
+#[derive(Clone, Debug, Default)]
+pub struct Delta {
+    /// Files whose inputs the change altered (written with other contents, added or removed).
+    pub changed: usize,
+    /// Files checked again.
+    pub rechecked: usize,
+    /// Why every file was checked again, when it was.
+    pub full: Option<String>,
+    /// Findings that appeared and that went away (the same rule and message in the same file is
+    /// the same finding, wherever its line moved), in report order.
+    pub new: Vec<Finding>,
+    pub fixed: Vec<Finding>,
+    /// The totals after the change.
+    pub summary: Summary,
+    pub internal_errors: usize,
+}
+
+/// A finding as changes compare them: where lines shift under an edit, the same problem in the
+/// same file is the same finding.
+type Key<'a> = (&'a str, &'a str, &'a str);
+
+fn key(f: &Finding) -> Key<'_> {
+    (&f.path, &f.rule, &f.message)
+}
+
+/// The findings of `now` beyond those of `before` (by key, counting duplicates), cloned.
+fn beyond(now: &[&Finding], before: &[&Finding]) -> Vec<Finding> {
+    let mut left: BTreeMap<Key<'_>, usize> = BTreeMap::new();
+    for f in before {
+        *left.entry(key(f)).or_insert(0) += 1;
+    }
+    let mut out: Vec<Finding> = now
+        .iter()
+        .filter(|f| match left.get_mut(&key(f)) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .map(|f| (*f).clone())
+        .collect();
+    sort_findings(&mut out);
+    out
+}
+
+/// Errors and warnings among `findings`, as (errors, warnings).
+fn severities<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> (usize, usize) {
+    findings
+        .into_iter()
+        .fold((0, 0), |(e, w), f| match f.severity {
+            Severity::Error => (e + 1, w),
+            Severity::Warning => (e, w + 1),
+            _ => (e, w),
+        })
+}
+
+/// The executor id a tool's header names (the one edge of the executor graph it can add).
+fn edge(db: &dyn Db, file: SourceFile) -> Option<String> {
+    match metadata(db, file).executor() {
+        ExecutorRef::Id(id, _) => Some(id.to_owned()),
+        _ => None,
+    }
+}
+
+/// Files loaded (every space) and tool files: `Summary::files` and `Summary::tools`.
+fn counts(db: &RootDb) -> (usize, usize) {
+    let files = db
+        .workspace()
+        .roots(db)
+        .iter()
+        .map(|r| r.files(db).len())
+        .sum();
+    (files, tool_files(db).len())
+}
+
+/// The files of every space whose tool id is `id` (the shadowing and ambiguity checks of each
+/// read the others).
+fn files_of_id(db: &RootDb, id: &str, out: &mut Vec<SourceFile>) {
+    let prefix = format!("tools/{id}.");
+    for &root in db.workspace().roots(db) {
+        let rels = root.rels(db);
+        let files = root.files(db);
+        let start = rels.partition_point(|r| r.as_ref() < prefix.as_str());
+        for (rel, &file) in rels[start..].iter().zip(&files[start..]) {
+            if !rel.starts_with(prefix.as_str()) {
+                break;
+            }
+            if split_tool_rel(rel).is_some_and(|(i, _)| i == id) {
+                out.push(file);
+            }
+        }
+    }
+}
+
+impl LiveLint {
+    /// Lint every file of `db`, keeping what each file's findings read.
+    pub fn new(db: &RootDb, opts: LintOptions, progress: &(dyn Fn(usize) + Sync)) -> LiveLint {
+        let parts = lint_parts(db, &opts, progress, true, Checks::Memoized);
+        LiveLint::from_parts(parts, opts)
+    }
+
+    /// From a lint of every file made with dependencies and memoized checks
+    /// (`lint_parts(.., true, Checks::Memoized)`).
+    pub fn from_parts(parts: LintParts, opts: LintOptions) -> LiveLint {
+        let mut live = LiveLint {
+            opts,
+            parts: FxHashMap::default(),
+            graph: Vec::new(),
+            deps: DepIds::default(),
+            members: FxHashMap::default(),
+            summary: Summary::default(),
+            internal_errors: 0,
+        };
+        live.replace_all(parts);
+        live
+    }
+
+    /// Every finding, sorted, with the totals: what a fresh `lint` of the host would report.
+    pub fn report(&self) -> LintReport {
+        let mut findings: Vec<Finding> = self
+            .parts
+            .values()
+            .flat_map(|p| p.findings.iter().cloned())
+            .chain(self.graph.iter().cloned())
+            .collect();
+        sort_findings(&mut findings);
+        report_of(
+            findings,
+            self.summary.files,
+            self.summary.tools,
+            self.internal_errors,
+        )
+    }
+
+    /// The totals of the current findings.
+    pub fn summary(&self) -> Summary {
+        self.summary
+    }
+
+    /// Take a whole lint's parts (their dependency lists re-interned here).
+    fn replace_all(&mut self, parts: LintParts) {
+        self.parts.clear();
+        self.members.clear();
+        self.deps = DepIds::default();
+        let LintParts {
+            files,
+            graph,
+            file_count,
+            tool_count,
+            dep_ids,
+            dep_lists,
+        } = parts;
+        for lf in files {
+            let ids = lf.deps.as_ref().map(|d| {
+                dep_lists
+                    .get(d.list as usize)
+                    .into_iter()
+                    .flat_map(|l| l.iter())
+                    .filter_map(|&i| dep_ids.get(i as usize).cloned())
+                    .collect::<Vec<String>>()
+            });
+            self.insert(lf, ids.map(|ids| self.deps.intern(ids)));
+        }
+        self.graph = graph;
+        self.summary.files = file_count;
+        self.summary.tools = tool_count;
+        self.recount();
+    }
+
+    /// Keep `lf` as its file's part, with its dependency list `list`.
+    fn insert(&mut self, lf: LintedFile, list: Option<u32>) {
+        if let Some(l) = list {
+            self.members.entry(l).or_default().insert(lf.file);
+        }
+        let part = Part {
+            missing: lf.missing().is_some(),
+            findings: lf.findings,
+            list,
+            panicked: lf.panicked,
+        };
+        self.parts.insert(lf.file, part);
+    }
+
+    /// Drop `file`'s part, returning it.
+    fn take(&mut self, file: SourceFile) -> Option<Part> {
+        let part = self.parts.remove(&file)?;
+        if let Some(l) = part.list
+            && let Some(m) = self.members.get_mut(&l)
+        {
+            m.remove(&file);
+        }
+        Some(part)
+    }
+
+    /// Errors, warnings and internal errors counted again from every part.
+    fn recount(&mut self) {
+        let (e, w) = severities(
+            self.parts
+                .values()
+                .flat_map(|p| &p.findings)
+                .chain(&self.graph),
+        );
+        self.summary.errors = e;
+        self.summary.warnings = w;
+        self.internal_errors = self.parts.values().filter(|p| p.panicked).count();
+    }
+
+    /// Apply `change` to `host` and bring the lint up to date, re-checking only what it reaches.
+    pub fn apply(&mut self, host: &mut Host, change: Change) -> Delta {
+        let db = host.db();
+        // What the change alters, told before it is applied: a write of what a file already holds
+        // alters nothing.
+        let mut full: Option<String> = None;
+        if change.roots.is_some() {
+            full = Some("the spaces were loaded again".to_owned());
+        } else if let Some(s) = &change.settings
+            && s != db.workspace().settings(db)
+        {
+            full = Some("the settings changed".to_owned());
+        }
+        let mut changed: Vec<SourceFile> = Vec::new();
+        let mut added: Vec<&Path> = Vec::new();
+        let mut removed: Vec<SourceFile> = Vec::new();
+        for fc in &change.files {
+            let (rel, kind) = match fc {
+                FileChange::Write(spec) => match db.file_at(&spec.path) {
+                    Some(f)
+                        if f.contents(db) == &spec.contents
+                            && f.link_origin(db) == spec.link_origin =>
+                    {
+                        continue;
+                    }
+                    Some(f) => {
+                        changed.push(f);
+                        (spec.rel.as_str(), "changed")
+                    }
+                    None => {
+                        added.push(&spec.path);
+                        (spec.rel.as_str(), "added")
+                    }
+                },
+                FileChange::Remove(path) => match db.file_at(path) {
+                    Some(f) => {
+                        removed.push(f);
+                        (&**f.rel(db), "removed")
+                    }
+                    None => continue,
+                },
+            };
+            if full.is_none() && is_global(rel) {
+                full = Some(format!(".ai/{rel} was {kind}"));
+            }
+        }
+        let altered = changed.len() + added.len() + removed.len();
+        if altered == 0 && full.is_none() {
+            host.apply(change);
+            return self.delta(0, 0, None, Vec::new(), Vec::new());
+        }
+        if let Some(why) = full {
+            host.apply(change);
+            return self.full(host, altered, why);
+        }
+
+        // The ids the change touches (a tool added, removed or changed), whether ids came or went,
+        // each changed tool's executor edge before the change, and the paths the graph-wide
+        // findings may show.
+        let base = self.opts.display_base.clone();
+        let mut touched: FxHashSet<String> = FxHashSet::default();
+        let mut ids_come_or_go = false;
+        // `None` for a file that is not a tool (extensions cannot change here: extractors are
+        // global).
+        let mut old_edges: Vec<Option<Option<String>>> = Vec::with_capacity(changed.len());
+        let mut shown: FxHashSet<String> = FxHashSet::default();
+        for &f in &changed {
+            let mut old = None;
+            if let Some((id, ext)) = split_tool_rel(f.rel(db)) {
+                touched.insert(id.to_owned());
+                if extractor_config(db).has_extension(ext) {
+                    old = Some(edge(db, f));
+                }
+            }
+            old_edges.push(old);
+            shown.insert(display_path(f.path(db), base.as_deref()));
+        }
+        for &f in &removed {
+            if let Some((id, ext)) = split_tool_rel(f.rel(db)) {
+                touched.insert(id.to_owned());
+                ids_come_or_go |= extractor_config(db).has_extension(ext);
+            }
+            shown.insert(display_path(f.path(db), base.as_deref()));
+        }
+        let added: Vec<std::path::PathBuf> = added.into_iter().map(Path::to_path_buf).collect();
+        for fc in &change.files {
+            if let FileChange::Write(spec) = fc
+                && added.contains(&spec.path)
+                && let Some((id, ext)) = split_tool_rel(&spec.rel)
+            {
+                touched.insert(id.to_owned());
+                ids_come_or_go |= extractor_config(db).has_extension(ext);
+            }
+        }
+
+        host.apply(change);
+        let db = host.snapshot();
+
+        // The graph-wide findings (cycles and what runs into them) read every tool's edge and
+        // the first member's header: they are computed again when an edge may have moved or a
+        // file they show changed.
+        let graph_dirty = ids_come_or_go
+            || changed
+                .iter()
+                .zip(&old_edges)
+                .any(|(&f, old)| old.as_ref().is_some_and(|old| edge(&db, f) != *old))
+            || self.graph.iter().any(|g| {
+                shown.contains(&g.path)
+                    || g.notes
+                        .iter()
+                        .any(|n| n.path.as_ref().is_some_and(|p| shown.contains(p)))
+            });
+
+        // What to check again: the changed and added files, every file of a touched id, every
+        // tool whose chain reads one, and, when ids came or went, every tool whose missing
+        // executor's suggestions read the set of ids.
+        let mut targets: Vec<SourceFile> = Vec::new();
+        let mut seen: FxHashSet<SourceFile> = FxHashSet::default();
+        let mut push = |f: SourceFile, targets: &mut Vec<SourceFile>| {
+            if seen.insert(f) {
+                targets.push(f);
+            }
+        };
+        for &f in &changed {
+            push(f, &mut targets);
+        }
+        for p in &added {
+            if let Some(f) = db.file_at(p) {
+                push(f, &mut targets);
+            }
+        }
+        let mut of_id = Vec::new();
+        for id in &touched {
+            files_of_id(&db, id, &mut of_id);
+        }
+        for f in of_id {
+            push(f, &mut targets);
+        }
+        for l in self.deps.lists_with(&touched) {
+            if let Some(m) = self.members.get(&l) {
+                for &f in m {
+                    push(f, &mut targets);
+                }
+            }
+        }
+        if ids_come_or_go {
+            for (&f, p) in &self.parts {
+                if p.missing {
+                    push(f, &mut targets);
+                }
+            }
+        }
+        // Only what the lint checks, and not what was removed.
+        let removed_set: FxHashSet<SourceFile> = removed.iter().copied().collect();
+        targets.retain(|&f| !removed_set.contains(&f) && lintable(&db, f.rel(&db)));
+
+        let integrity = integrity_enabled(&db);
+        let opts = &self.opts;
+        let deps = &self.deps;
+        let checked: Vec<LintedFile> = if targets.len() <= SERIAL_MAX {
+            lint_chunk(&db, &targets, opts, integrity, Some(deps), Checks::Memoized)
+        } else {
+            par_chunks(&db, &targets, &|db, part| {
+                lint_chunk(db, part, opts, integrity, Some(deps), Checks::Memoized)
+            })
+        };
+        let graph = graph_dirty.then(|| super::graph_findings(&db, &self.opts));
+
+        // Swap the parts, comparing what was with what is.
+        let mut old: Vec<Part> = Vec::new();
+        for &f in removed.iter().chain(&targets) {
+            old.extend(self.take(f));
+        }
+        let old_graph = graph.map(|g| std::mem::replace(&mut self.graph, g));
+        let rechecked = checked.len();
+        let mut lists: Vec<Option<u32>> = Vec::with_capacity(checked.len());
+        for lf in &checked {
+            lists.push(lf.deps.as_ref().map(|d| d.list));
+        }
+        for (lf, list) in checked.into_iter().zip(lists) {
+            self.insert(lf, list);
+        }
+        let (files, tools) = counts(&db);
+        self.summary.files = files;
+        self.summary.tools = tools;
+
+        let before: Vec<&Finding> = old
+            .iter()
+            .flat_map(|p| &p.findings)
+            .chain(old_graph.iter().flatten())
+            .collect();
+        let now: Vec<&Finding> = targets
+            .iter()
+            .filter_map(|f| self.parts.get(f))
+            .flat_map(|p| &p.findings)
+            .chain(
+                old_graph
+                    .as_ref()
+                    .map(|_| &self.graph)
+                    .into_iter()
+                    .flatten(),
+            )
+            .collect();
+        let new = beyond(&now, &before);
+        let fixed = beyond(&before, &now);
+        let (e_old, w_old) = severities(before.iter().copied());
+        let (e_new, w_new) = severities(now.iter().copied());
+        self.summary.errors = (self.summary.errors + e_new).saturating_sub(e_old);
+        self.summary.warnings = (self.summary.warnings + w_new).saturating_sub(w_old);
+        let panicked_now = targets
+            .iter()
+            .filter(|f| self.parts.get(f).is_some_and(|p| p.panicked))
+            .count();
+        let panicked_before = old.iter().filter(|p| p.panicked).count();
+        self.internal_errors =
+            (self.internal_errors + panicked_now).saturating_sub(panicked_before);
+        self.delta(altered, rechecked, None, new, fixed)
+    }
+
+    /// Check every file again (salsa answers what did not change).
+    fn full(&mut self, host: &Host, altered: usize, why: String) -> Delta {
+        let before = self.report().findings;
+        let parts = lint_parts(
+            &host.snapshot(),
+            &self.opts,
+            &|_| {},
+            true,
+            Checks::Memoized,
+        );
+        let rechecked = parts.files.len();
+        self.replace_all(parts);
+        let after = self.report().findings;
+        let before: Vec<&Finding> = before.iter().collect();
+        let after: Vec<&Finding> = after.iter().collect();
+        let new = beyond(&after, &before);
+        let fixed = beyond(&before, &after);
+        self.delta(altered, rechecked, Some(why), new, fixed)
+    }
+
+    fn delta(
+        &self,
+        changed: usize,
+        rechecked: usize,
+        full: Option<String>,
+        new: Vec<Finding>,
+        fixed: Vec<Finding>,
+    ) -> Delta {
+        Delta {
+            changed,
+            rechecked,
+            full,
+            new,
+            fixed,
+            summary: self.summary,
+            internal_errors: self.internal_errors,
+        }
+    }
+}
+
+impl DepIds {
+    /// The lists that hold one of `ids`.
+    fn lists_with(&self, ids: &FxHashSet<String>) -> Vec<u32> {
+        let guard = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let hit: FxHashSet<u32> = ids
+            .iter()
+            .filter_map(|id| guard.index.get(id.as_str()).copied())
+            .collect();
+        if hit.is_empty() {
+            return Vec::new();
+        }
+        guard
+            .lists
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.iter().any(|i| hit.contains(i)))
+            .filter_map(|(i, _)| u32::try_from(i).ok())
+            .collect()
+    }
+}

@@ -7,6 +7,8 @@
 //!   file's findings (`analysis::file_findings`), as an editor re-checks after a keystroke;
 //! - `revalidate_runtime_edit`: the header of a runtime used by N tools edited, then the findings of
 //!   the runtime and of every tool whose chain runs through it (throughput: per file re-checked);
+//! - `watch`: the same three edits through `analysis::live::LiveLint`, as `lint --watch` applies a
+//!   batch of changes: what to re-check is found, re-checked, and the totals kept;
 //! - `resolve_chain`: the chain of one tool, loaded lazily from disk as `ryechain chain ITEM` does
 //!   (`lazy`), and from a fully analysed database (`warm`).
 //!
@@ -26,6 +28,7 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use ryechain::analysis::chain_view::chain_of;
+use ryechain::analysis::live::LiveLint;
 use ryechain::analysis::{Host, LintOptions, file_findings, lint};
 use ryechain::db::change::FileSpec;
 use ryechain::db::{Change, FileChange, FileContents, Settings, SourceFile};
@@ -151,12 +154,17 @@ impl Target {
     }
 
     fn write(&self, host: &mut Host, text: String) {
+        host.apply(self.change(text));
+    }
+
+    /// The change that writes `text` to the file.
+    fn change(&self, text: String) -> Change {
         let mut spec = self.spec.clone();
         spec.contents = FileContents::Text(text.into());
-        host.apply(Change {
+        Change {
             files: vec![FileChange::Write(spec)],
             ..Change::default()
-        });
+        }
     }
 
     /// The text with a comment appended (the header is untouched).
@@ -284,6 +292,8 @@ fn revalidate(c: &mut Criterion, tree: &Tree) {
     rt.write(&mut host, rt.text.clone());
     group.finish();
 
+    watch(c, &mut host, &target, &rt, dependents.len());
+
     let mut group = c.benchmark_group(format!("resolve_chain_{}_tools", tools()));
     group.sample_size(20);
     let ids = [leaf_id.clone()];
@@ -302,6 +312,60 @@ fn revalidate(c: &mut Criterion, tree: &Tree) {
             assert!(view.validation.valid && view.error.is_none());
         })
     });
+    group.finish();
+}
+
+/// An edit of a file's text (the iteration number makes each one new).
+type Edit = fn(&Target, u64) -> String;
+
+/// `lint --watch`'s path: one change applied through `LiveLint`, which re-checks only the files
+/// it reaches (the leaf tool; the runtime and every tool whose chain reads its id) and keeps the
+/// totals. Each iteration asserts the totals (the clean count plus the edited file's broken
+/// signature) and the number of files re-checked, taken once before timing.
+fn watch(c: &mut Criterion, host: &mut Host, leaf: &Target, runtime: &Target, dependents: usize) {
+    let mut live = LiveLint::new(&host.snapshot(), LintOptions::default(), &|_| {});
+    let total = |s: ryechain::diagnostic::Summary| s.errors + s.warnings;
+    let clean = total(live.summary());
+    let mut group = c.benchmark_group(format!("watch_{}_tools", tools()));
+    group.sample_size(20);
+    let cases: [(&str, &Target, Edit); 3] = [
+        ("leaf_edit_body", leaf, Target::body_edit),
+        ("leaf_edit_header", leaf, Target::header_edit),
+        ("runtime_edit", runtime, Target::header_edit),
+    ];
+    for (name, target, edit) in cases {
+        let first = live.apply(host, target.change(edit(target, 0)));
+        assert!(first.full.is_none(), "{name}: {:?}", first.full);
+        assert_eq!(
+            total(first.summary),
+            clean + 1,
+            "{name}: the signature breaks"
+        );
+        let rechecked = first.rechecked;
+        if target.file == runtime.file {
+            assert!(
+                rechecked > dependents,
+                "{name}: the runtime and its {dependents} users"
+            );
+            group.throughput(Throughput::Elements(rechecked as u64));
+        } else {
+            assert_eq!(rechecked, 1, "{name}: a leaf tool alone");
+            group.throughput(Throughput::Elements(1));
+        }
+        let mut counter = 0u64;
+        group.bench_function(
+            BenchmarkId::new(name, format!("{rechecked}_rechecked")),
+            |b| {
+                b.iter(|| {
+                    counter += 1;
+                    let d = live.apply(host, target.change(edit(target, counter)));
+                    assert_eq!((total(d.summary), d.rechecked), (clean + 1, rechecked));
+                })
+            },
+        );
+        let back = live.apply(host, target.change(target.text.clone()));
+        assert_eq!(total(back.summary), clean, "{name}: restored");
+    }
     group.finish();
 }
 

@@ -286,37 +286,7 @@ fn beyond_all(now: &[Finding], before: &[Finding]) -> Vec<Finding> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
-
-    /// After any sequence of edits, additions and removals, incremental diagnostics equal those of a
-    /// database built from scratch with the final files.
-    #[test]
-    fn incremental_equals_fresh(initial in prop::collection::vec(tool_strategy(), 0..8), ops in prop::collection::vec(op_strategy(), 1..12)) {
-        let mut files: BTreeMap<(String, String), FixtureFile> = BTreeMap::new();
-        for t in &initial {
-            let f = render(t);
-            files.insert(key(&f), f);
-        }
-        let mut host = fresh(&files);
-        let _ = findings(&host);
-        for op in ops {
-            match op {
-                Op::Write(t) => {
-                    let f = render(&t);
-                    host.apply(Change { files: vec![FileChange::Write(file_spec(&f))], ..Change::default() });
-                    files.insert(key(&f), f);
-                }
-                Op::Remove(s, i, yaml) => {
-                    let f = render(&ToolSpec { space: s, id: i, exec: Exec::None, version: true, body: 0, yaml });
-                    host.apply(Change { files: vec![FileChange::Remove(file_spec(&f).path)], ..Change::default() });
-                    files.remove(&key(&f));
-                }
-            }
-            // Interleave queries with edits so stale memos would be observed.
-            let _ = findings(&host);
-        }
-        prop_assert_eq!(findings(&host), findings(&fresh(&files)));
-    }
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     /// `lint --watch`'s lint (`LiveLint`), which re-checks only the files a change reaches, equals
     /// a fresh lint of the final files after every batch of writes, removals and config edits;
@@ -363,6 +333,40 @@ proptest! {
             prop_assert_eq!(finding_keys(&delta.fixed), finding_keys(&beyond_all(&before.findings, &after.findings)));
             before = after;
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// After any sequence of edits, additions and removals, incremental diagnostics equal those of a
+    /// database built from scratch with the final files.
+    #[test]
+    fn incremental_equals_fresh(initial in prop::collection::vec(tool_strategy(), 0..8), ops in prop::collection::vec(op_strategy(), 1..12)) {
+        let mut files: BTreeMap<(String, String), FixtureFile> = BTreeMap::new();
+        for t in &initial {
+            let f = render(t);
+            files.insert(key(&f), f);
+        }
+        let mut host = fresh(&files);
+        let _ = findings(&host);
+        for op in ops {
+            match op {
+                Op::Write(t) => {
+                    let f = render(&t);
+                    host.apply(Change { files: vec![FileChange::Write(file_spec(&f))], ..Change::default() });
+                    files.insert(key(&f), f);
+                }
+                Op::Remove(s, i, yaml) => {
+                    let f = render(&ToolSpec { space: s, id: i, exec: Exec::None, version: true, body: 0, yaml });
+                    host.apply(Change { files: vec![FileChange::Remove(file_spec(&f).path)], ..Change::default() });
+                    files.remove(&key(&f));
+                }
+            }
+            // Interleave queries with edits so stale memos would be observed.
+            let _ = findings(&host);
+        }
+        prop_assert_eq!(findings(&host), findings(&fresh(&files)));
     }
 
     /// Chains never exceed the maximum; every cycle finding is a petgraph SCC (with its members);

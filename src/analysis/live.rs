@@ -295,34 +295,59 @@ impl LiveLint {
         let mut changed: Vec<SourceFile> = Vec::new();
         let mut added: Vec<&Path> = Vec::new();
         let mut removed: Vec<SourceFile> = Vec::new();
+        // Each path once, by its last operation; a path written or removed more than once in one
+        // change counts as removed and then added (a removal and a write make a new input).
+        let mut last: FxHashMap<&Path, (usize, &FileChange)> = FxHashMap::default();
         for fc in &change.files {
-            let (rel, kind) = match fc {
-                FileChange::Write(spec) => match db.file_at(&spec.path) {
-                    Some(f)
-                        if f.contents(db) == &spec.contents
-                            && f.link_origin(db) == spec.link_origin =>
-                    {
-                        continue;
-                    }
-                    Some(f) => {
-                        changed.push(f);
-                        (spec.rel.as_str(), "changed")
-                    }
-                    None => {
-                        added.push(&spec.path);
-                        (spec.rel.as_str(), "added")
-                    }
-                },
-                FileChange::Remove(path) => match db.file_at(path) {
-                    Some(f) => {
-                        removed.push(f);
-                        (&**f.rel(db), "removed")
-                    }
-                    None => continue,
-                },
+            let path = match fc {
+                FileChange::Write(spec) => spec.path.as_path(),
+                FileChange::Remove(path) => path.as_path(),
             };
-            if full.is_none() && is_global(rel) {
-                full = Some(format!(".ai/{rel} was {kind}"));
+            let e = last.entry(path).or_insert((0, fc));
+            *e = (e.0 + 1, fc);
+        }
+        let mut done: FxHashSet<&Path> = FxHashSet::default();
+        for fc in &change.files {
+            let path = match fc {
+                FileChange::Write(spec) => spec.path.as_path(),
+                FileChange::Remove(path) => path.as_path(),
+            };
+            if !done.insert(path) {
+                continue;
+            }
+            let (ops, fc) = last[path];
+            let before = db.file_at(path);
+            let mut kind = None;
+            match (fc, before) {
+                (FileChange::Write(spec), Some(f))
+                    if ops == 1
+                        && f.contents(db) == &spec.contents
+                        && f.link_origin(db) == spec.link_origin => {}
+                (FileChange::Write(_), Some(f)) if ops == 1 => {
+                    changed.push(f);
+                    kind = Some("changed");
+                }
+                (FileChange::Write(_), before) => {
+                    removed.extend(before);
+                    added.push(path);
+                    kind = Some("added");
+                }
+                (FileChange::Remove(_), Some(f)) => {
+                    removed.push(f);
+                    kind = Some("removed");
+                }
+                (FileChange::Remove(_), None) => {}
+            }
+            if let Some(kind) = kind
+                && full.is_none()
+            {
+                let rel = match fc {
+                    FileChange::Write(spec) => spec.rel.as_str(),
+                    FileChange::Remove(_) => before.map_or("", |f| &**f.rel(db)),
+                };
+                if is_global(rel) {
+                    full = Some(format!(".ai/{rel} was {kind}"));
+                }
             }
         }
         let altered = changed.len() + added.len() + removed.len();
@@ -376,6 +401,8 @@ impl LiveLint {
 
         host.apply(change);
         let db = host.snapshot();
+        // Written again after a removal in the same change, a file may be the same input still.
+        removed.retain(|&f| db.file_at(f.path(&db)) != Some(f));
 
         // The graph-wide findings (cycles and what runs into them) read every tool's edge and
         // the first member's header: they are computed again when an edge may have moved or a

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Batch signing against the lint of the same tree, same run: `ryechain sign '*'` of every project
 # tool of a generated tree, beside the cold default-rules lint of that tree before it is signed
-# and after. Each run generates a fresh tree in a fresh directory (on ext4, creating files soon
-# after many were deleted makes the inode allocator skip the recently freed ones: a tree
-# regenerated in place signs slower), generates a signing key trusted in its user space, waits
-# PAUSE seconds (default 45) for the generator's writes to reach the disk, then times the three
-# commands from fork to exit.
+# and after. Each run generates a fresh tree in a fresh directory and a signing key trusted in its
+# user space, syncs, waits PAUSE seconds (default 310), then times the three commands from fork to
+# exit, after an untimed lint (see below). The pause matters on a journal-less ext4 (this VM's root): the inode allocator skips a
+# freed inode for 60 s after it was freed, 300 s while its inode-table block is dirty (and new
+# files dirty those blocks), one buffer lookup each (`recently_deleted` in `perf`). Creating files
+# within five minutes of deleting many — a tree removed, or the previous run's 50k replaced files —
+# costs seconds of kernel time that are not signing's (one such run: 14.9 s, 23.8 s of it system
+# time). The trees are removed when the script ends.
 # Usage: benches/sign.sh N [RUNS]   (needs python3, for the timing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:?number of tools}
 runs=${2:-2}
-pause=${PAUSE:-45}
+pause=${PAUSE:-310}
 cargo build --release --quiet --bin ryechain --example gen_tree
 bin=./target/release/ryechain
 # shellcheck source=benches/timing.sh
@@ -31,6 +34,9 @@ for i in $(seq "$runs"); do
   sync
   sleep "$pause"
   lint=("$bin" lint "$out/project" "${spaces[@]}" --format json --no-progress --no-cache)
+  # Untimed: on this VM the first run after minutes of idling pays several seconds of system time
+  # (7.3–10.7 s against 1.9–2.7 s for the same lint run again at once), whatever it runs.
+  "${lint[@]}" >/dev/null || true
   show "lint" "$(run "${lint[@]}")"
   before=$wall
   sign=("$bin" sign '*' "$out/project" "${spaces[@]}")
@@ -40,5 +46,4 @@ for i in $(seq "$runs"); do
   after=$wall
   items=$(grep -rl 'rye:signed:' "$out/project/.ai/tools" | wc -l)
   echo "run $i: $items files signed; sign / lint before = $(awk -v a="$signed" -v b="$before" 'BEGIN {printf "%.2f", a / b}')×, sign / lint of the signed tree = $(awk -v a="$signed" -v b="$after" 'BEGIN {printf "%.2f", a / b}')×"
-  rm -rf "$out"
 done

@@ -155,6 +155,8 @@ pub fn lint(
     if args.watch
         && let Some((host, live)) = host
     {
+        // `live` holds every finding; the first report's copy is done with.
+        drop(report);
         let (specs, _) = ctx.spaces(path)?;
         return super::watch::watch(ctx.sys, &specs, host, live, args.format == LintFormat::Json);
     }

@@ -7,8 +7,9 @@
 //! tool's findings read its own text, the files of its own id (shadowing, ambiguity), the files of
 //! the ids its chain reads, and for a missing executor the set of every visible id; config,
 //! extractor, trust-store files and lockfiles can move every finding, and re-check everything
-//! (salsa still answers the untouched memos). `tests/live_lint.rs` holds the result equal to a
-//! fresh lint after random changes.
+//! (salsa still answers the untouched memos). `tests/incremental.rs` holds the result equal to a
+//! fresh lint after random batches of changes, `tests/live_lint.rs` after an edit and a removal
+//! of each file of every rule's fixture.
 
 use std::collections::BTreeMap;
 use std::path::Path;

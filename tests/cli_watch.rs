@@ -111,6 +111,28 @@ fn watch_reports_new_and_fixed_findings_and_stops_on_ctrl_c() {
         "{lines:#?}"
     );
 
+    // A link in another space to a file that changes is read again with it (the watcher reports
+    // only the target's path).
+    let target = tools.join("target.py");
+    std::fs::write(&target, tool("rye/core/primitives/subprocess")).unwrap();
+    until(&rx, &["1 file(s) changed"]);
+    let team = user.join(".ai/tools/team");
+    std::fs::create_dir_all(&team).unwrap();
+    std::os::unix::fs::symlink(&target, team.join("linked.py")).unwrap();
+    until(&rx, &["1 file(s) changed"]);
+    std::fs::write(&target, tool("acme/elsewhere")).unwrap();
+    let lines = until(&rx, &["+ ", "linked.py", "missing-executor"]);
+    assert!(
+        lines.iter().any(|l| l.contains("2 file(s) changed")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("+ ") && l.contains("target.py") && l.contains("missing-executor")),
+        "{lines:#?}"
+    );
+
     // A config file can move every finding: everything is checked again.
     let config = project.join(".ai/config");
     std::fs::create_dir_all(&config).unwrap();

@@ -316,6 +316,16 @@ pub trait System: Send + Sync {
     }
     fn is_dir(&self, path: &Path) -> bool;
     fn is_file(&self, path: &Path) -> bool;
+    /// `path` itself is a symlink (not followed).
+    fn is_symlink(&self, path: &Path) -> bool {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return false;
+        };
+        match (self.canonicalize(parent), self.canonicalize(path)) {
+            (Ok(real_parent), Ok(real)) => real != real_parent.join(name),
+            _ => false,
+        }
+    }
     fn env_var(&self, name: &str) -> Option<String>;
     /// The stamp of the file at `path` (symlinks followed); `None` when it cannot be read or the
     /// implementation has none (then nothing is cached).

@@ -1282,6 +1282,9 @@ impl System for OsSystem {
     fn is_file(&self, path: &Path) -> bool {
         path.is_file()
     }
+    fn is_symlink(&self, path: &Path) -> bool {
+        path.is_symlink()
+    }
     fn env_var(&self, name: &str) -> Option<String> {
         std::env::var(name).ok()
     }

@@ -11,9 +11,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::{assert_same_reports, copy_tree, every_rule, files_under, fixture_dirs, loaded, opts};
+
 use proptest::prelude::*;
 use ryechain::analysis::lazy::file_chain_ids;
-use ryechain::analysis::{Checks, Host, LintOptions, LintReport, lint, lint_parts};
+use ryechain::analysis::{Checks, Host, LintReport, lint, lint_parts};
 use ryechain::db::Settings;
 use ryechain::lint_cache::{self, CacheKey, CachedLint, How};
 use ryechain::load::{SpaceSpec, load};
@@ -23,20 +26,9 @@ use ryechain::synth::{GenOptions, generate};
 use ryechain::system::os::OsSystem;
 use ryechain::system::{FileStamp, KnownDir, MetDir, Settled, SettledRecords};
 
-fn opts(base: &Path) -> LintOptions {
-    LintOptions {
-        display_base: Some(base.to_path_buf()),
-    }
-}
-
 /// A lint without the cache.
 fn cold(specs: &[SpaceSpec], settings: &Settings, base: &Path) -> LintReport {
-    let outcome = load(&OsSystem, specs);
-    let mut change = outcome.change;
-    change.settings = Some(settings.clone());
-    let mut host = Host::new();
-    host.apply(change);
-    lint(&host.snapshot(), &opts(base), &|_| {})
+    lint(&loaded(specs, settings).snapshot(), &opts(base), &|_| {})
 }
 
 /// A lint through the cache file `cache`.
@@ -63,62 +55,7 @@ fn cached(
 }
 
 fn assert_same(what: &str, a: &LintReport, b: &LintReport) {
-    assert_eq!(a.summary, b.summary, "{what}: summary");
-    assert_eq!(
-        a.internal_errors, b.internal_errors,
-        "{what}: internal errors"
-    );
-    if a.findings != b.findings {
-        let show = |r: &LintReport| {
-            r.findings
-                .iter()
-                .map(|f| format!("{} {}:{} {}", f.rule, f.path, f.line, f.message))
-                .collect::<Vec<_>>()
-        };
-        panic!(
-            "{what}: cached and cold findings differ\ncached: {:#?}\ncold: {:#?}",
-            show(a),
-            show(b)
-        );
-    }
-}
-
-/// Copy a directory tree, symlinks as symlinks.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        let ty = entry.file_type().unwrap();
-        if ty.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(&src).unwrap(), &dst).unwrap();
-        } else if ty.is_dir() {
-            copy_tree(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).unwrap();
-        }
-    }
-}
-
-/// Every regular file under `dir` (sorted), skipping symlinks.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let ty = e.file_type().unwrap();
-            if ty.is_dir() {
-                stack.push(e.path());
-            } else if ty.is_file() {
-                out.push(e.path());
-            }
-        }
-    }
-    out.sort();
-    out
+    assert_same_reports(what, ("cached", a), ("cold", b));
 }
 
 fn append(path: &Path, text: &str) {
@@ -133,19 +70,9 @@ fn append(path: &Path, text: &str) {
 #[test]
 fn every_rule_fixture_is_reported_identically_through_the_cache() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let settings = Settings {
-        select: Some(vec!["ALL".to_owned(), "unrunnable-item".to_owned()]),
-        ..Settings::default()
-    };
+    let settings = every_rule();
     let mut fired: BTreeSet<String> = BTreeSet::new();
-    let mut dirs: Vec<_> = std::fs::read_dir(&root)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().join("project").is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    dirs.sort();
-    for name in &dirs {
+    for name in &fixture_dirs(&root) {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().canonicalize().unwrap().join(name);
         copy_tree(&root.join(name), &dir);

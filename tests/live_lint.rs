@@ -10,97 +10,16 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use ryechain::analysis::lint;
 use ryechain::analysis::live::LiveLint;
-use ryechain::analysis::{Host, LintOptions, LintReport, lint};
-use ryechain::db::Settings;
-use ryechain::load::{Reloader, SpaceSpec, load};
+use ryechain::load::Reloader;
 use ryechain::rules::rules;
 use ryechain::system::os::OsSystem;
 
-fn opts(base: &Path) -> LintOptions {
-    LintOptions {
-        display_base: Some(base.to_path_buf()),
-    }
-}
-
-/// The spaces loaded afresh into a new host.
-fn loaded(specs: &[SpaceSpec], settings: &Settings) -> Host {
-    let mut change = load(&OsSystem, specs).change;
-    change.settings = Some(settings.clone());
-    let mut host = Host::new();
-    host.apply(change);
-    host
-}
-
-fn assert_same(what: &str, live: &LintReport, fresh: &LintReport) {
-    assert_eq!(live.summary, fresh.summary, "{what}: summary");
-    assert_eq!(live.internal_errors, fresh.internal_errors, "{what}");
-    let show = |r: &LintReport| {
-        r.findings
-            .iter()
-            .map(|f| format!("{} {}:{} {}", f.rule, f.path, f.line, f.message))
-            .collect::<Vec<_>>()
-    };
-    assert!(
-        live.findings == fresh.findings,
-        "{what}: live and fresh findings differ\nlive: {:#?}\nfresh: {:#?}",
-        show(live),
-        show(fresh)
-    );
-}
-
-/// Every regular file under `dir` (sorted), symlinks left alone.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let ty = e.file_type().unwrap();
-            if ty.is_dir() {
-                stack.push(e.path());
-            } else if ty.is_file() {
-                out.push(e.path());
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// The real paths of the files and folders symlinks under `dir` point at.
-fn link_targets(dir: &Path) -> BTreeSet<PathBuf> {
-    let mut out = BTreeSet::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let ty = e.file_type().unwrap();
-            if ty.is_dir() {
-                stack.push(e.path());
-            } else if ty.is_symlink()
-                && let Ok(real) = e.path().canonicalize()
-            {
-                out.insert(real);
-            }
-        }
-    }
-    out
-}
-
-/// Copy a directory tree, symlinks as symlinks.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        let ty = entry.file_type().unwrap();
-        if ty.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(&src).unwrap(), &dst).unwrap();
-        } else if ty.is_dir() {
-            copy_tree(&src, &dst);
-        } else {
-            std::fs::copy(&src, &dst).unwrap();
-        }
-    }
-}
+mod common;
+use common::{
+    assert_same_reports, copy_tree, entries_under, every_rule, fixture_dirs, loaded, opts,
+};
 
 /// Each fixture fires its rule beside near misses; together they fire every rule. After each
 /// file's edit (a comment line: a signed file stops matching its hash) and its removal, the live
@@ -108,20 +27,10 @@ fn copy_tree(from: &Path, to: &Path) {
 #[test]
 fn every_rule_fixture_stays_equal_to_a_fresh_lint_through_edits_and_removals() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let settings = Settings {
-        select: Some(vec!["ALL".to_owned(), "unrunnable-item".to_owned()]),
-        ..Settings::default()
-    };
+    let settings = every_rule();
     let mut fired: BTreeSet<String> = BTreeSet::new();
     let mut partial = 0usize;
-    let mut dirs: Vec<_> = std::fs::read_dir(&root)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().join("project").is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    dirs.sort();
-    for name in &dirs {
+    for name in &fixture_dirs(&root) {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().canonicalize().unwrap().join(name);
         copy_tree(&root.join(name), &dir);
@@ -130,10 +39,17 @@ fn every_rule_fixture_stays_equal_to_a_fresh_lint_through_edits_and_removals() {
         let mut live = LiveLint::new(&host.snapshot(), opts(&dir), &|_| {});
         let first = lint(&loaded(&specs, &settings).snapshot(), &opts(&dir), &|_| {});
         fired.extend(first.findings.iter().map(|f| f.rule.to_string()));
-        assert_same(&format!("{name}: first"), &live.report(), &first);
+        assert_same_reports(
+            &format!("{name}: first"),
+            ("live", &live.report()),
+            ("fresh", &first),
+        );
         let reloader = Reloader::new(&OsSystem, &specs);
-        let targets = link_targets(&dir);
-        for (i, file) in files_under(&dir).iter().enumerate() {
+        let (files, links) = entries_under(&dir);
+        // The real paths of the files and folders the links point at.
+        let targets: BTreeSet<PathBuf> =
+            links.iter().filter_map(|l| l.canonicalize().ok()).collect();
+        for (i, file) in files.iter().enumerate() {
             let rel = file.strip_prefix(&dir).unwrap().display().to_string();
             // The watcher reports the change of a symlink's target (or of a file in a linked
             // folder) at the target's path; `lint --watch` reads the links that reach it again
@@ -158,13 +74,13 @@ fn every_rule_fixture_stays_equal_to_a_fresh_lint_through_edits_and_removals() {
                     partial += 1;
                 }
                 let fresh = lint(&loaded(&specs, &settings).snapshot(), &opts(&dir), &|_| {});
-                assert_same(
+                assert_same_reports(
                     &format!(
                         "{name}: after the {step} of {rel} ({} re-checked, full: {:?})",
                         delta.rechecked, delta.full
                     ),
-                    &live.report(),
-                    &fresh,
+                    ("live", &live.report()),
+                    ("fresh", &fresh),
                 );
                 assert_eq!(delta.summary, fresh.summary, "{name}: {step} of {rel}");
             }

@@ -43,6 +43,11 @@ fn watch_reports_new_and_fixed_findings_and_stops_on_ctrl_c() {
     std::fs::create_dir_all(&tools).unwrap();
     std::fs::create_dir_all(user.join(".ai")).unwrap();
     std::fs::write(tools.join("ok.py"), tool("rye/core/runtimes/python/script")).unwrap();
+    let target = tools.join("target.py");
+    std::fs::write(&target, tool("rye/core/primitives/subprocess")).unwrap();
+    let team = user.join(".ai/tools/team");
+    std::fs::create_dir_all(&team).unwrap();
+    std::os::unix::fs::symlink(&target, team.join("linked.py")).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_ryechain"))
         .args([
             "lint",
@@ -112,14 +117,7 @@ fn watch_reports_new_and_fixed_findings_and_stops_on_ctrl_c() {
     );
 
     // A link in another space to a file that changes is read again with it (the watcher reports
-    // only the target's path).
-    let target = tools.join("target.py");
-    std::fs::write(&target, tool("rye/core/primitives/subprocess")).unwrap();
-    until(&rx, &["1 file(s) changed"]);
-    let team = user.join(".ai/tools/team");
-    std::fs::create_dir_all(&team).unwrap();
-    std::os::unix::fs::symlink(&target, team.join("linked.py")).unwrap();
-    until(&rx, &["1 file(s) changed"]);
+    // only the target's path; the link was made before the watch started).
     std::fs::write(&target, tool("acme/elsewhere")).unwrap();
     let lines = until(&rx, &["+ ", "linked.py", "missing-executor"]);
     assert!(

@@ -117,11 +117,24 @@ fn watch_reports_new_and_fixed_findings_and_stops_on_ctrl_c() {
     );
 
     // A link in another space to a file that changes is read again with it (the watcher reports
-    // only the target's path; the link was made before the watch started).
+    // only the target's path): one made before the watch started, one made in a new folder while
+    // watching (the folder's event may come alone, before a watch on it could see the link).
+    let later = user.join(".ai/tools/later");
+    std::fs::create_dir_all(&later).unwrap();
+    std::os::unix::fs::symlink(&target, later.join("linked_later.py")).unwrap();
+    until(&rx, &["file(s) changed"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
     std::fs::write(&target, tool("acme/elsewhere")).unwrap();
-    let lines = until(&rx, &["+ ", "linked.py", "missing-executor"]);
+    // Printed sorted by path: the team folder's link last.
+    let lines = until(&rx, &["+ ", "team/linked.py", "missing-executor"]);
     assert!(
-        lines.iter().any(|l| l.contains("2 file(s) changed")),
+        lines.iter().any(|l| l.contains("3 file(s) changed")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("+ ")
+            && l.contains("later/linked_later.py")
+            && l.contains("missing-executor")),
         "{lines:#?}"
     );
     assert!(

@@ -17,6 +17,7 @@ use notify::{RecursiveMode, Watcher};
 
 use crate::analysis::Host;
 use crate::analysis::live::LiveLint;
+use crate::db::FileChange;
 use crate::diagnostic::Finding;
 use crate::load::{Reloader, SpaceSpec};
 use crate::system::System;
@@ -185,6 +186,8 @@ pub fn watch(
             continue;
         }
         let started = Instant::now();
+        // The paths given (a folder may be a new link) and every file the batch reads (a folder
+        // made with files inside may report only itself, before its own watch is set).
         for p in &paths {
             links.update(sys, p);
         }
@@ -193,6 +196,15 @@ pub fn watch(
         let db = host.db().clone();
         let change = reloader.reload(&paths, &|dir| db.paths_under(dir));
         drop(db);
+        for fc in &change.files {
+            let p = match fc {
+                FileChange::Write(spec) => &spec.path,
+                FileChange::Remove(p) => p,
+            };
+            if !paths.contains(p) {
+                links.update(sys, p);
+            }
+        }
         if change.files.is_empty() {
             continue;
         }

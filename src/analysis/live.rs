@@ -294,7 +294,8 @@ impl LiveLint {
             full = Some("the settings changed".to_owned());
         }
         let mut changed: Vec<SourceFile> = Vec::new();
-        let mut added: Vec<&Path> = Vec::new();
+        // Each added file's path and rel.
+        let mut added: Vec<(&Path, &str)> = Vec::new();
         let mut removed: Vec<SourceFile> = Vec::new();
         // Each path once, by its last operation; a path written or removed more than once in one
         // change counts as removed and then added (a removal and a write make a new input).
@@ -328,9 +329,9 @@ impl LiveLint {
                     changed.push(f);
                     kind = Some("changed");
                 }
-                (FileChange::Write(_), before) => {
+                (FileChange::Write(spec), before) => {
                     removed.extend(before);
-                    added.push(path);
+                    added.push((path, spec.rel.as_str()));
                     kind = Some("added");
                 }
                 (FileChange::Remove(_), Some(f)) => {
@@ -389,16 +390,14 @@ impl LiveLint {
             }
             shown.insert(display_path(f.path(db), base.as_deref()));
         }
-        let added: Vec<std::path::PathBuf> = added.into_iter().map(Path::to_path_buf).collect();
-        for fc in &change.files {
-            if let FileChange::Write(spec) = fc
-                && added.contains(&spec.path)
-                && let Some((id, ext)) = split_tool_rel(&spec.rel)
-            {
+        for &(_, rel) in &added {
+            if let Some((id, ext)) = split_tool_rel(rel) {
                 touched.insert(id.to_owned());
                 ids_come_or_go |= extractor_config(db).has_extension(ext);
             }
         }
+        let added: Vec<std::path::PathBuf> =
+            added.into_iter().map(|(p, _)| p.to_path_buf()).collect();
 
         host.apply(change);
         let db = host.snapshot();

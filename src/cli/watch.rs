@@ -196,12 +196,13 @@ pub fn watch(
         let db = host.db().clone();
         let change = reloader.reload(&paths, &|dir| db.paths_under(dir));
         drop(db);
+        let given: std::collections::HashSet<&PathBuf> = paths.iter().collect();
         for fc in &change.files {
             let p = match fc {
                 FileChange::Write(spec) => &spec.path,
                 FileChange::Remove(p) => p,
             };
-            if !paths.contains(p) {
+            if !given.contains(p) {
                 links.update(sys, p);
             }
         }

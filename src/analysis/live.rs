@@ -18,13 +18,13 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{
     Checks, DepIds, Host, LintOptions, LintParts, LintReport, LintedFile, display_path,
-    integrity_enabled, lint_chunk, lint_parts, par_chunks, report_of,
+    integrity_enabled, lint_chunk, lint_parts, loaded_file_count, par_chunks, report_of,
 };
 use crate::db::{Change, Db, FileChange, RootDb, SourceFile};
 use crate::diagnostic::{Finding, Severity, Summary, sort_findings};
 use crate::model::ExecutorRef;
 use crate::resolve::extractor::EXTRACTORS_DIR;
-use crate::resolve::{extractor_config, metadata, split_tool_rel, tool_files};
+use crate::resolve::{extractor_config, metadata, space_index, split_tool_rel, tool_files};
 
 /// Files whose change can move every finding: config, extractors, the trust store, lockfiles
 /// (a lockfile's findings read the hashes of its whole chain), anything else that is not an
@@ -54,7 +54,8 @@ struct Part {
     findings: Vec<Finding>,
     /// The index of its list of dependency ids in [`LiveLint::deps`], for a tool.
     list: Option<u32>,
-    /// The executor id its chain stops at because it resolves nowhere.
+    /// Its chain stops at an executor id that resolves nowhere (whose "did you mean" reads
+    /// every visible id).
     missing: bool,
     panicked: bool,
 }
@@ -137,36 +138,6 @@ fn edge(db: &dyn Db, file: SourceFile) -> Option<String> {
     }
 }
 
-/// Files loaded (every space) and tool files: `Summary::files` and `Summary::tools`.
-fn counts(db: &RootDb) -> (usize, usize) {
-    let files = db
-        .workspace()
-        .roots(db)
-        .iter()
-        .map(|r| r.files(db).len())
-        .sum();
-    (files, tool_files(db).len())
-}
-
-/// The files of every space whose tool id is `id` (the shadowing and ambiguity checks of each
-/// read the others).
-fn files_of_id(db: &RootDb, id: &str, out: &mut Vec<SourceFile>) {
-    let prefix = format!("tools/{id}.");
-    for &root in db.workspace().roots(db) {
-        let rels = root.rels(db);
-        let files = root.files(db);
-        let start = rels.partition_point(|r| r.as_ref() < prefix.as_str());
-        for (rel, &file) in rels[start..].iter().zip(&files[start..]) {
-            if !rel.starts_with(prefix.as_str()) {
-                break;
-            }
-            if split_tool_rel(rel).is_some_and(|(i, _)| i == id) {
-                out.push(file);
-            }
-        }
-    }
-}
-
 impl LiveLint {
     /// Lint every file of `db`, keeping what each file's findings read.
     pub fn new(db: &RootDb, opts: LintOptions, progress: &(dyn Fn(usize) + Sync)) -> LiveLint {
@@ -216,7 +187,6 @@ impl LiveLint {
     fn replace_all(&mut self, parts: LintParts) {
         self.parts.clear();
         self.members.clear();
-        self.deps = DepIds::default();
         let LintParts {
             files,
             graph,
@@ -225,16 +195,10 @@ impl LiveLint {
             dep_ids,
             dep_lists,
         } = parts;
+        // The lint's own tables: each file's list index stays valid.
+        self.deps = DepIds::from_tables(dep_ids, dep_lists);
         for lf in files {
-            let ids = lf.deps.as_ref().map(|d| {
-                dep_lists
-                    .get(d.list as usize)
-                    .into_iter()
-                    .flat_map(|l| l.iter())
-                    .filter_map(|&i| dep_ids.get(i as usize).cloned())
-                    .collect::<Vec<String>>()
-            });
-            self.insert(lf, ids.map(|ids| self.deps.intern(ids)));
+            self.insert(lf);
         }
         self.graph = graph;
         self.summary.files = file_count;
@@ -242,8 +206,9 @@ impl LiveLint {
         self.recount();
     }
 
-    /// Keep `lf` as its file's part, with its dependency list `list`.
-    fn insert(&mut self, lf: LintedFile, list: Option<u32>) {
+    /// Keep `lf` as its file's part (its dependency list an index into `self.deps`).
+    fn insert(&mut self, lf: LintedFile) {
+        let list = lf.deps.as_ref().map(|d| d.list);
         if let Some(l) = list {
             self.members.entry(l).or_default().insert(lf.file);
         }
@@ -437,12 +402,13 @@ impl LiveLint {
                 push(f, &mut targets);
             }
         }
-        let mut of_id = Vec::new();
-        for id in &touched {
-            files_of_id(&db, id, &mut of_id);
-        }
-        for f in of_id {
-            push(f, &mut targets);
+        for &root in db.workspace().roots(&db) {
+            let index = space_index(&db, root);
+            for id in &touched {
+                for &(_, f) in index.candidates(id) {
+                    push(f, &mut targets);
+                }
+            }
         }
         for l in self.deps.lists_with(&touched) {
             if let Some(m) = self.members.get(&l) {
@@ -481,16 +447,11 @@ impl LiveLint {
         }
         let old_graph = graph.map(|g| std::mem::replace(&mut self.graph, g));
         let rechecked = checked.len();
-        let mut lists: Vec<Option<u32>> = Vec::with_capacity(checked.len());
-        for lf in &checked {
-            lists.push(lf.deps.as_ref().map(|d| d.list));
+        for lf in checked {
+            self.insert(lf);
         }
-        for (lf, list) in checked.into_iter().zip(lists) {
-            self.insert(lf, list);
-        }
-        let (files, tools) = counts(&db);
-        self.summary.files = files;
-        self.summary.tools = tools;
+        self.summary.files = loaded_file_count(&db);
+        self.summary.tools = tool_files(&db).len();
 
         let before: Vec<&Finding> = old
             .iter()

@@ -407,6 +407,28 @@ struct DepTables {
 }
 
 impl DepIds {
+    /// The tables [`DepIds::into_tables`] gave, interned again (indices unchanged).
+    fn from_tables(ids: Vec<String>, lists: Vec<Box<[u32]>>) -> DepIds {
+        let index = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.clone(), u32::try_from(i).unwrap_or(u32::MAX)))
+            .collect();
+        let list_index = lists
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.clone(), u32::try_from(i).unwrap_or(u32::MAX)))
+            .collect();
+        DepIds {
+            inner: std::sync::Mutex::new(DepTables {
+                ids,
+                index,
+                lists,
+                list_index,
+            }),
+        }
+    }
+
     /// The index of the list of `ids`.
     fn intern(&self, ids: Vec<String>) -> u32 {
         let mut guard = self
@@ -644,14 +666,18 @@ pub fn lint_parts(
         dep_lists,
         files: parts,
         graph,
-        file_count: db
-            .workspace()
-            .roots(db)
-            .iter()
-            .map(|r| r.files(db).len())
-            .sum(),
+        file_count: loaded_file_count(db),
         tool_count: tool_files(db).len(),
     }
+}
+
+/// Files loaded from every space (`Summary::files`: a directory given as two spaces counts twice).
+pub fn loaded_file_count(db: &RootDb) -> usize {
+    db.workspace()
+        .roots(db)
+        .iter()
+        .map(|r| r.files(db).len())
+        .sum()
 }
 
 /// Lint every file of the workspace (in parallel, see `par_files`), keeping the findings as memos

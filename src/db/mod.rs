@@ -435,25 +435,23 @@ impl RootDb {
             return Vec::new();
         };
         let mut paths: Vec<PathBuf> = Vec::new();
-        for &root in ws.roots(self) {
+        'roots: for &root in ws.roots(self) {
             let base = root.root(self).as_path();
             let files = root.files(self);
             let range = if base.starts_with(dir) {
                 0..files.len()
             } else if let Ok(rest) = dir.strip_prefix(base) {
+                // As `file_at` spells a rel: plain UTF-8 components, `/` after each.
                 let mut prefix = String::new();
-                let mut plain = true;
                 for part in rest.components() {
-                    match part {
-                        std::path::Component::Normal(p) if p.to_str().is_some() => {
-                            prefix.push_str(p.to_str().unwrap_or_default());
-                            prefix.push('/');
-                        }
-                        _ => plain = false,
-                    }
-                }
-                if !plain {
-                    continue;
+                    let std::path::Component::Normal(part) = part else {
+                        continue 'roots;
+                    };
+                    let Some(part) = part.to_str() else {
+                        continue 'roots;
+                    };
+                    prefix.push_str(part);
+                    prefix.push('/');
                 }
                 let rels = root.rels(self);
                 let start = rels.partition_point(|r| r.as_ref() < prefix.as_str());

@@ -48,6 +48,9 @@ pub struct LoadOutcome {
     pub change: Change,
     /// Things the user should know that are not about one file (a missing `.ai/`, a walk error).
     pub notices: Vec<String>,
+    /// The symlinks the walks met (to files and to folders), as walked paths: a watcher reports
+    /// a change at a link's target, and the link must be read again (`Reloader::note_links`).
+    pub links: Vec<PathBuf>,
 }
 
 /// The path prefix of embedded files, shown in diagnostics.
@@ -163,7 +166,7 @@ type DirsOf<'d> = dyn Fn(&SpaceSpec) -> (Vec<&'d str>, WalkSize) + 'd;
 /// Load the embedded spaces in full and, of every on-disk space, the config files and the files
 /// under its `dirs_of` folders.
 fn load_walking(sys: &dyn System, spaces: &[SpaceSpec], dirs_of: &DirsOf<'_>) -> LoadOutcome {
-    let mut notices = Vec::new();
+    let mut out = LoadOutcome::default();
     let real_roots = real_roots(sys, spaces);
     let mut roots = Vec::with_capacity(spaces.len());
     for spec in spaces {
@@ -171,26 +174,16 @@ fn load_walking(sys: &dyn System, spaces: &[SpaceSpec], dirs_of: &DirsOf<'_>) ->
             SpaceSource::Embedded => load_embedded(&spec.space),
             SpaceSource::Dir(base) => {
                 let (dirs, size) = dirs_of(spec);
-                load_dir(
-                    sys,
-                    &spec.space,
-                    base,
-                    &dirs,
-                    size,
-                    &real_roots,
-                    &mut notices,
-                )
+                load_dir(sys, &spec.space, base, &dirs, size, &real_roots, &mut out)
             }
         };
         roots.push(root);
     }
-    LoadOutcome {
-        change: Change {
-            roots: Some(roots),
-            ..Change::default()
-        },
-        notices,
-    }
+    out.change = Change {
+        roots: Some(roots),
+        ..Change::default()
+    };
+    out
 }
 
 /// Directories of a space's `.ai/` the loader walks: items of every kind (§1, §10), the
@@ -245,7 +238,7 @@ fn load_dir(
     dirs: &[&str],
     size: WalkSize,
     real_roots: &[(PathBuf, SpaceKind)],
-    notices: &mut Vec<String>,
+    out: &mut LoadOutcome,
 ) -> RootSpec {
     let ai = base.join(".ai");
     let mut root = RootSpec {
@@ -254,7 +247,7 @@ fn load_dir(
         files: Vec::new(),
     };
     if !sys.is_dir(&ai) {
-        notices.push(format!(
+        out.notices.push(format!(
             "the {} space has no `.ai/` directory at {}",
             space.label(),
             ai.display()
@@ -309,6 +302,21 @@ fn load_dir(
         links,
         rewalked,
     } = space_entries(sys, &ai, real_ai.as_deref(), dirs, size, &on_batch);
+    out.links.extend(
+        entries
+            .iter()
+            .filter(|e| e.is_symlink)
+            .map(|e| e.path.clone()),
+    );
+    if let Some(l) = &links {
+        out.links.extend(l.linked.iter().cloned());
+    }
+    // A walked folder that is itself a link (the walk is not told).
+    out.links.extend(
+        dirs.iter()
+            .map(|d| ai.join(d))
+            .filter(|p| sys.is_symlink(p)),
+    );
     let read_ahead = read_ahead
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -433,7 +441,7 @@ fn load_dir(
         }
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
-    notices.extend(found.into_iter().map(|(_, msg)| msg));
+    out.notices.extend(found.into_iter().map(|(_, msg)| msg));
     root.files.par_sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
     root
 }
@@ -1182,6 +1190,50 @@ pub struct Reloader<'s> {
     /// Each on-disk space with its `.ai` dir as given and as canonicalized (when it exists).
     dirs: Vec<(Space, PathBuf, Option<PathBuf>)>,
     real_roots: Vec<(PathBuf, SpaceKind)>,
+    links: Links,
+}
+
+/// The symlinks of the spaces (to files and to folders) with the real path each points at: a
+/// watcher reports a change at the target's own path, and each link to it is read again.
+#[derive(Default)]
+struct Links(Vec<(PathBuf, PathBuf)>);
+
+impl Links {
+    /// Note what `path` is now: a symlink (to where), or not one.
+    fn update(&mut self, sys: &dyn System, path: &Path) {
+        self.0.retain(|(link, _)| link != path);
+        if sys.is_symlink(path)
+            && let Ok(real) = sys.canonicalize(path)
+        {
+            self.0.push((path.to_path_buf(), real));
+        }
+    }
+
+    /// The links whose target is one of `changed`, lies below one, or holds one (a linked
+    /// folder), not already among `changed`.
+    fn reaching(&self, sys: &dyn System, changed: &[PathBuf]) -> Vec<PathBuf> {
+        if self.0.is_empty() {
+            return Vec::new();
+        }
+        let real: Vec<PathBuf> = changed
+            .iter()
+            .filter_map(|p| {
+                // A removed file has no real path of its own: its folder's, and its name.
+                let parent = sys.canonicalize(p.parent()?).ok()?;
+                Some(parent.join(p.file_name()?))
+            })
+            .collect();
+        self.0
+            .iter()
+            .filter(|(link, target)| {
+                !changed.contains(link)
+                    && real
+                        .iter()
+                        .any(|c| target == c || target.starts_with(c) || c.starts_with(target))
+            })
+            .map(|(link, _)| link.clone())
+            .collect()
+    }
 }
 
 impl<'s> Reloader<'s> {
@@ -1201,6 +1253,15 @@ impl<'s> Reloader<'s> {
             sys,
             dirs,
             real_roots: real_roots(sys, specs),
+            links: Links::default(),
+        }
+    }
+
+    /// Keep the symlinks a load met (`LoadOutcome::links`), each with its target, to read them
+    /// again when their target changes; the links made later are noted as `reload` meets them.
+    pub fn note_links(&mut self, links: &[PathBuf]) {
+        for link in links {
+            self.links.update(self.sys, link);
         }
     }
 
@@ -1253,10 +1314,43 @@ impl<'s> Reloader<'s> {
     }
 
     /// The changes that bring the database in line with the disk at `paths` (files or
-    /// directories, created, changed or deleted): a file is read and classified as the full load
+    /// directories, created, changed or deleted) and at every symlink whose target is one of
+    /// them (a watcher reports only the target): a file is read and classified as the full load
     /// does, a directory is walked, and what no longer exists is removed. `known_under(dir)`
     /// lists the database's paths below a directory (a deleted folder removes all of them).
-    pub fn reload(&self, paths: &[PathBuf], known_under: &dyn Fn(&Path) -> Vec<PathBuf>) -> Change {
+    /// Every path given and every file read is noted as a symlink or not: a folder made with a
+    /// link inside may be reported alone, before the watcher sees into it.
+    pub fn reload(
+        &mut self,
+        paths: &[PathBuf],
+        known_under: &dyn Fn(&Path) -> Vec<PathBuf>,
+    ) -> Change {
+        for p in paths {
+            self.links.update(self.sys, p);
+        }
+        let linked = self.links.reaching(self.sys, paths);
+        let change = if linked.is_empty() {
+            self.reread(paths, known_under)
+        } else {
+            let mut all = paths.to_vec();
+            all.extend(linked);
+            self.reread(&all, known_under)
+        };
+        let given: FxHashSet<&PathBuf> = paths.iter().collect();
+        for fc in &change.files {
+            let p = match fc {
+                FileChange::Write(spec) => &spec.path,
+                FileChange::Remove(p) => p,
+            };
+            if !given.contains(p) {
+                self.links.update(self.sys, p);
+            }
+        }
+        change
+    }
+
+    /// `reload` of exactly `paths`.
+    fn reread(&self, paths: &[PathBuf], known_under: &dyn Fn(&Path) -> Vec<PathBuf>) -> Change {
         let mut change = Change::default();
         let mut seen = FxHashSet::default();
         for given in paths {
@@ -1282,7 +1376,10 @@ impl<'s> Reloader<'s> {
             if !seen.insert(path.clone()) {
                 continue;
             }
-            if self.sys.is_file(&path) || self.sys.canonicalize(&path).is_ok() {
+            if self.sys.is_file(&path)
+                || self.sys.is_symlink(&path)
+                || self.sys.canonicalize(&path).is_ok()
+            {
                 self.push_file(&mut change, &space, &path);
             } else {
                 // Gone: the file itself, or a whole folder (its files are removed one by one).
@@ -1316,8 +1413,21 @@ impl<'s> Reloader<'s> {
         let Some((_, path, rel)) = self.locate(path) else {
             return;
         };
-        if !self.sys.is_file(&path) && self.sys.canonicalize(&path).is_err() {
-            change.files.push(FileChange::Remove(path));
+        if !self.sys.is_file(&path)
+            && let Err(e) = self.sys.canonicalize(&path)
+        {
+            // A link whose target is gone is recorded as the walk records it (§1.7), not dropped.
+            change.files.push(if self.sys.is_symlink(&path) {
+                FileChange::Write(FileSpec {
+                    space: space.clone(),
+                    path,
+                    rel,
+                    contents: FileContents::NotRegular(crate::system::unfollowable(&e)),
+                    link_origin: None,
+                })
+            } else {
+                FileChange::Remove(path)
+            });
             return;
         }
         let classify = Classifier {

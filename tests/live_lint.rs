@@ -8,11 +8,11 @@
 )]
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ryechain::analysis::lint;
 use ryechain::analysis::live::LiveLint;
-use ryechain::load::Reloader;
+use ryechain::load::{Reloader, load};
 use ryechain::rules::rules;
 use ryechain::system::os::OsSystem;
 
@@ -44,20 +44,14 @@ fn every_rule_fixture_stays_equal_to_a_fresh_lint_through_edits_and_removals() {
             ("live", &live.report()),
             ("fresh", &first),
         );
-        let reloader = Reloader::new(&OsSystem, &specs);
-        let (files, links) = entries_under(&dir);
-        // The real paths of the files and folders the links point at.
-        let targets: BTreeSet<PathBuf> =
-            links.iter().filter_map(|l| l.canonicalize().ok()).collect();
+        // The watcher reports the change of a symlink's target (or of a file in a linked folder)
+        // at the target's path only: the `Reloader` reads the links that reach it again, those
+        // the load met and those it meets.
+        let mut reloader = Reloader::new(&OsSystem, &specs);
+        reloader.note_links(&load(&OsSystem, &specs).links);
+        let (files, _) = entries_under(&dir);
         for (i, file) in files.iter().enumerate() {
             let rel = file.strip_prefix(&dir).unwrap().display().to_string();
-            // The watcher reports the change of a symlink's target (or of a file in a linked
-            // folder) at the target's path; `lint --watch` reads the links that reach it again
-            // itself (`cli/watch.rs`, `Links`; `tests/cli_watch.rs`), the `Reloader` alone (here,
-            // and in the language server) does not.
-            if targets.iter().any(|t| file.starts_with(t)) {
-                continue;
-            }
             for step in ["edit", "removal"] {
                 if step == "edit" {
                     let mut text = std::fs::read(file).unwrap();

@@ -327,6 +327,32 @@ fn files_created_and_deleted_on_disk_are_seen_through_watched_file_events() {
     });
 }
 
+/// An editor reports a change of a symlink's target at the target's path only: the server
+/// reads every link to it again (here a user-space link to a project tool, met by the full
+/// load), as `lint --watch` does (the shared `Reloader`).
+#[test]
+#[cfg(unix)]
+fn a_link_is_read_again_when_only_its_target_is_reported() {
+    let target = "tools/acme/target.py";
+    let ws = Workspace::new(&[(target, &tool("acme/missing/one"))]);
+    let team = ws.user.join(".ai/tools/team");
+    std::fs::create_dir_all(&team).unwrap();
+    let link = team.join("linked.py");
+    std::os::unix::fs::symlink(ws.path(target), &link).unwrap();
+    let link_uri = uri::from_path(&link).unwrap().as_str().to_owned();
+    with_server(&ws, json!({}), no_integrity(), |c| {
+        // Published by the workspace pass, after the full load.
+        c.diagnostics_until(&link_uri, |d| rules(d, "missing-executor"));
+        ws.write(target, &tool("rye/core/runtimes/python/script"));
+        c.notify(
+            "workspace/didChangeWatchedFiles",
+            json!({"changes": [{"uri": ws.uri(target), "type": 2}]}),
+        );
+        c.diagnostics_until(&ws.uri(target), |d| !rules(d, "missing-executor"));
+        c.diagnostics_until(&link_uri, |d| !rules(d, "missing-executor"));
+    });
+}
+
 #[test]
 fn hover_definition_completion_and_symbols_on_an_executor_id() {
     let ws = Workspace::new(&[

@@ -104,7 +104,7 @@ pub fn lint(
         }
         outcome.report
     } else {
-        let (h, notices) = ctx.host(path, settings)?;
+        let (h, notices, links) = ctx.host_with_links(path, settings)?;
         if !args.quiet {
             print_notices(&notices);
         }
@@ -130,7 +130,7 @@ pub fn lint(
         if args.watch {
             let live = crate::analysis::live::LiveLint::from_parts(parts, opts.clone());
             let report = live.report();
-            host = Some((h, live));
+            host = Some(((h, links), live));
             report
         } else {
             if parts.files.iter().map(|f| f.findings.len()).sum::<usize>() <= FORGET_HOST_BELOW {
@@ -158,7 +158,8 @@ pub fn lint(
         // `live` holds every finding; the first report's copy is done with.
         drop(report);
         let (specs, _) = ctx.spaces(path)?;
-        return super::watch::watch(ctx.sys, &specs, host, live, args.format == LintFormat::Json);
+        let json = args.format == LintFormat::Json;
+        return super::watch::watch(ctx.sys, &specs, host, live, json);
     }
     if report.internal_errors > 0 {
         errln!(

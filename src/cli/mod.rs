@@ -486,6 +486,17 @@ impl Context<'_> {
     /// Load the spaces into a fresh host.
     pub fn host(&self, project: &Path, settings: Settings) -> anyhow::Result<(Host, Vec<String>)> {
         self.host_loaded(project, settings, &|specs| load(self.sys, specs))
+            .map(|(host, notices, _)| (host, notices))
+    }
+
+    /// `host`, with the symlinks the load met (`LoadOutcome::links`: what a watch of the
+    /// spaces reads again when their targets change).
+    pub fn host_with_links(
+        &self,
+        project: &Path,
+        settings: Settings,
+    ) -> anyhow::Result<(Host, Vec<String>, Vec<PathBuf>)> {
+        self.host_loaded(project, settings, &|specs| load(self.sys, specs))
     }
 
     /// The spaces with, of the on-disk space of kind `kind`, the files under `dir` (relative to
@@ -501,6 +512,7 @@ impl Context<'_> {
         self.host_loaded(project, settings, &|specs| {
             crate::load::load_space_dir(self.sys, specs, kind, dir)
         })
+        .map(|(host, notices, _)| (host, notices))
     }
 
     /// A fresh host with `settings` and what `load` loads of the spaces.
@@ -509,7 +521,7 @@ impl Context<'_> {
         project: &Path,
         settings: Settings,
         load: &dyn Fn(&[SpaceSpec]) -> crate::load::LoadOutcome,
-    ) -> anyhow::Result<(Host, Vec<String>)> {
+    ) -> anyhow::Result<(Host, Vec<String>, Vec<PathBuf>)> {
         let (specs, mut notices) = self.spaces(project)?;
         let outcome = load(&specs);
         notices.extend(outcome.notices);
@@ -517,7 +529,7 @@ impl Context<'_> {
         let mut change = outcome.change;
         change.settings = Some(settings);
         host.apply(change);
-        Ok((host, notices))
+        Ok((host, notices, outcome.links))
     }
 
     /// The spaces of `host`, loaded lazily for the chains of `items` only: the base load

@@ -17,7 +17,6 @@ use notify::{RecursiveMode, Watcher};
 
 use crate::analysis::Host;
 use crate::analysis::live::LiveLint;
-use crate::db::FileChange;
 use crate::diagnostic::Finding;
 use crate::load::{Reloader, SpaceSpec};
 use crate::system::System;
@@ -50,62 +49,6 @@ fn wanted(event: &notify::Event, sys: &dyn System) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The symlinks of the spaces (files and folders), each with the real path it points at: the
-/// watcher reports a change at the target's own path, and each link to it must be read again.
-struct Links(Vec<(PathBuf, PathBuf)>);
-
-impl Links {
-    fn scan(sys: &dyn System, dirs: &[PathBuf]) -> Links {
-        let mut links = Vec::new();
-        for d in dirs {
-            let (entries, folders) = sys.walk_noting_links(d);
-            let files = entries.into_iter().filter(|e| e.is_symlink).map(|e| e.path);
-            for link in files.chain(folders.into_iter().flatten()) {
-                if let Ok(real) = sys.canonicalize(&link) {
-                    links.push((link, real));
-                }
-            }
-        }
-        Links(links)
-    }
-
-    /// Note what `path` is now: a symlink (to where), or not one.
-    fn update(&mut self, sys: &dyn System, path: &Path) {
-        self.0.retain(|(link, _)| link != path);
-        if sys.is_symlink(path)
-            && let Ok(real) = sys.canonicalize(path)
-        {
-            self.0.push((path.to_path_buf(), real));
-        }
-    }
-
-    /// The links whose target is one of `changed`, lies below one, or holds one (a linked
-    /// folder), not already among `changed`.
-    fn reaching(&self, sys: &dyn System, changed: &[PathBuf]) -> Vec<PathBuf> {
-        if self.0.is_empty() {
-            return Vec::new();
-        }
-        let real: Vec<PathBuf> = changed
-            .iter()
-            .filter_map(|p| {
-                // A removed file has no real path of its own: its folder's, and its name.
-                let parent = sys.canonicalize(p.parent()?).ok()?;
-                Some(parent.join(p.file_name()?))
-            })
-            .collect();
-        self.0
-            .iter()
-            .filter(|(link, target)| {
-                !changed.contains(link)
-                    && real
-                        .iter()
-                        .any(|c| target == c || target.starts_with(c) || c.starts_with(target))
-            })
-            .map(|(link, _)| link.clone())
-            .collect()
-    }
-}
-
 static STOP: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_sigint(_: libc::c_int) {
@@ -124,22 +67,23 @@ fn line(f: &Finding) -> String {
     )
 }
 
-/// Watch until Ctrl-C. `live` is the first run's lint of `host`; `json` prints one JSON object
-/// per batch.
+/// Watch until Ctrl-C. `live` is the first run's lint of `host`, `links` the symlinks its load
+/// met; `json` prints one JSON object per batch.
 pub fn watch(
     sys: &dyn System,
     specs: &[SpaceSpec],
-    mut host: Host,
+    (mut host, links): (Host, Vec<PathBuf>),
     mut live: LiveLint,
     json: bool,
 ) -> anyhow::Result<u8> {
-    let reloader = Reloader::new(sys, specs);
+    let mut reloader = Reloader::new(sys, specs);
+    reloader.note_links(&links);
+    drop(links);
     let dirs: Vec<PathBuf> = reloader
         .ai_dirs()
         .filter(|d| sys.is_dir(d))
         .map(Path::to_path_buf)
         .collect();
-    let mut links = Links::scan(sys, &dirs);
     let (tx, rx) = std::sync::mpsc::channel::<notify::Result<notify::Event>>();
     let mut watcher = notify::recommended_watcher(move |e| {
         let _ = tx.send(e);
@@ -186,26 +130,9 @@ pub fn watch(
             continue;
         }
         let started = Instant::now();
-        // The paths given (a folder may be a new link) and every file the batch reads (a folder
-        // made with files inside may report only itself, before its own watch is set).
-        for p in &paths {
-            links.update(sys, p);
-        }
-        let linked = links.reaching(sys, &paths);
-        paths.extend(linked);
         let db = host.db().clone();
         let change = reloader.reload(&paths, &|dir| db.paths_under(dir));
         drop(db);
-        let given: std::collections::HashSet<&PathBuf> = paths.iter().collect();
-        for fc in &change.files {
-            let p = match fc {
-                FileChange::Write(spec) => &spec.path,
-                FileChange::Remove(p) => p,
-            };
-            if !given.contains(p) {
-                links.update(sys, p);
-            }
-        }
         if change.files.is_empty() {
             continue;
         }

@@ -443,6 +443,7 @@ impl Server<'_> {
                 &format!("ryechain: {n}"),
             );
         }
+        self.reloader.note_links(&outcome.links);
         let mut change = outcome.change;
         change.settings = Some(self.settings.clone());
         let mut open: Vec<&PathBuf> = self.docs.keys().collect();

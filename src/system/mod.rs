@@ -3,6 +3,16 @@
 
 pub mod os;
 
+/// Why a symlink whose target `stat` failed with `e` is not a regular file, in the walk's words
+/// (every walk, and the watch's re-reading of a link, says it the same way).
+pub fn unfollowable(e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        "a dangling symlink: its target does not exist".to_owned()
+    } else {
+        format!("a symlink that cannot be followed: {e}")
+    }
+}
+
 use std::path::{Path, PathBuf};
 
 /// A file met while walking (directories are not listed), or an error the walk met.

@@ -8,6 +8,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use super::unfollowable;
 use super::{ReadInto, ReadResult, System, WalkEntry};
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -50,16 +51,6 @@ fn special_kind(ft: std::fs::FileType) -> Option<&'static str> {
         return Some("a symlink that cannot be followed");
     }
     Some("neither a file nor a directory")
-}
-
-/// Why a symlink whose target `stat` failed with `e` is not a regular file, in the walk's words
-/// (every walk says it the same way).
-fn unfollowable(e: &std::io::Error) -> String {
-    if e.kind() == std::io::ErrorKind::NotFound {
-        "a dangling symlink: its target does not exist".to_owned()
-    } else {
-        format!("a symlink that cannot be followed: {e}")
-    }
 }
 
 /// A mutex's guard, poisoned or not (what the walks collect stays usable after a panic on

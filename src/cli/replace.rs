@@ -1,7 +1,7 @@
 //! L6 replacing many files at once, each atomically (`sign` of a batch): every new text staged in
-//! a temporary file beside its target, made durable, renamed over the target and read back —
-//! each file reached by its name through its folder, held open (`openat`, `renameat`), not by a
-//! lookup of every component of its path.
+//! a temporary file beside its target, made durable, renamed over the target and checked to be
+//! the file written, unchanged — each file reached by its name through its folder, held open
+//! (`openat`, `renameat`), not by a lookup of every component of its path.
 //!
 //! Why a crash leaves every file either old or new: a rename is atomic (the name refers to the old
 //! or the new inode, never to neither), and no rename is issued before every temporary file's data
@@ -76,7 +76,8 @@ pub fn replace_all(
             .map(|range| imp::stage_task(&jobs[range.clone()], each_file))
             .collect()
     });
-    // (2) Make them durable at once; (3) rename each over its target and read it back.
+    // (2) Make them durable at once; (3) rename each over its target and check it is the file
+    // staged, unchanged.
     let failed = match durability {
         Durability::FileSystems(fs) => fs
             .sync()
@@ -153,9 +154,35 @@ mod imp {
 
     use super::{CHANGED_AFTER, CHANGED_BEFORE, Replace, temporary_name};
 
-    /// A staged temporary file: its name in the target's folder.
+    /// A staged temporary file: its name in the target's folder, and what `fstat` said of it
+    /// once written.
     pub struct Staged {
         tmp: CString,
+        stamp: Stamp,
+    }
+
+    /// What shows a file is the one staged, its bytes unchanged since: its inode, size and
+    /// modification time (any write moves it; not its change time, which the rename itself
+    /// moves on ext4 and others). Compared instead of reading the file back: one `fstatat` for
+    /// an open, `fstat`, two reads and a close.
+    #[derive(PartialEq, Eq)]
+    struct Stamp {
+        dev: u64,
+        ino: u64,
+        size: u64,
+        mtime: (i64, i64),
+    }
+
+    impl Stamp {
+        fn of(m: &std::fs::Metadata) -> Option<Stamp> {
+            use std::os::unix::fs::MetadataExt;
+            m.is_file().then(|| Stamp {
+                dev: m.dev(),
+                ino: m.ino(),
+                size: m.size(),
+                mtime: (m.mtime(), m.mtime_nsec()),
+            })
+        }
     }
 
     /// A folder held open (`O_PATH` where there is one: nothing is read through it).
@@ -201,8 +228,8 @@ mod imp {
             Ok(unsafe { std::fs::File::from_raw_fd(fd) })
         }
 
-        /// Whether `name` here is a regular file (not a symlink) holding exactly `bytes`, and
-        /// then its permission bits.
+        /// Whether `name` here is a regular file (not a symlink) holding exactly `bytes` (its
+        /// size, then its bytes), and then its permission bits.
         fn holds(&self, name: &CString, bytes: &[u8]) -> Option<u32> {
             use std::os::unix::fs::MetadataExt;
             // Non-blocking: a FIFO put in the file's place must not hang the batch.
@@ -213,12 +240,40 @@ mod imp {
             if !meta.is_file() || meta.len() != bytes.len() as u64 {
                 return None;
             }
-            let mut buf = Vec::with_capacity(bytes.len() + 1);
-            (&mut f)
-                .take(bytes.len() as u64 + 1)
-                .read_to_end(&mut buf)
-                .ok()?;
+            let mut buf = vec![0; bytes.len()];
+            f.read_exact(&mut buf).ok()?;
             (buf == bytes).then_some(meta.mode() & 0o7777)
+        }
+
+        /// `name` here, not followed if a symlink, as a stamp (`None`: not a regular file).
+        fn stamp(&self, name: &CString) -> Option<Stamp> {
+            let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+            // SAFETY: the folder's descriptor is open for the call, `name` NUL-terminated and
+            // `st` large enough for a `stat`.
+            let r = unsafe {
+                libc::fstatat(
+                    self.fd.as_raw_fd(),
+                    name.as_ptr(),
+                    st.as_mut_ptr(),
+                    libc::AT_SYMLINK_NOFOLLOW,
+                )
+            };
+            if r != 0 {
+                return None;
+            }
+            // SAFETY: `fstatat` succeeded and filled `st`.
+            let st = unsafe { st.assume_init() };
+            #[allow(
+                clippy::unnecessary_cast,
+                reason = "the fields' types differ from platform to platform"
+            )]
+            let stamp = Stamp {
+                dev: st.st_dev as u64,
+                ino: st.st_ino as u64,
+                size: st.st_size as u64,
+                mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+            };
+            ((st.st_mode & libc::S_IFMT) == libc::S_IFREG).then_some(stamp)
         }
 
         fn unlink(&self, name: &CString) {
@@ -312,7 +367,6 @@ mod imp {
                     folder.path.display()
                 )
             })?;
-        let staged = Staged { tmp };
         let written = (|| {
             // The creation mode is masked by the umask; set the exact bits when it masks any.
             if umask().is_none_or(|m| m & mode != 0) {
@@ -322,19 +376,24 @@ mod imp {
             }
             file.write_all(job.new)
                 .and_then(|()| if sync { file.sync_all() } else { Ok(()) })
+                .and_then(|()| file.metadata())
                 .map_err(|e| format!("cannot write {}: {e}", tmp_path()))
+                .and_then(|m| {
+                    Stamp::of(&m).ok_or_else(|| format!("{} is not a regular file", tmp_path()))
+                })
         })();
         match written {
-            Ok(()) => Ok(staged),
+            Ok(stamp) => Ok(Staged { tmp, stamp }),
             Err(e) => {
-                folder.unlink(&staged.tmp);
+                folder.unlink(&tmp);
                 Err(e)
             }
         }
     }
 
-    /// Rename the staged files of one task over their targets and read each back; with
-    /// `failed` (the file systems could not be synced), remove them instead.
+    /// Rename the staged files of one task over their targets and check each target is then
+    /// the file staged, unchanged; with `failed` (the file systems could not be synced), remove
+    /// them instead.
     pub fn commit_task(
         jobs: &[Result<Replace<'_>, String>],
         staged: Vec<Result<Staged, String>>,
@@ -369,9 +428,10 @@ mod imp {
                     folder.unlink(&st.tmp);
                     return Err(format!("cannot replace {}: {e}", job.path.display()));
                 }
-                match folder.holds(&target, job.new) {
-                    Some(_) => Ok(()),
-                    None => Err(CHANGED_AFTER.to_owned()),
+                if folder.stamp(&target).is_some_and(|s| s == st.stamp) {
+                    Ok(())
+                } else {
+                    Err(CHANGED_AFTER.to_owned())
                 }
             })
             .collect()
@@ -545,6 +605,63 @@ mod tests {
                     .collect();
                 assert!(stray.is_empty(), "{stray:?}");
             }
+        }
+    }
+
+    /// A staged file written to, or put in place of, between staging and the rename is not
+    /// reported as replaced; an untouched one is (`commit_task`'s check of the renamed file).
+    #[test]
+    #[cfg(unix)]
+    fn a_staged_file_changed_before_the_rename_is_reported() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let paths: Vec<std::path::PathBuf> = ["a.py", "b.py", "c.py"]
+            .iter()
+            .map(|n| dir.join(n))
+            .collect();
+        for p in &paths {
+            std::fs::write(p, "old\n").unwrap();
+        }
+        let jobs: Vec<Result<Replace<'_>, String>> = paths
+            .iter()
+            .map(|p| {
+                Ok(Replace {
+                    path: p,
+                    old: b"old\n",
+                    new: b"new\n",
+                })
+            })
+            .collect();
+        let staged = imp::stage_task(&jobs, false);
+        let staged_of = |name: &str| {
+            std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| {
+                    let n = p.file_name().unwrap().to_string_lossy();
+                    n.starts_with(&format!(".{name}.")) && n.ends_with(".tmp")
+                })
+                .unwrap()
+        };
+        // a: the same bytes written again (its modification time moves, its size does not).
+        let a = staged_of("a.py");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&a, "new\n").unwrap();
+        // b: another file renamed in its place.
+        let b = staged_of("b.py");
+        std::fs::write(dir.join("other"), "new\n").unwrap();
+        std::fs::rename(dir.join("other"), &b).unwrap();
+        let done = imp::commit_task(&jobs, staged, None);
+        assert_eq!(
+            done,
+            vec![
+                Err(CHANGED_AFTER.to_owned()),
+                Err(CHANGED_AFTER.to_owned()),
+                Ok(())
+            ]
+        );
+        for p in &paths {
+            assert_eq!(std::fs::read_to_string(p).unwrap(), "new\n");
         }
     }
 

@@ -886,21 +886,27 @@ enum FileKey {
 
 /// The path to write an item through (a symlink's target, so a symlink stays a symlink) and its
 /// identity. Only symlinks are resolved: `canonicalize` reads every component of every path,
-/// which was a visible share of a 100k-item batch.
+/// which was a visible share of a 100k-item batch; a path that is not a symlink is looked up
+/// once (its `lstat` is its `stat`).
 fn real_file(path: PathBuf) -> (PathBuf, FileKey) {
-    let is_link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
-    let real = if is_link {
-        std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone())
+    let meta = std::fs::symlink_metadata(&path);
+    let is_link = meta.as_ref().is_ok_and(|m| m.file_type().is_symlink());
+    let (real, meta) = if is_link {
+        let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        let meta = std::fs::metadata(&real);
+        (real, meta)
     } else {
-        path
+        (path, meta)
     };
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        if let Ok(m) = std::fs::metadata(&real) {
+        if let Ok(m) = meta {
             return (real, FileKey::Inode(m.dev(), m.ino()));
         }
     }
+    #[cfg(not(unix))]
+    drop(meta);
     let key = FileKey::Path(std::fs::canonicalize(&real).unwrap_or_else(|_| real.clone()));
     (real, key)
 }

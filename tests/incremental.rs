@@ -336,6 +336,84 @@ proptest! {
     }
 }
 
+/// The file change of one live op, with `files` (the model) updated.
+fn live_change(op: LiveOp, files: &mut BTreeMap<(String, String), FixtureFile>) -> FileChange {
+    match op {
+        LiveOp::Write(t) => {
+            let f = render(&t);
+            let fc = FileChange::Write(file_spec(&f));
+            files.insert(key(&f), f);
+            fc
+        }
+        LiveOp::Remove(s, i, yaml) => {
+            let f = render(&ToolSpec {
+                space: s,
+                id: i,
+                exec: Exec::None,
+                version: true,
+                body: 0,
+                yaml,
+            });
+            files.remove(&key(&f));
+            FileChange::Remove(file_spec(&f).path)
+        }
+        LiveOp::Config(which) => {
+            let f = config_file(which);
+            let fc = FileChange::Write(file_spec(&f));
+            files.insert(key(&f), f);
+            fc
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// The editor's way through `LiveLint`: each change planned before it is applied, the plans
+    /// of changes whose re-check was dropped (a newer change came) merged, and one re-check of
+    /// the merged plan on the host with every change applied — equal to a fresh lint of the
+    /// final files, its new and fixed findings the difference from the last re-check taken.
+    #[test]
+    fn live_lint_with_merged_plans_equals_fresh(initial in prop::collection::vec(tool_strategy(), 0..10), rounds in prop::collection::vec((prop::collection::vec(live_op_strategy(), 1..4), any::<bool>()), 1..8)) {
+        let mut files: BTreeMap<(String, String), FixtureFile> = BTreeMap::new();
+        for t in &initial {
+            let f = render(t);
+            files.insert(key(&f), f);
+        }
+        let mut host = fresh(&files);
+        let mut live = LiveLint::new(&host.snapshot(), LintOptions::default(), &|_| {});
+        let mut before = lint(&fresh(&files).snapshot(), &LintOptions::default(), &|_| {});
+        let mut pending: Option<ryechain::analysis::live::Plan> = None;
+        let last = rounds.len() - 1;
+        for (i, (ops, take)) in rounds.into_iter().enumerate() {
+            // One change per op: each planned on the host before it is applied.
+            for op in ops {
+                let change = Change { files: vec![live_change(op, &mut files)], ..Change::default() };
+                let plan = live.plan(host.db(), &change);
+                match &mut pending {
+                    Some(p) => p.merge(plan),
+                    None => pending = Some(plan),
+                }
+                host.apply(change);
+            }
+            if !take && i != last {
+                continue;
+            }
+            let plan = pending.take().unwrap();
+            let db = host.snapshot();
+            let rechecked = live.recheck(&db, &plan);
+            let delta = live.commit(&db, &plan, rechecked);
+            let after = lint(&fresh(&files).snapshot(), &LintOptions::default(), &|_| {});
+            let report = live.report();
+            prop_assert_eq!(&report.findings, &after.findings);
+            prop_assert_eq!(report.summary, after.summary);
+            prop_assert_eq!(finding_keys(&delta.new), finding_keys(&beyond_all(&after.findings, &before.findings)));
+            prop_assert_eq!(finding_keys(&delta.fixed), finding_keys(&beyond_all(&before.findings, &after.findings)));
+            before = after;
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 

@@ -293,6 +293,50 @@ fn a_runtime_edit_republishes_every_dependent_and_fixing_it_clears_them() {
     });
 }
 
+/// After the first workspace pass, a pass re-checks only what a change reaches: files no
+/// editor has open are published from it — the dependents of a runtime changed on disk, a tool
+/// added beside them, a removed tool cleared — and a fix clears them again.
+#[test]
+fn closed_dependents_of_a_change_on_disk_are_published_by_the_next_pass() {
+    let ws = Workspace::new(&[
+        ("tools/acme/runtimes/rt.yaml", RUNTIME),
+        ("tools/acme/a.py", &tool("acme/runtimes/rt")),
+        ("tools/acme/b.py", &tool("acme/runtimes/rt")),
+        ("tools/acme/c.py", &tool("acme/missing/one")),
+    ]);
+    with_server(&ws, json!({}), no_integrity(), |c| {
+        let uri = |rel: &str| ws.uri(rel);
+        let changed = |c: &mut Client, rel: &str, kind: u32| {
+            c.notify(
+                "workspace/didChangeWatchedFiles",
+                json!({"changes": [{"uri": uri(rel), "type": kind}]}),
+            );
+        };
+        // The first pass (every file) has run.
+        c.diagnostics_until(&uri("tools/acme/c.py"), |d| rules(d, "missing-executor"));
+        let strict = format!(
+            "{RUNTIME}child_constraints:\n  acme/a: {{min_version: \"2.0.0\"}}\n  acme/b: {{min_version: \"2.0.0\"}}\n"
+        );
+        ws.write("tools/acme/runtimes/rt.yaml", &strict);
+        changed(c, "tools/acme/runtimes/rt.yaml", 2);
+        for rel in ["tools/acme/a.py", "tools/acme/b.py"] {
+            c.diagnostics_until(&uri(rel), |d| rules(d, "version-constraint-violation"));
+        }
+        // A tool added (ids come) and one removed.
+        ws.write("tools/acme/d.py", &tool("acme/missing/two"));
+        changed(c, "tools/acme/d.py", 1);
+        c.diagnostics_until(&uri("tools/acme/d.py"), |d| rules(d, "missing-executor"));
+        std::fs::remove_file(ws.path("tools/acme/c.py")).unwrap();
+        changed(c, "tools/acme/c.py", 3);
+        c.diagnostics_until(&uri("tools/acme/c.py"), <[Value]>::is_empty);
+        ws.write("tools/acme/runtimes/rt.yaml", RUNTIME);
+        changed(c, "tools/acme/runtimes/rt.yaml", 2);
+        for rel in ["tools/acme/a.py", "tools/acme/b.py"] {
+            c.diagnostics_until(&uri(rel), <[Value]>::is_empty);
+        }
+    });
+}
+
 #[test]
 fn files_created_and_deleted_on_disk_are_seen_through_watched_file_events() {
     let ws = Workspace::new(&[("tools/acme/ok.py", &tool("rye/core/runtimes/python/script"))]);

@@ -90,6 +90,98 @@ pub struct Delta {
     pub internal_errors: usize,
 }
 
+/// What a change alters, told before it is applied ([`LiveLint::plan`]). The plans of changes
+/// applied one after another whose re-check has not been taken merge into one
+/// ([`Plan::merge`]): re-checked on the host with every change applied, they reach what each
+/// would have.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// Files whose inputs changed (written with other contents, added or removed).
+    altered: usize,
+    /// Why every file must be checked again, when it must.
+    full: Option<String>,
+    /// Files written with other contents, each with its executor edge before (`None`: not a
+    /// tool of a known extension).
+    changed: Vec<(SourceFile, Option<Option<String>>)>,
+    added: Vec<std::path::PathBuf>,
+    removed: Vec<SourceFile>,
+    /// The tool ids of changed, added and removed files.
+    touched: FxHashSet<String>,
+    ids_come_or_go: bool,
+    /// The displayed paths of changed and removed files (the graph-wide findings may show them).
+    shown: FxHashSet<String>,
+}
+
+impl Plan {
+    /// Nothing to check again.
+    pub fn is_empty(&self) -> bool {
+        self.altered == 0 && self.full.is_none()
+    }
+
+    /// Whether every file must be checked again, and why.
+    pub fn full(&self) -> Option<&str> {
+        self.full.as_deref()
+    }
+
+    /// This plan and `later`'s (made after this one's change was applied) as one.
+    pub fn merge(&mut self, later: Plan) {
+        self.altered += later.altered;
+        if self.full.is_none() {
+            self.full = later.full;
+        }
+        if self.full.is_some() {
+            return;
+        }
+        for (f, edge) in later.changed {
+            // The edge before the first change is the one to compare with.
+            if !self.changed.iter().any(|(g, _)| *g == f) {
+                self.changed.push((f, edge));
+            }
+        }
+        self.added.extend(later.added);
+        self.removed.extend(later.removed);
+        self.touched.extend(later.touched);
+        self.ids_come_or_go |= later.ids_come_or_go;
+        self.shown.extend(later.shown);
+    }
+}
+
+/// What [`LiveLint::recheck`] found, for [`LiveLint::commit`].
+pub enum Rechecked {
+    /// Every file checked again.
+    Full(LintParts),
+    Some {
+        /// The files checked again.
+        targets: Vec<SourceFile>,
+        /// The files the change removed.
+        removed: Vec<SourceFile>,
+        checked: Vec<LintedFile>,
+        /// The graph-wide findings, when computed again.
+        graph: Option<Vec<Finding>>,
+    },
+}
+
+impl Rechecked {
+    /// The files whose findings may differ from before (checked again or removed); `None`:
+    /// every file.
+    pub fn files(&self) -> Option<impl Iterator<Item = SourceFile> + '_> {
+        match self {
+            Rechecked::Full(_) => None,
+            Rechecked::Some {
+                targets, removed, ..
+            } => Some(targets.iter().chain(removed).copied()),
+        }
+    }
+
+    /// Whether the graph-wide findings were computed again.
+    pub fn graph_changed(&self) -> bool {
+        match self {
+            Rechecked::Full(_) => true,
+            Rechecked::Some { graph, .. } => graph.is_some(),
+        }
+    }
+}
+
 /// A finding as changes compare them: where lines shift under an edit, the same problem in the
 /// same file is the same finding.
 type Key<'a> = (&'a str, &'a str, &'a str);
@@ -245,11 +337,22 @@ impl LiveLint {
         self.internal_errors = self.parts.values().filter(|p| p.panicked).count();
     }
 
-    /// Apply `change` to `host` and bring the lint up to date, re-checking only what it reaches.
+    /// Apply `change` to `host` and bring the lint up to date, re-checking only what it reaches
+    /// (`plan`, then the change applied, `recheck` and `commit`).
     pub fn apply(&mut self, host: &mut Host, change: Change) -> Delta {
-        let db = host.db();
-        // What the change alters, told before it is applied: a write of what a file already holds
-        // alters nothing.
+        let plan = self.plan(host.db(), &change);
+        host.apply(change);
+        if plan.is_empty() {
+            return self.delta(0, 0, None, Vec::new(), Vec::new());
+        }
+        let db = host.snapshot();
+        let rechecked = self.recheck(&db, &plan);
+        self.commit(&db, &plan, rechecked)
+    }
+
+    /// What `change` alters, told from `db` before it is applied: a write of what a file already
+    /// holds alters nothing.
+    pub fn plan(&self, db: &RootDb, change: &Change) -> Plan {
         let mut full: Option<String> = None;
         if change.roots.is_some() {
             full = Some("the spaces were loaded again".to_owned());
@@ -318,70 +421,78 @@ impl LiveLint {
             }
         }
         let altered = changed.len() + added.len() + removed.len();
-        if altered == 0 && full.is_none() {
-            host.apply(change);
-            return self.delta(0, 0, None, Vec::new(), Vec::new());
-        }
-        if let Some(why) = full {
-            host.apply(change);
-            return self.full(host, altered, why);
+        if full.is_some() {
+            return Plan {
+                altered,
+                full,
+                ..Plan::default()
+            };
         }
 
         // The ids the change touches (a tool added, removed or changed), whether ids came or went,
         // each changed tool's executor edge before the change, and the paths the graph-wide
         // findings may show.
-        let base = self.opts.display_base.clone();
-        let mut touched: FxHashSet<String> = FxHashSet::default();
-        let mut ids_come_or_go = false;
-        // `None` for a file that is not a tool (extensions cannot change here: extractors are
-        // global).
-        let mut old_edges: Vec<Option<Option<String>>> = Vec::with_capacity(changed.len());
-        let mut shown: FxHashSet<String> = FxHashSet::default();
+        let base = self.opts.display_base.as_deref();
+        let mut plan = Plan {
+            altered,
+            ..Plan::default()
+        };
         for &f in &changed {
             let mut old = None;
             if let Some((id, ext)) = split_tool_rel(f.rel(db)) {
-                touched.insert(id.to_owned());
+                plan.touched.insert(id.to_owned());
                 if extractor_config(db).has_extension(ext) {
                     old = Some(edge(db, f));
                 }
             }
-            old_edges.push(old);
-            shown.insert(display_path(f.path(db), base.as_deref()));
+            plan.changed.push((f, old));
+            plan.shown.insert(display_path(f.path(db), base));
         }
         for &f in &removed {
             if let Some((id, ext)) = split_tool_rel(f.rel(db)) {
-                touched.insert(id.to_owned());
-                ids_come_or_go |= extractor_config(db).has_extension(ext);
+                plan.touched.insert(id.to_owned());
+                plan.ids_come_or_go |= extractor_config(db).has_extension(ext);
             }
-            shown.insert(display_path(f.path(db), base.as_deref()));
+            plan.shown.insert(display_path(f.path(db), base));
         }
-        for &(_, rel) in &added {
+        plan.removed = removed;
+        for &(path, rel) in &added {
             if let Some((id, ext)) = split_tool_rel(rel) {
-                touched.insert(id.to_owned());
-                ids_come_or_go |= extractor_config(db).has_extension(ext);
+                plan.touched.insert(id.to_owned());
+                plan.ids_come_or_go |= extractor_config(db).has_extension(ext);
             }
+            plan.added.push(path.to_path_buf());
         }
-        let added: Vec<std::path::PathBuf> =
-            added.into_iter().map(|(p, _)| p.to_path_buf()).collect();
+        plan
+    }
 
-        host.apply(change);
-        let db = host.snapshot();
-        // Written again after a removal in the same change, a file may be the same input still.
-        removed.retain(|&f| db.file_at(f.path(&db)) != Some(f));
+    /// Check again, on `db` (the change applied), what `plan` reaches: read-only, so that an
+    /// editor can run it off its main thread and drop it when a newer change comes.
+    pub fn recheck(&self, db: &RootDb, plan: &Plan) -> Rechecked {
+        if plan.full.is_some() {
+            return Rechecked::Full(lint_parts(db, &self.opts, &|_| {}, true, Checks::Memoized));
+        }
+        // Written again after a removal, a file may be the same input still.
+        let removed: Vec<SourceFile> = plan
+            .removed
+            .iter()
+            .copied()
+            .filter(|&f| db.file_at(f.path(db)) != Some(f))
+            .collect();
 
         // The graph-wide findings (cycles and what runs into them) read every tool's edge and
         // the first member's header: they are computed again when an edge may have moved or a
         // file they show changed.
-        let graph_dirty = ids_come_or_go
-            || changed
+        let graph_dirty = plan.ids_come_or_go
+            || plan
+                .changed
                 .iter()
-                .zip(&old_edges)
-                .any(|(&f, old)| old.as_ref().is_some_and(|old| edge(&db, f) != *old))
+                .any(|(f, old)| old.as_ref().is_some_and(|old| edge(db, *f) != *old))
             || self.graph.iter().any(|g| {
-                shown.contains(&g.path)
+                plan.shown.contains(&g.path)
                     || g.notes
                         .iter()
-                        .any(|n| n.path.as_ref().is_some_and(|p| shown.contains(p)))
+                        .any(|n| n.path.as_ref().is_some_and(|p| plan.shown.contains(p)))
             });
 
         // What to check again: the changed and added files, every file of a touched id, every
@@ -394,53 +505,84 @@ impl LiveLint {
                 targets.push(f);
             }
         };
-        for &f in &changed {
+        for &(f, _) in &plan.changed {
             push(f, &mut targets);
         }
-        for p in &added {
+        for p in &plan.added {
             if let Some(f) = db.file_at(p) {
                 push(f, &mut targets);
             }
         }
-        for &root in db.workspace().roots(&db) {
-            let index = space_index(&db, root);
-            for id in &touched {
+        for &root in db.workspace().roots(db) {
+            let index = space_index(db, root);
+            for id in &plan.touched {
                 for &(_, f) in index.candidates(id) {
                     push(f, &mut targets);
                 }
             }
         }
-        for l in self.deps.lists_with(&touched) {
+        for l in self.deps.lists_with(&plan.touched) {
             if let Some(m) = self.members.get(&l) {
                 for &f in m {
                     push(f, &mut targets);
                 }
             }
         }
-        if ids_come_or_go {
+        if plan.ids_come_or_go {
             for (&f, p) in &self.parts {
                 if p.missing {
                     push(f, &mut targets);
                 }
             }
         }
-        // Only what the lint checks, and not what was removed.
+        // Only what the lint checks, what is still there, and not what was removed.
         let removed_set: FxHashSet<SourceFile> = removed.iter().copied().collect();
-        targets.retain(|&f| !removed_set.contains(&f) && lintable(&db, f.rel(&db)));
+        targets.retain(|&f| {
+            !removed_set.contains(&f)
+                && db.file_at(f.path(db)) == Some(f)
+                && lintable(db, f.rel(db))
+        });
 
-        let integrity = integrity_enabled(&db);
+        let integrity = integrity_enabled(db);
         let opts = &self.opts;
         let deps = &self.deps;
         let checked: Vec<LintedFile> = if targets.len() <= SERIAL_MAX {
-            lint_chunk(&db, &targets, opts, integrity, Some(deps), Checks::Memoized)
+            lint_chunk(db, &targets, opts, integrity, Some(deps), Checks::Memoized)
         } else {
-            par_chunks(&db, &targets, &|db, part| {
+            par_chunks(db, &targets, &|db, part| {
                 lint_chunk(db, part, opts, integrity, Some(deps), Checks::Memoized)
             })
         };
-        let graph = graph_dirty.then(|| super::graph_findings(&db, &self.opts));
+        let graph = graph_dirty.then(|| super::graph_findings(db, &self.opts));
+        Rechecked::Some {
+            targets,
+            removed,
+            checked,
+            graph,
+        }
+    }
 
-        // Swap the parts, comparing what was with what is.
+    /// Take what `recheck` found for `plan` on `db`, comparing what was with what is.
+    pub fn commit(&mut self, db: &RootDb, plan: &Plan, rechecked: Rechecked) -> Delta {
+        let (targets, removed, checked, graph) = match rechecked {
+            Rechecked::Full(parts) => {
+                let before = self.report().findings;
+                let rechecked = parts.files.len();
+                self.replace_all(parts);
+                let after = self.report().findings;
+                let before: Vec<&Finding> = before.iter().collect();
+                let after: Vec<&Finding> = after.iter().collect();
+                let new = beyond(&after, &before);
+                let fixed = beyond(&before, &after);
+                return self.delta(plan.altered, rechecked, plan.full.clone(), new, fixed);
+            }
+            Rechecked::Some {
+                targets,
+                removed,
+                checked,
+                graph,
+            } => (targets, removed, checked, graph),
+        };
         let mut old: Vec<Part> = Vec::new();
         for &f in removed.iter().chain(&targets) {
             old.extend(self.take(f));
@@ -450,8 +592,8 @@ impl LiveLint {
         for lf in checked {
             self.insert(lf);
         }
-        self.summary.files = loaded_file_count(&db);
-        self.summary.tools = tool_files(&db).len();
+        self.summary.files = loaded_file_count(db);
+        self.summary.tools = tool_files(db).len();
 
         let before: Vec<&Finding> = old
             .iter()
@@ -483,27 +625,7 @@ impl LiveLint {
         let panicked_before = old.iter().filter(|p| p.panicked).count();
         self.internal_errors =
             (self.internal_errors + panicked_now).saturating_sub(panicked_before);
-        self.delta(altered, rechecked, None, new, fixed)
-    }
-
-    /// Check every file again (salsa answers what did not change).
-    fn full(&mut self, host: &Host, altered: usize, why: String) -> Delta {
-        let before = self.report().findings;
-        let parts = lint_parts(
-            &host.snapshot(),
-            &self.opts,
-            &|_| {},
-            true,
-            Checks::Memoized,
-        );
-        let rechecked = parts.files.len();
-        self.replace_all(parts);
-        let after = self.report().findings;
-        let before: Vec<&Finding> = before.iter().collect();
-        let after: Vec<&Finding> = after.iter().collect();
-        let new = beyond(&after, &before);
-        let fixed = beyond(&before, &after);
-        self.delta(altered, rechecked, Some(why), new, fixed)
+        self.delta(plan.altered, rechecked, None, new, fixed)
     }
 
     fn delta(

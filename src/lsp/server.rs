@@ -16,7 +16,10 @@ use serde_json::json;
 use super::features;
 use super::position::{Encoding, Lines, apply_change};
 use super::uri;
-use crate::analysis::{Host, checked_diagnostics, checked_graph_diagnostics, lint_files};
+use crate::analysis::live::{LiveLint, Plan, Rechecked};
+use crate::analysis::{
+    Host, LintOptions, checked_diagnostics, checked_graph_diagnostics, lint_files,
+};
 use crate::db::{Change, FileChange, RootDb, Settings};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::exec::facts::Loaded;
@@ -80,11 +83,21 @@ enum Task {
         all: bool,
         files: Vec<(PathBuf, Vec<Diagnostic>)>,
         graph: Option<Vec<Diagnostic>>,
+        /// A workspace pass's lint, kept to re-check only what the next changes reach.
+        live: Option<Box<LivePass>>,
     },
     Response {
         generation: u64,
         response: Response,
     },
+}
+
+/// What a workspace pass did to the lint kept between passes.
+enum LivePass {
+    /// Linted every file afresh.
+    Built(LiveLint),
+    /// Re-checked what the plan reaches, to be committed.
+    Rechecked(Plan, Rechecked),
 }
 
 /// Shared by the pool jobs: how diagnostics become protocol values.
@@ -123,6 +136,11 @@ pub struct Server<'s> {
     inflight: FxHashMap<RequestId, Inflight>,
     /// The generation whose workspace pass is still to start, and when.
     workspace_due: Option<(u64, std::time::Instant)>,
+    /// The lint of the last workspace pass taken, with what each file's findings read: a pass
+    /// re-checks only what the changes since reach (`None`: the next pass lints every file).
+    live: Option<Arc<LiveLint>>,
+    /// What the changes since the last pass taken alter (their plans merged).
+    pending: Option<Plan>,
 }
 
 /// A request on the pool, kept to be asked again after a change elsewhere cancels it.
@@ -363,6 +381,8 @@ pub fn run(conn: &Connection, setup: &Setup<'_>) -> anyhow::Result<bool> {
             }),
             settings,
             workspace_due: None,
+            live: None,
+            pending: None,
             inflight: FxHashMap::default(),
         };
         if watch_dynamic {
@@ -476,8 +496,20 @@ impl Server<'_> {
                 FileChange::Write(spec) => !self.docs.contains_key(&spec.path),
                 FileChange::Remove(_) => true,
             });
-            self.host.apply(change);
+            self.apply_inputs(change);
         }
+    }
+
+    /// Apply `change` to the host, telling the kept lint what it alters first.
+    fn apply_inputs(&mut self, change: Change) {
+        if let Some(live) = &self.live {
+            let plan = live.plan(self.host.db(), &change);
+            match &mut self.pending {
+                Some(p) => p.merge(plan),
+                None => self.pending = Some(plan),
+            }
+        }
+        self.host.apply(change);
     }
 
     /// Answer a request (it is no longer in flight).
@@ -757,7 +789,7 @@ impl Server<'_> {
         if change.files.is_empty() && change.roots.is_none() && change.settings.is_none() {
             return;
         }
-        self.host.apply(change);
+        self.apply_inputs(change);
         self.changed(first);
     }
 
@@ -783,7 +815,7 @@ impl Server<'_> {
     /// first.
     fn edit_buffer(&mut self, spec: crate::db::change::FileSpec) {
         let key = spec.path.clone();
-        self.host.apply(Change {
+        self.apply_inputs(Change {
             files: vec![FileChange::Write(spec)],
             ..Change::default()
         });
@@ -900,6 +932,7 @@ impl Server<'_> {
                         all: false,
                         files,
                         graph: None,
+                        live: None,
                     };
                     if tx.send(task).is_err() {
                         return;
@@ -915,27 +948,77 @@ impl Server<'_> {
         }
     }
 
-    /// Start the workspace pass of the current generation: every file, then the graph-wide
-    /// findings, on the pool; its result replaces what the client was told about every file.
+    /// Start the workspace pass of the current generation on the pool. With a kept lint, it
+    /// re-checks what the changes since the last pass reach (the files whose findings may
+    /// differ, and the graph-wide findings when an edge may have moved) and publishes those
+    /// files; without one (the first pass), or when a change reaches everything (config,
+    /// extractors, trust store), every file, then the graph-wide findings, and its result
+    /// replaces what the client was told about every file.
     fn start_workspace_pass(&mut self) {
         let snap = self.host.snapshot();
         let generation = self.generation;
         let tx = self.tasks_tx.clone();
+        let live = self.live.clone();
+        let plan = self.pending.clone();
+        if live.is_some() && plan.as_ref().is_none_or(Plan::is_empty) {
+            // Nothing the kept lint checks changed (a write of what a file held).
+            return;
+        }
+        // The files the last graph-wide findings are about: published again when those change.
+        let graph_paths: FxHashSet<PathBuf> =
+            self.graph.iter().map(|d| d.path.as_ref().clone()).collect();
         rayon::spawn(move || {
-            let full = salsa::Cancelled::catch(AssertUnwindSafe(|| {
-                let files = lint_files(&snap);
-                let per_file = crate::analysis::par_files(&snap, &files, &|db, f| {
-                    (f.path(db).as_ref().clone(), checked_diagnostics(db, f))
-                });
-                (per_file, checked_graph_diagnostics(&snap))
+            let pass = salsa::Cancelled::catch(AssertUnwindSafe(|| match (&live, plan) {
+                (Some(live), Some(plan)) => {
+                    let rechecked = live.recheck(&snap, &plan);
+                    let Some(reached) = rechecked.files() else {
+                        let (files, graph) = every_file(&snap);
+                        return (
+                            true,
+                            files,
+                            Some(graph),
+                            LivePass::Rechecked(plan, rechecked),
+                        );
+                    };
+                    let mut paths: FxHashSet<PathBuf> =
+                        reached.map(|f| f.path(&snap).as_ref().clone()).collect();
+                    let graph = rechecked.graph_changed().then(|| {
+                        let graph = checked_graph_diagnostics(&snap);
+                        paths.extend(graph_paths.iter().cloned());
+                        paths.extend(graph.iter().map(|d| d.path.as_ref().clone()));
+                        graph
+                    });
+                    let mut paths: Vec<PathBuf> = paths.into_iter().collect();
+                    paths.sort();
+                    let files = paths
+                        .into_iter()
+                        .map(|p| {
+                            let diags = snap
+                                .file_at(&p)
+                                .map(|f| checked_diagnostics(&snap, f))
+                                .unwrap_or_default();
+                            (p, diags)
+                        })
+                        .collect();
+                    (false, files, graph, LivePass::Rechecked(plan, rechecked))
+                }
+                _ => {
+                    let (files, graph) = every_file(&snap);
+                    let built = LiveLint::new(&snap, LintOptions::default(), &|_| {});
+                    (true, files, Some(graph), LivePass::Built(built))
+                }
             }));
+            // The kept lint is shared no longer once the pass is done (its result is committed
+            // to it on the main thread).
+            drop(live);
             drop(snap);
-            if let Ok((files, graph)) = full {
+            if let Ok((all, files, graph, live)) = pass {
                 tx.send(Task::Diagnostics {
                     generation,
-                    all: true,
+                    all,
                     files,
-                    graph: Some(graph),
+                    graph,
+                    live: Some(Box::new(live)),
                 })
                 .ok();
             }
@@ -983,9 +1066,30 @@ impl Server<'_> {
                 all,
                 files,
                 graph,
+                live,
             } => {
                 if generation != self.generation {
+                    // Computed on older inputs: what it re-checked stays pending, with the
+                    // changes since, for the next pass.
                     return;
+                }
+                match live.map(|l| *l) {
+                    Some(LivePass::Built(built)) => {
+                        self.live = Some(Arc::new(built));
+                        self.pending = None;
+                    }
+                    Some(LivePass::Rechecked(plan, rechecked)) => {
+                        match self.live.as_mut().and_then(Arc::get_mut) {
+                            Some(kept) => {
+                                kept.commit(self.host.db(), &plan, rechecked);
+                                self.pending = None;
+                            }
+                            // Still shared (cannot happen: a pass drops its share before it
+                            // reports): the next pass lints every file again.
+                            None => self.live = None,
+                        }
+                    }
+                    None => {}
                 }
                 if let Some(graph) = graph {
                     self.graph = graph;
@@ -1079,6 +1183,15 @@ impl Server<'_> {
 }
 
 /// The range of `span` in the file at `path` (the start of the file when there is no text).
+/// Every file's diagnostics and the graph-wide ones (a whole workspace pass).
+fn every_file(snap: &RootDb) -> (Vec<(PathBuf, Vec<Diagnostic>)>, Vec<Diagnostic>) {
+    let files = lint_files(snap);
+    let per_file = crate::analysis::par_files(snap, &files, &|db, f| {
+        (f.path(db).as_ref().clone(), checked_diagnostics(db, f))
+    });
+    (per_file, checked_graph_diagnostics(snap))
+}
+
 fn range_in(db: &RootDb, path: &Path, span: Option<Span>, enc: Encoding) -> lt::Range {
     // The file's text as the database holds it (a shared handle, not a copy).
     let text = db.file_at(path).and_then(|f| match f.contents(db) {

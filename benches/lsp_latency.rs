@@ -1,7 +1,9 @@
 //! The language server's latency, measured end to end through the protocol (an in-process client
 //! over `Connection::memory()`): a header edit of one open tool until its diagnostics are
-//! published; a runtime edit until 100 open tools that run on it are re-published; and server
-//! start until the first diagnostics of a file opened at once (on a larger tree).
+//! published; a runtime edit until 100 open tools that run on it are re-published; a runtime
+//! changed on disk until 100 tools that run on it, none of them open, are re-published by the
+//! workspace pass; and server start until the first diagnostics of a file opened at once (on a
+//! larger tree).
 //!
 //! `cargo bench --bench lsp_latency` — sizes from `RYECHAIN_BENCH_TOOLS` (default 10000) and
 //! `RYECHAIN_BENCH_START_TOOLS` (default 100000; 0 skips the start measurement). Every sample
@@ -56,6 +58,17 @@ fn tree(tools: usize) -> (tempfile::TempDir, PathBuf) {
         )
         .unwrap();
     }
+    // A second runtime whose dependents no editor opens, and a closed tool with a finding (its
+    // diagnostics tell the first workspace pass has run).
+    std::fs::write(tools_dir.join("runtime_b.yaml"), RUNTIME).unwrap();
+    for i in 0..DEPENDENTS {
+        std::fs::write(
+            tools_dir.join(format!("closed_{i:03}.py")),
+            dependent(i, "bench/runtime_b"),
+        )
+        .unwrap();
+    }
+    std::fs::write(tools_dir.join("sentinel.py"), dependent(0, "bench/nowhere")).unwrap();
     (tmp, dir)
 }
 
@@ -149,6 +162,10 @@ fn edits(tools: usize) {
         }
         open(c, &rt, RUNTIME);
         c.diagnostics_until(&deps[0], |_| true);
+        // The first workspace pass (every file) has run.
+        c.diagnostics_until(&file_uri(&dir, "tools/bench/sentinel.py"), |d| {
+            has(d, "missing-executor")
+        });
         c.settle(Duration::from_millis(500));
 
         // A header edit of one open tool (its executor id flips between a typo and the runtime).
@@ -208,6 +225,50 @@ fn edits(tools: usize) {
         summary(
             &format!("runtime edit -> {DEPENDENTS} open dependents re-published"),
             runtime,
+        );
+
+        // A runtime changed on disk (a watched-file event): its closed dependents are published
+        // by the workspace pass, after the edits pause (150 ms).
+        let rt_b = file_uri(&dir, "tools/bench/runtime_b.yaml");
+        let rt_b_path = dir.join("project/.ai/tools/bench/runtime_b.yaml");
+        let closed: Vec<String> = (0..DEPENDENTS)
+            .map(|i| file_uri(&dir, &format!("tools/bench/closed_{i:03}.py")))
+            .collect();
+        let strict = format!(
+            "{RUNTIME}child_constraints:\n{}",
+            (0..DEPENDENTS)
+                .map(|i| format!("  bench/closed_{i:03}: {{min_version: \"2.0.0\"}}\n"))
+                .collect::<String>()
+        );
+        let mut on_disk = Vec::new();
+        for v in 0..12 {
+            let strict_now = v % 2 == 0;
+            std::fs::write(&rt_b_path, if strict_now { &strict } else { RUNTIME }).unwrap();
+            let t = Instant::now();
+            c.notify(
+                "workspace/didChangeWatchedFiles",
+                json!({"changes": [{"uri": rt_b, "type": 2}]}),
+            );
+            let mut left: std::collections::BTreeSet<&str> =
+                closed.iter().map(String::as_str).collect();
+            while !left.is_empty() {
+                let msg = c
+                    .next_message(ryechain::testing::LSP_WAIT)
+                    .expect("the closed dependents are re-published");
+                if let Some((u, d)) = published(&msg)
+                    && has(&d, "version-constraint-violation") == strict_now
+                {
+                    left.remove(u.as_str());
+                }
+            }
+            on_disk.push(ms(t.elapsed()));
+            c.settle(Duration::from_millis(300));
+        }
+        summary(
+            &format!(
+                "runtime changed on disk -> {DEPENDENTS} closed dependents re-published (150 ms pause included)"
+            ),
+            on_disk,
         );
     });
 }

@@ -131,6 +131,31 @@ fn has(diags: &[Value], rule: &str) -> bool {
     diags.iter().any(|d| d["code"] == rule)
 }
 
+/// The bench runtime constraining each of its `prefix_NNN` dependents to version 2.
+fn strict_runtime(prefix: &str) -> String {
+    format!(
+        "{RUNTIME}child_constraints:\n{}",
+        (0..DEPENDENTS)
+            .map(|i| format!("  bench/{prefix}_{i:03}: {{min_version: \"2.0.0\"}}\n"))
+            .collect::<String>()
+    )
+}
+
+/// Wait until each of `uris` is published with (`strict`) or without a constraint violation.
+fn republished(c: &mut LspClient, uris: &[String], strict: bool) {
+    let mut left: std::collections::BTreeSet<&str> = uris.iter().map(String::as_str).collect();
+    while !left.is_empty() {
+        let msg = c
+            .next_message(ryechain::testing::LSP_WAIT)
+            .expect("the dependents are re-published");
+        if let Some((u, d)) = published(&msg)
+            && has(&d, "version-constraint-violation") == strict
+        {
+            left.remove(u.as_str());
+        }
+    }
+}
+
 fn summary(name: &str, mut ms: Vec<f64>) {
     ms.sort_by(f64::total_cmp);
     let pick = |q: f64| ms[((ms.len() - 1) as f64 * q).round() as usize];
@@ -196,29 +221,13 @@ fn edits(tools: usize) {
         summary("  of which: the id fixed", to_fixed);
 
         // A runtime edit: it starts (or stops) constraining every dependent to version 2.
-        let strict = format!(
-            "{RUNTIME}child_constraints:\n{}",
-            (0..DEPENDENTS)
-                .map(|i| format!("  bench/dep_{i:03}: {{min_version: \"2.0.0\"}}\n"))
-                .collect::<String>()
-        );
+        let strict = strict_runtime("dep");
         let mut runtime = Vec::new();
         for v in 2..22 {
             let strict_now = v % 2 == 0;
             let t = Instant::now();
             change(c, &rt, v, if strict_now { &strict } else { RUNTIME });
-            let mut left: std::collections::BTreeSet<&str> =
-                deps.iter().map(String::as_str).collect();
-            while !left.is_empty() {
-                let msg = c
-                    .next_message(ryechain::testing::LSP_WAIT)
-                    .expect("the dependents are re-published");
-                if let Some((u, d)) = published(&msg)
-                    && has(&d, "version-constraint-violation") == strict_now
-                {
-                    left.remove(u.as_str());
-                }
-            }
+            republished(c, &deps, strict_now);
             runtime.push(ms(t.elapsed()));
             c.settle(Duration::from_millis(300));
         }
@@ -234,12 +243,7 @@ fn edits(tools: usize) {
         let closed: Vec<String> = (0..DEPENDENTS)
             .map(|i| file_uri(&dir, &format!("tools/bench/closed_{i:03}.py")))
             .collect();
-        let strict = format!(
-            "{RUNTIME}child_constraints:\n{}",
-            (0..DEPENDENTS)
-                .map(|i| format!("  bench/closed_{i:03}: {{min_version: \"2.0.0\"}}\n"))
-                .collect::<String>()
-        );
+        let strict = strict_runtime("closed");
         let mut on_disk = Vec::new();
         for v in 0..12 {
             let strict_now = v % 2 == 0;
@@ -249,18 +253,7 @@ fn edits(tools: usize) {
                 "workspace/didChangeWatchedFiles",
                 json!({"changes": [{"uri": rt_b, "type": 2}]}),
             );
-            let mut left: std::collections::BTreeSet<&str> =
-                closed.iter().map(String::as_str).collect();
-            while !left.is_empty() {
-                let msg = c
-                    .next_message(ryechain::testing::LSP_WAIT)
-                    .expect("the closed dependents are re-published");
-                if let Some((u, d)) = published(&msg)
-                    && has(&d, "version-constraint-violation") == strict_now
-                {
-                    left.remove(u.as_str());
-                }
-            }
+            republished(c, &closed, strict_now);
             on_disk.push(ms(t.elapsed()));
             c.settle(Duration::from_millis(300));
         }

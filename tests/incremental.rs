@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use ryechain::analysis::live::LiveLint;
-use ryechain::analysis::{Host, LintOptions, lint};
+use ryechain::analysis::{Host, LintOptions, LintReport, lint};
 use ryechain::db::{Change, Db, FileChange, RootDb, Settings};
 use ryechain::diagnostic::Finding;
 use ryechain::model::{Space, SpaceKind};
@@ -293,35 +293,12 @@ proptest! {
     /// and what it says appeared and went away is the difference between the two full reports.
     #[test]
     fn live_lint_equals_fresh(initial in prop::collection::vec(tool_strategy(), 0..10), batches in prop::collection::vec(prop::collection::vec(live_op_strategy(), 1..4), 1..10)) {
-        let mut files: BTreeMap<(String, String), FixtureFile> = BTreeMap::new();
-        for t in &initial {
-            let f = render(t);
-            files.insert(key(&f), f);
-        }
-        let mut host = fresh(&files);
-        let mut live = LiveLint::new(&host.snapshot(), LintOptions::default(), &|_| {});
-        let mut before = lint(&fresh(&files).snapshot(), &LintOptions::default(), &|_| {});
+        let (mut files, mut host, mut live, mut before) = live_setup(&initial);
         prop_assert_eq!(&live.report().findings, &before.findings);
         for batch in batches {
             let mut change = Change::default();
             for op in batch {
-                match op {
-                    LiveOp::Write(t) => {
-                        let f = render(&t);
-                        change.files.push(FileChange::Write(file_spec(&f)));
-                        files.insert(key(&f), f);
-                    }
-                    LiveOp::Remove(s, i, yaml) => {
-                        let f = render(&ToolSpec { space: s, id: i, exec: Exec::None, version: true, body: 0, yaml });
-                        change.files.push(FileChange::Remove(file_spec(&f).path));
-                        files.remove(&key(&f));
-                    }
-                    LiveOp::Config(which) => {
-                        let f = config_file(which);
-                        change.files.push(FileChange::Write(file_spec(&f)));
-                        files.insert(key(&f), f);
-                    }
-                }
+                change.files.push(live_change(op, &mut files));
             }
             let delta = live.apply(&mut host, change);
             let after = lint(&fresh(&files).snapshot(), &LintOptions::default(), &|_| {});
@@ -334,6 +311,26 @@ proptest! {
             before = after;
         }
     }
+}
+
+/// The model of `initial`'s files, a host of them, its live lint and a fresh lint of them.
+fn live_setup(
+    initial: &[ToolSpec],
+) -> (
+    BTreeMap<(String, String), FixtureFile>,
+    Host,
+    LiveLint,
+    LintReport,
+) {
+    let mut files: BTreeMap<(String, String), FixtureFile> = BTreeMap::new();
+    for t in initial {
+        let f = render(t);
+        files.insert(key(&f), f);
+    }
+    let host = fresh(&files);
+    let live = LiveLint::new(&host.snapshot(), LintOptions::default(), &|_| {});
+    let before = lint(&fresh(&files).snapshot(), &LintOptions::default(), &|_| {});
+    (files, host, live, before)
 }
 
 /// The file change of one live op, with `files` (the model) updated.
@@ -375,14 +372,7 @@ proptest! {
     /// final files, its new and fixed findings the difference from the last re-check taken.
     #[test]
     fn live_lint_with_merged_plans_equals_fresh(initial in prop::collection::vec(tool_strategy(), 0..10), rounds in prop::collection::vec((prop::collection::vec(live_op_strategy(), 1..4), any::<bool>()), 1..8)) {
-        let mut files: BTreeMap<(String, String), FixtureFile> = BTreeMap::new();
-        for t in &initial {
-            let f = render(t);
-            files.insert(key(&f), f);
-        }
-        let mut host = fresh(&files);
-        let mut live = LiveLint::new(&host.snapshot(), LintOptions::default(), &|_| {});
-        let mut before = lint(&fresh(&files).snapshot(), &LintOptions::default(), &|_| {});
+        let (mut files, mut host, mut live, mut before) = live_setup(&initial);
         let mut pending: Option<ryechain::analysis::live::Plan> = None;
         let last = rounds.len() - 1;
         for (i, (ops, take)) in rounds.into_iter().enumerate() {

@@ -4,12 +4,13 @@
 //! (`openat`, `renameat`), not by a lookup of every component of its path.
 //!
 //! Why a crash leaves every file either old or new: a rename is atomic (the name refers to the old
-//! or the new inode, never to neither), and no rename is issued before every temporary file's data
-//! is on disk (`Durability`: one sync of each file system written to, or a sync of each file; a
-//! file system sync that reports an error — any write error there since the batch began — fails
-//! every file, and nothing is renamed). A rename that does not survive a crash leaves the old
-//! file (and perhaps a stray `.<name>.<pid>.<nanos>.tmp` beside it). The batch as a whole is not
-//! atomic: a crash may leave some files replaced and others not.
+//! or the new inode, never to neither), and no rename is issued before its temporary file's data
+//! is on disk (`Durability`: a sync of each file system written to, for each half of the batch,
+//! or a sync of each file; a file system sync that reports an error — any write error there since
+//! the batch began — fails every file not renamed yet, and none of them is renamed). A rename
+//! that does not survive a crash leaves the old file (and perhaps a stray
+//! `.<name>.<pid>.<nanos>.tmp` beside it). The batch as a whole is not atomic: a crash may leave
+//! some files replaced and others not.
 #![allow(
     clippy::disallowed_methods,
     reason = "the replace edge reads, writes and renames the files being signed"
@@ -32,8 +33,9 @@ pub struct Replace<'t> {
 
 /// How a batch's temporary files are made durable before any is renamed.
 pub enum Durability<'f> {
-    /// A `syncfs` of each file system once half the batch is staged (beside the other half's
-    /// staging), one when all is staged, before the renames, one after (`FileSystems`).
+    /// A `syncfs` of each file system once half the batch is staged (beside the staging of the
+    /// other half), one when all is staged (beside the renames of the first half, before those
+    /// of the second), one after the renames (`FileSystems`).
     FileSystems(&'f FileSystems),
     /// A sync of each temporary file, then of each folder renamed in.
     EachFile,
@@ -79,43 +81,50 @@ pub fn replace_all(
                 .collect()
         })
     };
-    // With file systems to sync: a first `syncfs` once half the batch is staged, beside the
-    // staging of the other half. A file system's writeback runs on one kernel thread (on this
-    // project's VM, 0.5 s of one core for 50k staged files, the other core idle, before any
-    // rename may start); begun early, half of it overlaps work that keeps both cores busy, and
-    // the sync the renames wait for writes only the rest. Its outcome counts as the second's:
-    // a sync reports a write error once.
-    let (staged, early_sync) = match durability {
+    // (3) Rename each over its target and check it is the file staged, unchanged; with
+    // `failed` (the file systems could not be synced), remove the staged files instead.
+    let commit = |tasks: &[std::ops::Range<usize>],
+                  staged: Vec<Vec<Result<imp::Staged, String>>>,
+                  failed: Option<&str>|
+     -> Vec<Vec<Result<(), String>>> {
+        install(pool, || {
+            tasks
+                .par_iter()
+                .zip(staged)
+                .map(|(range, st)| imp::commit_task(&jobs[range.clone()], st, failed))
+                .collect()
+        })
+    };
+    let not_synced = |e: anyhow::Error| format!("{e:#}; nothing was replaced");
+    // (2) Make the staged files durable before any of them is renamed over its target.
+    let committed: Vec<Vec<Result<(), String>>> = match durability {
+        // In two halves. A file system's writeback runs on one kernel thread (on this project's
+        // VM, 0.5 s of one core for 50k staged files, the other core idle, before any rename
+        // could start): the first half's `syncfs` runs beside the staging of the second half,
+        // the second half's beside the renames of the first. A sync reports a write error
+        // once: the first's fails both halves, the second's the second half.
         Durability::FileSystems(fs) if tasks.len() > 1 => {
             let (a, b) = tasks.split_at(tasks.len() / 2);
-            let mut staged = stage(a);
-            std::thread::scope(|s| {
-                let first = s.spawn(|| fs.sync());
-                staged.extend(stage(b));
-                let r = first.join().unwrap_or_else(|_| {
-                    Err(anyhow::anyhow!("the file system sync did not finish"))
-                });
-                (staged, r)
-            })
+            let staged_a = stage(a);
+            let (staged_b, sync_a) = beside(|| fs.sync(), || stage(b));
+            let failed_a = sync_a.err().map(not_synced);
+            let (mut committed, sync_b) =
+                beside(|| fs.sync(), || commit(a, staged_a, failed_a.as_deref()));
+            let failed_b = failed_a.or_else(|| {
+                sync_b
+                    .err()
+                    .map(|e| format!("{e:#}; this file was not replaced"))
+            });
+            committed.extend(commit(b, staged_b, failed_b.as_deref()));
+            committed
         }
-        _ => (stage(&tasks), Ok(())),
+        Durability::FileSystems(fs) => {
+            let staged = stage(&tasks);
+            let failed = fs.sync().err().map(not_synced);
+            commit(&tasks, staged, failed.as_deref())
+        }
+        Durability::EachFile => commit(&tasks, stage(&tasks), None),
     };
-    // (2) Make them durable at once; (3) rename each over its target and check it is the file
-    // staged, unchanged.
-    let failed = match durability {
-        Durability::FileSystems(fs) => early_sync
-            .and_then(|()| fs.sync())
-            .err()
-            .map(|e| format!("{e:#}; nothing was replaced")),
-        Durability::EachFile => None,
-    };
-    let committed: Vec<Vec<Result<(), String>>> = install(pool, || {
-        tasks
-            .par_iter()
-            .zip(staged)
-            .map(|(range, st)| imp::commit_task(&jobs[range.clone()], st, failed.as_deref()))
-            .collect()
-    });
     let committed: Vec<Result<(), String>> = committed.into_iter().flatten().collect();
     // (4) Make the renames durable.
     let synced = match durability {
@@ -131,6 +140,21 @@ pub fn replace_all(
         }
     };
     (committed, synced)
+}
+
+/// Run `sync` on a thread of its own beside `work`; both results.
+fn beside<W: Send>(
+    sync: impl FnOnce() -> anyhow::Result<()> + Send,
+    work: impl FnOnce() -> W,
+) -> (W, anyhow::Result<()>) {
+    std::thread::scope(|s| {
+        let synced = s.spawn(sync);
+        let done = work();
+        let synced = synced
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the file system sync did not finish")));
+        (done, synced)
+    })
 }
 
 /// Run `f` on the I/O pool when there is one (else on rayon's global pool).

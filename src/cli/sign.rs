@@ -781,12 +781,12 @@ const SYNC_FILE_SYSTEMS_FROM: usize = 64;
 /// — loaded, or generated and trusted — only if something is to be signed; (3) sign and self-check
 /// every item in memory, in parallel (`sign_ready`); (4) replace the files (`replace_all`: stage
 /// every new text beside its target, make them durable — `syncfs` of each file system written
-/// to for a batch of `SYNC_FILE_SYSTEMS_FROM` files or more (begun at half the staging), else a
-/// sync of each file — then rename each over its target, check by its stamp that it is the file
-/// staged, and make the renames durable). Why a crash
-/// leaves every file either old or new: see `replace`. One `syncfs` replaced 50k file syncs (16
-/// in flight: 2.6 s of a 100k tree's 5.3 s): it also writes whatever else is dirty on that file
-/// system, which a batch of this size waits for in any case.
+/// to for a batch of `SYNC_FILE_SYSTEMS_FROM` files or more, half by half, each sync beside other
+/// work, else a sync of each file — then rename each over its target, check by its stamp that it
+/// is the file staged, and make the renames durable). Why a crash leaves every file either old
+/// or new: see `replace`. One `syncfs` replaced 50k file syncs (16 in flight: 2.6 s of a 100k
+/// tree's 5.3 s): it also writes whatever else is dirty on that file system, which a batch of
+/// this size waits for in any case.
 fn sign_batch(
     signer: &mut Signer<'_, '_>,
     db: &RootDb,

@@ -50,24 +50,15 @@ fn tree(tools: usize) -> (tempfile::TempDir, PathBuf) {
     write_tree(&dir, &generate(&GenOptions { tools, seed: 1 })).unwrap();
     let tools_dir = dir.join("project/.ai/tools/bench");
     std::fs::create_dir_all(&tools_dir).unwrap();
-    std::fs::write(tools_dir.join("runtime.yaml"), RUNTIME).unwrap();
-    for i in 0..DEPENDENTS {
-        std::fs::write(
-            tools_dir.join(format!("dep_{i:03}.py")),
-            dependent(i, "bench/runtime"),
-        )
-        .unwrap();
+    // The runtime the open tools run on, and a second one whose dependents no editor opens.
+    for (runtime, prefix) in [("runtime", "dep"), ("runtime_b", "closed")] {
+        std::fs::write(tools_dir.join(format!("{runtime}.yaml")), RUNTIME).unwrap();
+        for i in 0..DEPENDENTS {
+            let text = dependent(i, &format!("bench/{runtime}"));
+            std::fs::write(tools_dir.join(format!("{prefix}_{i:03}.py")), text).unwrap();
+        }
     }
-    // A second runtime whose dependents no editor opens, and a closed tool with a finding (its
-    // diagnostics tell the first workspace pass has run).
-    std::fs::write(tools_dir.join("runtime_b.yaml"), RUNTIME).unwrap();
-    for i in 0..DEPENDENTS {
-        std::fs::write(
-            tools_dir.join(format!("closed_{i:03}.py")),
-            dependent(i, "bench/runtime_b"),
-        )
-        .unwrap();
-    }
+    // A closed tool with a finding: its diagnostics tell the first workspace pass has run.
     std::fs::write(tools_dir.join("sentinel.py"), dependent(0, "bench/nowhere")).unwrap();
     (tmp, dir)
 }

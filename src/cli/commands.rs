@@ -130,7 +130,7 @@ pub fn lint(
         if args.watch {
             let live = crate::analysis::live::LiveLint::from_parts(parts, opts.clone());
             let report = live.report();
-            host = Some(((h, links), live));
+            host = Some((h, links, live));
             report
         } else {
             if parts.files.iter().map(|f| f.findings.len()).sum::<usize>() <= FORGET_HOST_BELOW {
@@ -153,13 +153,13 @@ pub fn lint(
     };
     emit(args, &out)?;
     if args.watch
-        && let Some((host, live)) = host
+        && let Some((host, links, live)) = host
     {
         // `live` holds every finding; the first report's copy is done with.
         drop(report);
         let (specs, _) = ctx.spaces(path)?;
         let json = args.format == LintFormat::Json;
-        return super::watch::watch(ctx.sys, &specs, host, live, json);
+        return super::watch::watch(ctx.sys, &specs, host, &links, live, json);
     }
     if report.internal_errors > 0 {
         errln!(

@@ -485,7 +485,7 @@ impl Context<'_> {
 
     /// Load the spaces into a fresh host.
     pub fn host(&self, project: &Path, settings: Settings) -> anyhow::Result<(Host, Vec<String>)> {
-        self.host_loaded(project, settings, &|specs| load(self.sys, specs))
+        self.host_with_links(project, settings)
             .map(|(host, notices, _)| (host, notices))
     }
 

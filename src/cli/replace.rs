@@ -222,14 +222,27 @@ mod imp {
     }
 
     impl Stamp {
-        fn of(m: &std::fs::Metadata) -> Option<Stamp> {
-            use std::os::unix::fs::MetadataExt;
-            m.is_file().then(|| Stamp {
-                dev: m.dev(),
-                ino: m.ino(),
-                size: m.size(),
-                mtime: (m.mtime(), m.mtime_nsec()),
-            })
+        /// The stamp of what a `stat` call (`call`, given where to write) says, `None` when it
+        /// fails or the file is not a regular file: the staged file by its descriptor, the
+        /// renamed one by its name.
+        fn by(call: impl FnOnce(*mut libc::stat) -> libc::c_int) -> Option<Stamp> {
+            let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+            if call(st.as_mut_ptr()) != 0 {
+                return None;
+            }
+            // SAFETY: the call succeeded and filled `st`.
+            let st = unsafe { st.assume_init() };
+            #[allow(
+                clippy::unnecessary_cast,
+                reason = "the fields' types differ from platform to platform"
+            )]
+            let stamp = Stamp {
+                dev: st.st_dev as u64,
+                ino: st.st_ino as u64,
+                size: st.st_size as u64,
+                mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
+            };
+            ((st.st_mode & libc::S_IFMT) == libc::S_IFREG).then_some(stamp)
         }
     }
 
@@ -295,33 +308,16 @@ mod imp {
 
         /// `name` here, not followed if a symlink, as a stamp (`None`: not a regular file).
         fn stamp(&self, name: &CString) -> Option<Stamp> {
-            let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
             // SAFETY: the folder's descriptor is open for the call, `name` NUL-terminated and
-            // `st` large enough for a `stat`.
-            let r = unsafe {
+            // `st` points at room for a `stat`.
+            Stamp::by(|st| unsafe {
                 libc::fstatat(
                     self.fd.as_raw_fd(),
                     name.as_ptr(),
-                    st.as_mut_ptr(),
+                    st,
                     libc::AT_SYMLINK_NOFOLLOW,
                 )
-            };
-            if r != 0 {
-                return None;
-            }
-            // SAFETY: `fstatat` succeeded and filled `st`.
-            let st = unsafe { st.assume_init() };
-            #[allow(
-                clippy::unnecessary_cast,
-                reason = "the fields' types differ from platform to platform"
-            )]
-            let stamp = Stamp {
-                dev: st.st_dev as u64,
-                ino: st.st_ino as u64,
-                size: st.st_size as u64,
-                mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
-            };
-            ((st.st_mode & libc::S_IFMT) == libc::S_IFREG).then_some(stamp)
+            })
         }
 
         fn unlink(&self, name: &CString) {
@@ -424,11 +420,11 @@ mod imp {
             }
             file.write_all(job.new)
                 .and_then(|()| if sync { file.sync_all() } else { Ok(()) })
-                .and_then(|()| file.metadata())
-                .map_err(|e| format!("cannot write {}: {e}", tmp_path()))
-                .and_then(|m| {
-                    Stamp::of(&m).ok_or_else(|| format!("{} is not a regular file", tmp_path()))
-                })
+                .map_err(|e| format!("cannot write {}: {e}", tmp_path()))?;
+            // SAFETY: the file's descriptor is open for the call and `st` points at room for a
+            // `stat`.
+            Stamp::by(|st| unsafe { libc::fstat(file.as_raw_fd(), st) })
+                .ok_or_else(|| format!("cannot stat {} once written", tmp_path()))
         })();
         match written {
             Ok(stamp) => Ok(Staged { tmp, stamp }),

@@ -72,13 +72,13 @@ fn line(f: &Finding) -> String {
 pub fn watch(
     sys: &dyn System,
     specs: &[SpaceSpec],
-    (mut host, links): (Host, Vec<PathBuf>),
+    mut host: Host,
+    links: &[PathBuf],
     mut live: LiveLint,
     json: bool,
 ) -> anyhow::Result<u8> {
     let mut reloader = Reloader::new(sys, specs);
-    reloader.note_links(&links);
-    drop(links);
+    reloader.note_links(links);
     let dirs: Vec<PathBuf> = reloader
         .ai_dirs()
         .filter(|d| sys.is_dir(d))

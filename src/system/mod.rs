@@ -3,6 +3,8 @@
 
 pub mod os;
 
+use std::path::{Path, PathBuf};
+
 /// Why a symlink whose target `stat` failed with `e` is not a regular file, in the walk's words
 /// (every walk, and the watch's re-reading of a link, says it the same way).
 pub fn unfollowable(e: &std::io::Error) -> String {
@@ -12,8 +14,6 @@ pub fn unfollowable(e: &std::io::Error) -> String {
         format!("a symlink that cannot be followed: {e}")
     }
 }
-
-use std::path::{Path, PathBuf};
 
 /// A file met while walking (directories are not listed), or an error the walk met.
 #[derive(Clone, Debug, PartialEq, Eq)]

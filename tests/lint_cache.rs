@@ -253,6 +253,51 @@ fn an_edit_rechecks_the_changed_file_and_what_reads_its_id() {
     assert_same("config", &r, &cold(&t.specs, &settings, &base));
 }
 
+/// A tool added whose chain stops at the length limit before the cycle it runs into: the cycle's
+/// finding (which counts and names what runs into it) must change, so the cache cannot keep it.
+#[test]
+fn a_tool_added_in_front_of_a_cycle_beyond_the_chain_limit_moves_its_finding() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("tree");
+    let tool = |id: &str, exec: &str| {
+        let p = dir.join(format!("project/.ai/tools/loop/{id}.py"));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let text = format!(
+            "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"loop/{exec}\"\n"
+        );
+        std::fs::write(p, text).unwrap();
+    };
+    // d <-> e, c -> d, b -> c; chains of at most three elements.
+    for (id, exec) in [("d", "e"), ("e", "d"), ("c", "d"), ("b", "c")] {
+        tool(id, exec);
+    }
+    std::fs::create_dir_all(dir.join("user/.ai")).unwrap();
+    std::fs::create_dir_all(dir.join("system/.ai")).unwrap();
+    let cfg = dir.join("project/.ai/config/ryechain.yaml");
+    std::fs::create_dir_all(cfg.parent().unwrap()).unwrap();
+    std::fs::write(&cfg, "chain:\n  max_depth: 3\n").unwrap();
+    let specs = ryechain::testing::generated_spaces(&dir);
+    let cache = tmp.path().join("cache.bin");
+    let settings = Settings::default();
+    let base = dir.clone();
+    let (r, _) = cached(&specs, &settings, &base, &cache);
+    assert_same("initial", &r, &cold(&specs, &settings, &base));
+    // a -> b: a's chain (a, b, c) stops at the limit; in the graph it runs into the cycle.
+    tool("a", "b");
+    let (r, how) = cached(&specs, &settings, &base, &cache);
+    let fresh = cold(&specs, &settings, &base);
+    let cycle = |r: &LintReport| {
+        r.findings
+            .iter()
+            .filter(|f| &*f.rule == "executor-cycle")
+            .map(|f| (f.message.clone(), f.notes.len()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(cycle(&fresh).len(), 1, "{:?}", fresh.findings);
+    assert_eq!(cycle(&r), cycle(&fresh), "{how}");
+    assert_same(&format!("a added ({how})"), &r, &fresh);
+}
+
 /// One random change to a generated tree.
 #[derive(Clone, Debug)]
 enum Op {
@@ -263,7 +308,7 @@ enum Op {
     Copy(usize),
     Shadow(usize),
     Touch(usize),
-    Config(bool),
+    Config(u8),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -275,7 +320,7 @@ fn op() -> impl Strategy<Value = Op> {
         any::<usize>().prop_map(Op::Copy),
         any::<usize>().prop_map(Op::Shadow),
         any::<usize>().prop_map(Op::Touch),
-        any::<bool>().prop_map(Op::Config),
+        (0..3u8).prop_map(Op::Config),
     ]
 }
 
@@ -349,13 +394,14 @@ fn apply(dir: &Path, op: &Op, step: usize) {
             let bytes = std::fs::read(pick(*i)).unwrap();
             std::fs::write(pick(*i), bytes).unwrap();
         }
-        Op::Config(on) => {
+        Op::Config(which) => {
             let cfg = dir.join("project/.ai/config/ryechain.yaml");
             std::fs::create_dir_all(cfg.parent().unwrap()).unwrap();
-            let text = if *on {
-                "lint:\n  ignore: [invalid-version]\n"
-            } else {
-                "lint: {}\n"
+            let text = match which {
+                0 => "lint:\n  ignore: [invalid-version]\n",
+                // Tool, runtime, primitive: longer chains and cycles stop at the limit.
+                1 => "chain:\n  max_depth: 3\n",
+                _ => "lint: {}\n",
             };
             std::fs::write(cfg, text).unwrap();
         }

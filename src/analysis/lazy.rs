@@ -75,10 +75,14 @@ pub fn file_chain_needs(db: &dyn Db, file: SourceFile, loaded: &Loaded) -> Vec<S
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChainIds {
     /// Every element id of its chain after the root and the id at which it stops (`Missing`,
-    /// `Cycle`), each once. The file's own id (read for shadowing and ambiguity) is not listed:
-    /// it is the file's path minus `tools/` and the extension.
+    /// `Cycle`, `TooDeep`), each once. The file's own id (read for shadowing and ambiguity) is
+    /// not listed: it is the file's path minus `tools/` and the extension. (A `TooDeep` chain
+    /// does not look its last id up, but the executor graph, which has no length limit, follows
+    /// that edge: listed, a change to that id re-checks the tool, whose `cycle` then says the
+    /// graph-wide findings must be computed again.)
     pub ids: Vec<String>,
-    /// The chain runs into a cycle.
+    /// The chain runs into a cycle, or stops at the length limit before it could tell (the
+    /// executor graph may find one past it).
     pub cycle: bool,
     /// The id the chain stops at because it resolves nowhere (its "did you mean" reads every
     /// visible id).
@@ -97,12 +101,14 @@ pub fn file_chain_ids(db: &dyn Db, file: SourceFile) -> ChainIds {
 /// [`file_chain_ids`] from the tool's chain `ch` (`walk_chain`), already walked.
 pub fn chain_ids_of(db: &dyn Db, file: SourceFile, ch: &Chain) -> ChainIds {
     let own = tool_id(db, file);
-    let cycle = matches!(ch.end, ChainEnd::Cycle { .. });
+    let cycle = matches!(ch.end, ChainEnd::Cycle { .. } | ChainEnd::TooDeep { .. });
     let (stop, missing) = match &ch.end {
         ChainEnd::Missing { executor_id, .. } => {
             (Some(executor_id.as_str()), Some(executor_id.clone()))
         }
-        ChainEnd::Cycle { executor_id, .. } => (Some(executor_id.as_str()), None),
+        ChainEnd::Cycle { executor_id, .. } | ChainEnd::TooDeep { executor_id, .. } => {
+            (Some(executor_id.as_str()), None)
+        }
         _ => (None, None),
     };
     let mut ids: Vec<String> = Vec::new();

@@ -376,7 +376,8 @@ pub struct FileDeps {
     /// The ids besides its own, as the index of their list in the `DepIds` the lint was given
     /// (most tools' lists are one of a few: the same runtimes and primitives).
     pub list: u32,
-    /// Its chain runs into a cycle.
+    /// Its chain runs into a cycle, or stops at the length limit before it could tell
+    /// (`lazy::ChainIds::cycle`).
     pub cycle: bool,
     /// The executor id its chain stops at because it resolves nowhere.
     pub missing: Option<Box<str>>,

@@ -3,7 +3,8 @@
 # editor or a shell does and print the line the watch prints for each batch (files changed,
 # files re-checked, the time from reading the batch to the new and fixed findings). Edits, each
 # restored: one tool's body (`>>`), its header (`sed -i`: the description), and the header (the
-# version) of the project runtime most tools name.
+# version) of the project runtime most tools name; then a tool added (a copy of the first one)
+# and removed.
 # Usage: benches/watch.sh N          generate a signed tree of N tools, then watch it
 #        TREE=DIR benches/watch.sh N  an existing tree (DIR/{project,user,system})
 set -euo pipefail
@@ -21,7 +22,8 @@ backup=$(mktemp)
 ./target/release/ryechain lint "$out/project" --user-space "$out/user" \
   --system-space "gen=$out/system" --watch --quiet --no-progress >"$log" 2>&1 &
 pid=$!
-trap 'kill -INT $pid 2>/dev/null || true; rm -f "$log" "$backup"' EXIT
+added= # the tool the last steps add
+trap 'kill -INT $pid 2>/dev/null || true; rm -f "$log" "$backup" ${added:+"$added"}' EXIT
 until grep -q '^watching' "$log"; do
   kill -0 $pid 2>/dev/null || { cat "$log" >&2; exit 2; }
   sleep 0.2
@@ -54,3 +56,9 @@ sed -i -E '0,/^(__)?version(__ =|:) "/s/^((__)?version(__ =|:) ")/\19/' "$rt_fil
 step "runtime header edited"
 cp "$backup" "$rt_file"
 step "runtime restored"
+# A new tool (a copy of the first one, beside it), then removed again: ids come and go.
+added="$(dirname "$leaf")/watch_added.py"
+cp "$leaf" "$added"
+step "tool added"
+rm -f "$added"
+step "tool removed"

@@ -240,7 +240,7 @@ fn live_op_strategy() -> impl Strategy<Value = LiveOp> {
     prop_oneof![
         6 => tool_strategy().prop_map(LiveOp::Write),
         2 => (0..3usize, 0..IDS.len(), any::<bool>()).prop_map(|(s, i, y)| LiveOp::Remove(s, i, y)),
-        1 => (0..3u8).prop_map(LiveOp::Config),
+        1 => (0..4u8).prop_map(LiveOp::Config),
     ]
 }
 
@@ -248,7 +248,9 @@ fn config_file(which: u8) -> FixtureFile {
     let text = match which {
         0 => "lint:\n  ignore: [invalid-version]\n",
         1 => "lint:\n  severity: {missing-executor: warning}\n",
-        _ => "chain:\n  max_depth: 3\n",
+        2 => "chain:\n  max_depth: 3\n",
+        // Every chain with an edge stops at the limit before looking its executor up.
+        _ => "chain:\n  max_depth: 1\n",
     };
     FixtureFile {
         space: Space::Project,

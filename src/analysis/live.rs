@@ -22,9 +22,8 @@ use super::{
 };
 use crate::db::{Change, Db, FileChange, RootDb, SourceFile};
 use crate::diagnostic::{Finding, Severity, Summary, sort_findings};
-use crate::model::ExecutorRef;
 use crate::resolve::extractor::EXTRACTORS_DIR;
-use crate::resolve::{extractor_config, metadata, space_index, split_tool_rel, tool_files};
+use crate::resolve::{extractor_config, space_index, split_tool_rel, tool_files};
 
 /// Files whose change can move every finding: config, extractors, the trust store, lockfiles
 /// (a lockfile's findings read the hashes of its whole chain), anything else that is not an
@@ -100,16 +99,13 @@ pub struct Plan {
     altered: usize,
     /// Why every file must be checked again, when it must.
     full: Option<String>,
-    /// Files written with other contents, each with its executor edge before (`None`: not a
-    /// tool of a known extension).
-    changed: Vec<(SourceFile, Option<Option<String>>)>,
+    /// Files written with other contents.
+    changed: Vec<SourceFile>,
     added: Vec<std::path::PathBuf>,
     removed: Vec<SourceFile>,
     /// The tool ids of changed, added and removed files.
     touched: FxHashSet<String>,
     ids_come_or_go: bool,
-    /// The displayed paths of changed and removed files (the graph-wide findings may show them).
-    shown: FxHashSet<String>,
 }
 
 impl Plan {
@@ -132,17 +128,15 @@ impl Plan {
         if self.full.is_some() {
             return;
         }
-        for (f, edge) in later.changed {
-            // The edge before the first change is the one to compare with.
-            if !self.changed.iter().any(|(g, _)| *g == f) {
-                self.changed.push((f, edge));
+        for f in later.changed {
+            if !self.changed.contains(&f) {
+                self.changed.push(f);
             }
         }
         self.added.extend(later.added);
         self.removed.extend(later.removed);
         self.touched.extend(later.touched);
         self.ids_come_or_go |= later.ids_come_or_go;
-        self.shown.extend(later.shown);
     }
 }
 
@@ -220,14 +214,6 @@ fn severities<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> (usize, us
             Severity::Warning => (e, w + 1),
             _ => (e, w),
         })
-}
-
-/// The executor id a tool's header names (the one edge of the executor graph it can add).
-fn edge(db: &dyn Db, file: SourceFile) -> Option<String> {
-    match metadata(db, file).executor() {
-        ExecutorRef::Id(id, _) => Some(id.to_owned()),
-        _ => None,
-    }
 }
 
 impl LiveLint {
@@ -429,31 +415,23 @@ impl LiveLint {
             };
         }
 
-        // The ids the change touches (a tool added, removed or changed), whether ids came or went,
-        // each changed tool's executor edge before the change, and the paths the graph-wide
-        // findings may show.
-        let base = self.opts.display_base.as_deref();
+        // The ids the change touches (a tool added, removed or changed) and whether ids came or
+        // went.
         let mut plan = Plan {
             altered,
             ..Plan::default()
         };
         for &f in &changed {
-            let mut old = None;
-            if let Some((id, ext)) = split_tool_rel(f.rel(db)) {
+            if let Some((id, _)) = split_tool_rel(f.rel(db)) {
                 plan.touched.insert(id.to_owned());
-                if extractor_config(db).has_extension(ext) {
-                    old = Some(edge(db, f));
-                }
             }
-            plan.changed.push((f, old));
-            plan.shown.insert(display_path(f.path(db), base));
         }
+        plan.changed = changed;
         for &f in &removed {
             if let Some((id, ext)) = split_tool_rel(f.rel(db)) {
                 plan.touched.insert(id.to_owned());
                 plan.ids_come_or_go |= extractor_config(db).has_extension(ext);
             }
-            plan.shown.insert(display_path(f.path(db), base));
         }
         plan.removed = removed;
         for &(path, rel) in &added {
@@ -480,21 +458,6 @@ impl LiveLint {
             .filter(|&f| db.file_at(f.path(db)) != Some(f))
             .collect();
 
-        // The graph-wide findings (cycles and what runs into them) read every tool's edge and
-        // the first member's header: they are computed again when an edge may have moved or a
-        // file they show changed.
-        let graph_dirty = plan.ids_come_or_go
-            || plan
-                .changed
-                .iter()
-                .any(|(f, old)| old.as_ref().is_some_and(|old| edge(db, *f) != *old))
-            || self.graph.iter().any(|g| {
-                plan.shown.contains(&g.path)
-                    || g.notes
-                        .iter()
-                        .any(|n| n.path.as_ref().is_some_and(|p| plan.shown.contains(p)))
-            });
-
         // What to check again: the changed and added files, every file of a touched id, every
         // tool whose chain reads one, and, when ids came or went, every tool whose missing
         // executor's suggestions read the set of ids.
@@ -505,7 +468,7 @@ impl LiveLint {
                 targets.push(f);
             }
         };
-        for &(f, _) in &plan.changed {
+        for &f in &plan.changed {
             push(f, &mut targets);
         }
         for p in &plan.added {
@@ -553,6 +516,32 @@ impl LiveLint {
                 lint_chunk(db, part, opts, integrity, Some(deps), Checks::Memoized)
             })
         };
+        // The graph-wide findings (each cycle, with its members and the tools that run into it)
+        // are computed again, a query over every tool's edge, only when they may differ. The
+        // tools whose edge may have moved (changed, added or removed, or naming a touched id)
+        // are among the targets and the removed files (each names its edge's id among the ids
+        // its chain reads). Over the executor graph, where each tool has at most one edge:
+        // a cycle that appeared or went away holds such a tool, which then runs into a cycle
+        // after or before; so does any tool whose walk to a cycle passes one. When none of
+        // them ran into a cycle before (no finding names its path) and none does now (its
+        // chain does not end in one or at the length limit), every cycle and everything that
+        // runs into it is as it was, and the findings with them.
+        let base = self.opts.display_base.as_deref();
+        let old_graph_paths: FxHashSet<&str> = self
+            .graph
+            .iter()
+            .flat_map(|g| {
+                std::iter::once(g.path.as_str())
+                    .chain(g.notes.iter().filter_map(|n| n.path.as_deref()))
+            })
+            .collect();
+        let graph_dirty = checked.iter().any(LintedFile::cycle)
+            || (!old_graph_paths.is_empty()
+                && targets
+                    .iter()
+                    .chain(&removed)
+                    .chain(&plan.changed)
+                    .any(|f| old_graph_paths.contains(display_path(f.path(db), base).as_str())));
         let graph = graph_dirty.then(|| super::graph_findings(db, &self.opts));
         Rechecked::Some {
             targets,

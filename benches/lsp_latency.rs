@@ -2,7 +2,8 @@
 //! over `Connection::memory()`): a header edit of one open tool until its diagnostics are
 //! published; a runtime edit until 100 open tools that run on it are re-published; a runtime
 //! changed on disk until 100 tools that run on it, none of them open, are re-published by the
-//! workspace pass; and server start until the first diagnostics of a file opened at once (on a
+//! workspace pass; the config changed on disk until a closed file's severity moves (every file
+//! re-checked); and server start until the first diagnostics of a file opened at once (on a
 //! larger tree).
 //!
 //! `cargo bench --bench lsp_latency` — sizes from `RYECHAIN_BENCH_TOOLS` (default 10000) and
@@ -253,6 +254,38 @@ fn edits(tools: usize) {
                 "runtime changed on disk -> {DEPENDENTS} closed dependents re-published (150 ms pause included)"
             ),
             on_disk,
+        );
+
+        // The config changed on disk (every file's findings may move): the closed sentinel's
+        // missing executor flips between an error and a warning.
+        let cfg_path = dir.join("project/.ai/config/ryechain.yaml");
+        std::fs::create_dir_all(cfg_path.parent().unwrap()).unwrap();
+        let cfg = uri::from_path(&cfg_path).unwrap().as_str().to_owned();
+        let sentinel = file_uri(&dir, "tools/bench/sentinel.py");
+        let mut config = Vec::new();
+        for v in 0..8 {
+            let warning = v % 2 == 0;
+            let level = if warning { "warning" } else { "error" };
+            let text = format!("lint:\n  severity:\n    missing-executor: {level}\n");
+            std::fs::write(&cfg_path, text).unwrap();
+            let t = Instant::now();
+            c.notify(
+                "workspace/didChangeWatchedFiles",
+                json!({"changes": [{"uri": cfg, "type": if v == 0 { 1 } else { 2 }}]}),
+            );
+            let want = if warning { 2 } else { 1 };
+            c.diagnostics_until(&sentinel, |d| {
+                d.iter()
+                    .any(|d| d["code"] == "missing-executor" && d["severity"] == want)
+            });
+            if v > 0 {
+                config.push(ms(t.elapsed()));
+            }
+            c.settle(Duration::from_millis(300));
+        }
+        summary(
+            "config changed on disk -> every file re-checked, a closed file re-published (150 ms pause included)",
+            config,
         );
     });
 }

@@ -2,7 +2,7 @@
 //! system → user → project with the same `deep_merge` as CONFIG_RESOLVE (§7.4: mappings merge
 //! recursively, every other value is replaced).
 
-use crate::db::{Db, FileContents, SourceFile};
+use crate::db::{Db, FileContents, SourceFile, Workspace};
 use crate::diagnostic::Severity;
 use crate::model::Span;
 
@@ -61,6 +61,21 @@ pub fn key_span(text: &str, key: &str) -> Option<Span> {
         offset += line.len();
     }
     None
+}
+
+/// The config files of every space, lowest precedence first (`LintConfig::sources`): what each
+/// file's own checks read to tell whether they check a config file — not the configs' contents,
+/// so that an edit of a config re-runs no other file's checks (100k tools: the file checks of
+/// every tool ran again, a third of the re-check).
+pub fn config_sources(db: &dyn Db) -> &[SourceFile] {
+    config_sources_of(db, db.workspace())
+}
+
+/// [`config_sources`], keyed by the workspace input (an argument-free query interns its empty
+/// key on every call: once per file checked).
+#[salsa::tracked(returns(ref))]
+fn config_sources_of(db: &dyn Db, _ws: Workspace) -> Vec<SourceFile> {
+    config_files(db)
 }
 
 fn config_files(db: &dyn Db) -> Vec<SourceFile> {

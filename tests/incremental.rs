@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use ryechain::analysis::live::LiveLint;
 use ryechain::analysis::{Host, LintOptions, LintReport, lint};
 use ryechain::db::{Change, Db, FileChange, RootDb, Settings};
-use ryechain::diagnostic::Finding;
+use ryechain::diagnostic::{Finding, Severity};
 use ryechain::model::{Space, SpaceKind};
 use ryechain::resolve::graph::executor_graph;
 use ryechain::resolve::{chain, resolve, tool_files};
@@ -114,6 +114,60 @@ fn header_edit_reruns_dependent_chains() {
     let chains = executed(&host, "chain_diagnostics(");
     // acme/rt itself plus the two project tools whose chains pass through it.
     assert_eq!(chains.len(), 3, "{chains:?}");
+}
+
+/// A config edit that moves severities (applied outside the memos) re-runs the config file's own
+/// checks and no tool's: the tools' checks read which files are configs, not what they say.
+#[test]
+fn a_config_edit_reruns_no_tool_check() {
+    let mut host = host(TREE);
+    assert!(host.db().enable_event_log(), "the host records");
+    edit(
+        &mut host,
+        Space::Project,
+        "tools/acme/broken.py",
+        "__version__ = \"1.0.0\"\n__executor_id__ = \"nowhere/rt\"\n",
+    );
+    edit(
+        &mut host,
+        Space::Project,
+        "config/ryechain.yaml",
+        "lint:\n  select: [ALL]\n",
+    );
+    let before = findings(&host);
+    assert!(
+        before
+            .iter()
+            .any(|f| &*f.rule == "missing-executor" && f.severity == Severity::Error),
+        "{before:#?}"
+    );
+    let _ = host.db().take_executed();
+    edit(
+        &mut host,
+        Space::Project,
+        "config/ryechain.yaml",
+        "lint:\n  select: [ALL]\n  severity: {missing-executor: warning}\n",
+    );
+    let after = findings(&host);
+    assert!(
+        after
+            .iter()
+            .any(|f| &*f.rule == "missing-executor" && f.severity == Severity::Warning),
+        "{after:#?}"
+    );
+    let log = host.db().take_executed();
+    let files: Vec<&String> = log
+        .iter()
+        .filter(|e| e.starts_with("file_diagnostics("))
+        .collect();
+    assert_eq!(
+        files.len(),
+        1,
+        "only the config's own checks re-run: {files:?}"
+    );
+    for q in ["chain_diagnostics(", "parse_file(", "metadata("] {
+        assert!(!log.iter().any(|e| e.starts_with(q)), "{q} re-ran: {log:?}");
+    }
 }
 
 // ---- proptest model ----

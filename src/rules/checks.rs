@@ -403,8 +403,8 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
     }
 
     // Config problems belong to the config file.
-    let cfg = crate::config::lint_config(db);
-    if cfg.sources.contains(&file) {
+    if crate::config::config_sources(db).contains(&file) {
+        let cfg = crate::config::lint_config(db);
         if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidConfig { .. })) {
             for (_, span, msg) in cfg.problems.iter().filter(|(f, _, _)| *f == file) {
                 out.push(rule.emit(site(*span), &[("problem", msg.clone())], None, Vec::new()));

@@ -1182,16 +1182,23 @@ impl Server<'_> {
     }
 }
 
-/// The range of `span` in the file at `path` (the start of the file when there is no text).
-/// Every file's diagnostics and the graph-wide ones (a whole workspace pass).
+/// Every file's diagnostics and the graph-wide ones (a whole workspace pass). Files without
+/// findings are left out: a whole pass publishes them only if they had some
+/// (`publish` with `all`), and at 100k files their paths, hashed, sorted and compared with what
+/// was published, were as long as the pass's re-check.
 fn every_file(snap: &RootDb) -> (Vec<(PathBuf, Vec<Diagnostic>)>, Vec<Diagnostic>) {
     let files = lint_files(snap);
     let per_file = crate::analysis::par_files(snap, &files, &|db, f| {
-        (f.path(db).as_ref().clone(), checked_diagnostics(db, f))
+        let diags = checked_diagnostics(db, f);
+        (!diags.is_empty()).then(|| (f.path(db).as_ref().clone(), diags))
     });
-    (per_file, checked_graph_diagnostics(snap))
+    (
+        per_file.into_iter().flatten().collect(),
+        checked_graph_diagnostics(snap),
+    )
 }
 
+/// The range of `span` in the file at `path` (the start of the file when there is no text).
 fn range_in(db: &RootDb, path: &Path, span: Option<Span>, enc: Encoding) -> lt::Range {
     // The file's text as the database holds it (a shared handle, not a copy).
     let text = db.file_at(path).and_then(|f| match f.contents(db) {

@@ -369,6 +369,132 @@ proptest! {
     }
 }
 
+/// Write `text` at `rel` of the project space: the model and the change.
+fn project_write(
+    files: &mut BTreeMap<(String, String), FixtureFile>,
+    rel: &str,
+    text: &str,
+) -> Change {
+    let f = FixtureFile {
+        space: Space::Project,
+        rel: rel.to_owned(),
+        text: text.to_owned(),
+    };
+    let fc = FileChange::Write(file_spec(&f));
+    files.insert(key(&f), f);
+    Change {
+        files: vec![fc],
+        ..Change::default()
+    }
+}
+
+/// A config edit that raises the chain length limit lengthens chains: the dependency ids a full
+/// re-check keeps when no chain can move must be walked again then, or a later change deep in a
+/// chain is not seen by the tools whose chains now reach it.
+#[test]
+fn raising_the_chain_limit_renews_what_each_tool_depends_on() {
+    let mut files: BTreeMap<(String, String), FixtureFile> = BTreeMap::new();
+    let tool = |exec: &str| {
+        format!(
+            "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"{exec}\"\n"
+        )
+    };
+    for (rel, exec) in [
+        ("tools/c/a.py", "c/b"),
+        ("tools/c/b.py", "c/c"),
+        ("tools/c/c.py", "c/d"),
+        ("tools/c/d.py", "rye/core/primitives/subprocess"),
+    ] {
+        let _ = project_write(&mut files, rel, &tool(exec));
+    }
+    let _ = project_write(
+        &mut files,
+        "config/ryechain.yaml",
+        "chain:\n  max_depth: 2\n",
+    );
+    let mut host = fresh(&files);
+    let host = &mut host;
+    let mut live = LiveLint::new(&host.snapshot(), LintOptions::default(), &|_| {});
+    let fresh_lint = |files: &BTreeMap<(String, String), FixtureFile>| {
+        lint(&fresh(files).snapshot(), &LintOptions::default(), &|_| {}).findings
+    };
+    assert_eq!(live.report().findings, fresh_lint(&files));
+    // The limit raised to 4: `c/a`'s chain (a, b, c, d, then the primitive) is too deep at `d`.
+    let change = project_write(
+        &mut files,
+        "config/ryechain.yaml",
+        "chain:\n  max_depth: 4\n",
+    );
+    let delta = live.apply(host, change);
+    assert!(delta.full.is_some(), "{delta:?}");
+    let deep = |fs: &[Finding]| {
+        fs.iter()
+            .any(|f| f.path.ends_with("c/a.py") && &*f.rule == "chain-too-deep")
+    };
+    let want = fresh_lint(&files);
+    assert!(deep(&want), "{want:#?}");
+    assert_eq!(live.report().findings, want);
+    // Then `c/d` names no executor: `c/a`'s chain ends there, within the limit.
+    let change = project_write(&mut files, "tools/c/d.py", "__version__ = \"1.0.0\"\n");
+    live.apply(host, change);
+    let want = fresh_lint(&files);
+    assert!(!deep(&want), "{want:#?}");
+    assert_eq!(live.report().findings, want);
+}
+
+/// An extractor that makes more files tools lengthens chains: the dependency ids must be walked
+/// again after it (a full re-check that keeps them is only for changes no chain can see).
+#[test]
+fn an_extractor_change_renews_what_each_tool_depends_on() {
+    let mut files: BTreeMap<(String, String), FixtureFile> = BTreeMap::new();
+    let tool = |exec: &str| {
+        format!(
+            "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"{exec}\"\n"
+        )
+    };
+    // `c/b.foo` is no tool until an extractor lists `.foo`: `c/a`'s executor is missing.
+    let _ = project_write(&mut files, "tools/c/a.py", &tool("c/b"));
+    let _ = project_write(&mut files, "tools/c/b.foo", &tool("c/c"));
+    let _ = project_write(
+        &mut files,
+        "tools/c/c.py",
+        &tool("rye/core/primitives/subprocess"),
+    );
+    let _ = project_write(
+        &mut files,
+        "config/ryechain.yaml",
+        "chain:\n  max_depth: 3\n",
+    );
+    let mut host = fresh(&files);
+    let host = &mut host;
+    let mut live = LiveLint::new(&host.snapshot(), LintOptions::default(), &|_| {});
+    let fresh_lint = |files: &BTreeMap<(String, String), FixtureFile>| {
+        lint(&fresh(files).snapshot(), &LintOptions::default(), &|_| {}).findings
+    };
+    assert_eq!(live.report().findings, fresh_lint(&files));
+    // `.foo` files are Python tools now: `c/a`'s chain (a, b, c, then the primitive) is too deep.
+    let change = project_write(
+        &mut files,
+        "tools/rye/core/extractors/tool/foo_extractor.yaml",
+        "version: \"1.0.0\"\ntool_type: extractor\nexecutor_id: null\nextensions: [.py, .foo]\nparsers:\n  .py: python/ast\n  .foo: python/ast\n",
+    );
+    let delta = live.apply(host, change);
+    assert!(delta.full.is_some(), "{delta:?}");
+    let deep = |fs: &[Finding]| {
+        fs.iter()
+            .any(|f| f.path.ends_with("c/a.py") && &*f.rule == "chain-too-deep")
+    };
+    let want = fresh_lint(&files);
+    assert!(deep(&want), "{want:#?}");
+    assert_eq!(live.report().findings, want);
+    // Then `c/c` names no executor: `c/a`'s chain ends there, within the limit.
+    let change = project_write(&mut files, "tools/c/c.py", "__version__ = \"1.0.0\"\n");
+    live.apply(host, change);
+    let want = fresh_lint(&files);
+    assert!(!deep(&want), "{want:#?}");
+    assert_eq!(live.report().findings, want);
+}
+
 /// The model of `initial`'s files, a host of them, its live lint and a fresh lint of them.
 fn live_setup(
     initial: &[ToolSpec],

@@ -23,7 +23,7 @@ use super::{
 use crate::db::{Change, Db, FileChange, RootDb, SourceFile};
 use crate::diagnostic::{Finding, Severity, Summary, sort_findings};
 use crate::resolve::extractor::EXTRACTORS_DIR;
-use crate::resolve::{extractor_config, space_index, split_tool_rel, tool_files};
+use crate::resolve::{extractor_config, max_depth, space_index, split_tool_rel, tool_files};
 
 /// Files whose change can move every finding: config, extractors, the trust store, lockfiles
 /// (a lockfile's findings read the hashes of its whole chain), anything else that is not an
@@ -99,6 +99,11 @@ pub struct Plan {
     altered: usize,
     /// Why every file must be checked again, when it must.
     full: Option<String>,
+    /// For a full re-check whose changes can move no chain (a config, trust-store file or
+    /// lockfile, nothing else): the chain length limit before them. When it is still the limit
+    /// after, every tool's dependency ids are as they were, and the re-check keeps them instead
+    /// of walking every chain again for them.
+    keep_deps: Option<usize>,
     /// Files written with other contents.
     changed: Vec<SourceFile>,
     added: Vec<std::path::PathBuf>,
@@ -121,6 +126,12 @@ impl Plan {
 
     /// This plan and `later`'s (made after this one's change was applied) as one.
     pub fn merge(&mut self, later: Plan) {
+        // Only full plans keep dependency ids: a plan that is neither full nor empty altered items.
+        self.keep_deps = match (self.is_empty(), later.is_empty()) {
+            (true, _) => later.keep_deps,
+            (_, true) => self.keep_deps,
+            _ => self.keep_deps.filter(|_| later.keep_deps.is_some()),
+        };
         self.altered += later.altered;
         if self.full.is_none() {
             self.full = later.full;
@@ -142,8 +153,9 @@ impl Plan {
 
 /// What [`LiveLint::recheck`] found, for [`LiveLint::commit`].
 pub enum Rechecked {
-    /// Every file checked again.
-    Full(LintParts),
+    /// Every file checked again; with `deps_kept`, without the dependency ids (the chains did
+    /// not move: the ones kept stand).
+    Full { parts: LintParts, deps_kept: bool },
     Some {
         /// The files checked again.
         targets: Vec<SourceFile>,
@@ -160,7 +172,7 @@ impl Rechecked {
     /// every file.
     pub fn files(&self) -> Option<impl Iterator<Item = SourceFile> + '_> {
         match self {
-            Rechecked::Full(_) => None,
+            Rechecked::Full { .. } => None,
             Rechecked::Some {
                 targets, removed, ..
             } => Some(targets.iter().chain(removed).copied()),
@@ -170,7 +182,7 @@ impl Rechecked {
     /// Whether the graph-wide findings were computed again.
     pub fn graph_changed(&self) -> bool {
         match self {
-            Rechecked::Full(_) => true,
+            Rechecked::Full { .. } => true,
             Rechecked::Some { graph, .. } => graph.is_some(),
         }
     }
@@ -284,6 +296,47 @@ impl LiveLint {
         self.recount();
     }
 
+    /// Take a whole lint's parts made without dependency ids, keeping each file's (the chains did
+    /// not move; a file new to the lint is not a tool, and one gone was not).
+    fn replace_findings(&mut self, parts: LintParts) {
+        // In place: a second map of every part, even for a moment, was 12 MB more at the peak
+        // of a 100k-tool host.
+        let files: Vec<SourceFile> = parts.files.iter().map(|lf| lf.file).collect();
+        for lf in parts.files {
+            match self.parts.get_mut(&lf.file) {
+                Some(p) => {
+                    p.findings = lf.findings;
+                    p.panicked = lf.panicked;
+                }
+                None => {
+                    let part = Part {
+                        findings: lf.findings,
+                        list: None,
+                        missing: false,
+                        panicked: lf.panicked,
+                    };
+                    self.parts.insert(lf.file, part);
+                }
+            }
+        }
+        if self.parts.len() != files.len() {
+            let now: FxHashSet<SourceFile> = files.into_iter().collect();
+            let gone: Vec<SourceFile> = self
+                .parts
+                .keys()
+                .filter(|f| !now.contains(f))
+                .copied()
+                .collect();
+            for f in gone {
+                self.take(f);
+            }
+        }
+        self.graph = parts.graph;
+        self.summary.files = parts.file_count;
+        self.summary.tools = parts.tool_count;
+        self.recount();
+    }
+
     /// Keep `lf` as its file's part (its dependency list an index into `self.deps`).
     fn insert(&mut self, lf: LintedFile) {
         let list = lf.deps.as_ref().map(|d| d.list);
@@ -340,6 +393,10 @@ impl LiveLint {
     /// holds alters nothing.
     pub fn plan(&self, db: &RootDb, change: &Change) -> Plan {
         let mut full: Option<String> = None;
+        // Whether a chain may walk otherwise: the spaces, the settings (primitives, the limit),
+        // an extractor (extensions, parsers) or an item changed. (The config's limit is compared
+        // after the change, in `recheck`.)
+        let mut chains_move = change.roots.is_some() || change.settings.is_some();
         if change.roots.is_some() {
             full = Some("the spaces were loaded again".to_owned());
         } else if let Some(s) = &change.settings
@@ -394,14 +451,13 @@ impl LiveLint {
                 }
                 (FileChange::Remove(_), None) => {}
             }
-            if let Some(kind) = kind
-                && full.is_none()
-            {
+            if let Some(kind) = kind {
                 let rel = match fc {
                     FileChange::Write(spec) => spec.rel.as_str(),
                     FileChange::Remove(_) => before.map_or("", |f| &**f.rel(db)),
                 };
-                if is_global(rel) {
+                chains_move |= !is_global(rel) || rel.starts_with(EXTRACTORS_DIR);
+                if full.is_none() && is_global(rel) {
                     full = Some(format!(".ai/{rel} was {kind}"));
                 }
             }
@@ -411,6 +467,7 @@ impl LiveLint {
             return Plan {
                 altered,
                 full,
+                keep_deps: (!chains_move).then(|| max_depth(db)),
                 ..Plan::default()
             };
         }
@@ -448,7 +505,9 @@ impl LiveLint {
     /// editor can run it off its main thread and drop it when a newer change comes.
     pub fn recheck(&self, db: &RootDb, plan: &Plan) -> Rechecked {
         if plan.full.is_some() {
-            return Rechecked::Full(lint_parts(db, &self.opts, &|_| {}, true, Checks::Memoized));
+            let deps_kept = plan.keep_deps == Some(max_depth(db));
+            let parts = lint_parts(db, &self.opts, &|_| {}, !deps_kept, Checks::Memoized);
+            return Rechecked::Full { parts, deps_kept };
         }
         // Written again after a removal, a file may be the same input still.
         let removed: Vec<SourceFile> = plan
@@ -554,10 +613,14 @@ impl LiveLint {
     /// Take what `recheck` found for `plan` on `db`, comparing what was with what is.
     pub fn commit(&mut self, db: &RootDb, plan: &Plan, rechecked: Rechecked) -> Delta {
         let (targets, removed, checked, graph) = match rechecked {
-            Rechecked::Full(parts) => {
+            Rechecked::Full { parts, deps_kept } => {
                 let before = self.report().findings;
                 let rechecked = parts.files.len();
-                self.replace_all(parts);
+                if deps_kept {
+                    self.replace_findings(parts);
+                } else {
+                    self.replace_all(parts);
+                }
                 let after = self.report().findings;
                 let before: Vec<&Finding> = before.iter().collect();
                 let after: Vec<&Finding> = after.iter().collect();

@@ -337,6 +337,49 @@ fn closed_dependents_of_a_change_on_disk_are_published_by_the_next_pass() {
     });
 }
 
+/// A config changed on disk reaches every file: closed files are published with the severity
+/// in force, cleared when their rule is ignored, and published again when it is not, and a later
+/// runtime change still reaches its closed dependents (the pass kept what each tool depends on).
+#[test]
+fn a_config_change_on_disk_republishes_closed_files_with_the_rules_in_force() {
+    let ws = Workspace::new(&[
+        ("tools/acme/runtimes/rt.yaml", RUNTIME),
+        ("tools/acme/a.py", &tool("acme/runtimes/rt")),
+        ("tools/acme/c.py", &tool("acme/missing/one")),
+    ]);
+    with_server(&ws, json!({}), no_integrity(), |c| {
+        let uri = |rel: &str| ws.uri(rel);
+        let changed = |c: &mut Client, rel: &str, kind: u32| {
+            c.notify(
+                "workspace/didChangeWatchedFiles",
+                json!({"changes": [{"uri": uri(rel), "type": kind}]}),
+            );
+        };
+        let severity = |d: &[Value], want: u64| {
+            d.iter()
+                .any(|d| d["code"] == "missing-executor" && d["severity"] == want)
+        };
+        let c_py = uri("tools/acme/c.py");
+        c.diagnostics_until(&c_py, |d| severity(d, 1));
+        let cfg = "config/ryechain.yaml";
+        ws.write(cfg, "lint:\n  severity: {missing-executor: warning}\n");
+        changed(c, cfg, 1);
+        c.diagnostics_until(&c_py, |d| severity(d, 2));
+        ws.write(cfg, "lint:\n  ignore: [missing-executor]\n");
+        changed(c, cfg, 2);
+        c.diagnostics_until(&c_py, <[Value]>::is_empty);
+        ws.write(cfg, "lint: {}\n");
+        changed(c, cfg, 2);
+        c.diagnostics_until(&c_py, |d| severity(d, 1));
+        let strict = format!("{RUNTIME}child_constraints:\n  acme/a: {{min_version: \"2.0.0\"}}\n");
+        ws.write("tools/acme/runtimes/rt.yaml", &strict);
+        changed(c, "tools/acme/runtimes/rt.yaml", 2);
+        c.diagnostics_until(&uri("tools/acme/a.py"), |d| {
+            rules(d, "version-constraint-violation")
+        });
+    });
+}
+
 #[test]
 fn files_created_and_deleted_on_disk_are_seen_through_watched_file_events() {
     let ws = Workspace::new(&[("tools/acme/ok.py", &tool("rye/core/runtimes/python/script"))]);

@@ -179,6 +179,21 @@ impl Rechecked {
         }
     }
 
+    /// For a re-check of every file, the files that have findings (graph-wide ones aside).
+    pub fn files_with_findings(&self) -> Option<Vec<SourceFile>> {
+        match self {
+            Rechecked::Full { parts, .. } => Some(
+                parts
+                    .files
+                    .iter()
+                    .filter(|lf| !lf.findings.is_empty())
+                    .map(|lf| lf.file)
+                    .collect(),
+            ),
+            Rechecked::Some { .. } => None,
+        }
+    }
+
     /// Whether the graph-wide findings were computed again.
     pub fn graph_changed(&self) -> bool {
         match self {
@@ -266,6 +281,15 @@ impl LiveLint {
             self.summary.tools,
             self.internal_errors,
         )
+    }
+
+    /// The files that have findings (graph-wide ones aside).
+    pub fn files_with_findings(&self) -> Vec<SourceFile> {
+        self.parts
+            .iter()
+            .filter(|(_, p)| !p.findings.is_empty())
+            .map(|(&f, _)| f)
+            .collect()
     }
 
     /// The totals of the current findings.

@@ -388,111 +388,86 @@ fn project_write(
     }
 }
 
+/// A Python tool naming `exec`.
+fn py_tool(exec: &str) -> String {
+    format!("__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"{exec}\"\n")
+}
+
+/// `initial` (project files) under a live lint; then `grow`, a change that reaches every file and
+/// makes `c/a`'s chain longer, too deep at a later link; then `last` (a tool of that chain) names no executor, which
+/// ends the chain within the limit. The live lint equals a fresh one after each step: after
+/// `last` only if the dependency ids were walked again after `grow`.
+fn chain_grows_then_ends(initial: &[(&str, String)], grow: (&str, &str), last: &str) {
+    let mut files: BTreeMap<(String, String), FixtureFile> = BTreeMap::new();
+    for (rel, text) in initial {
+        let _ = project_write(&mut files, rel, text);
+    }
+    let mut host = fresh(&files);
+    let mut live = LiveLint::new(&host.snapshot(), LintOptions::default(), &|_| {});
+    let fresh_lint = |files: &BTreeMap<(String, String), FixtureFile>| {
+        lint(&fresh(files).snapshot(), &LintOptions::default(), &|_| {}).findings
+    };
+    let deep = |fs: &[Finding]| {
+        fs.iter()
+            .any(|f| f.path.ends_with("c/a.py") && &*f.rule == "chain-too-deep")
+    };
+    assert_eq!(live.report().findings, fresh_lint(&files));
+    let delta = live.apply(&mut host, project_write(&mut files, grow.0, grow.1));
+    assert!(delta.full.is_some(), "{delta:?}");
+    let want = fresh_lint(&files);
+    assert!(deep(&want), "{want:#?}");
+    assert_eq!(live.report().findings, want);
+    let change = project_write(&mut files, last, "__version__ = \"1.0.0\"\n");
+    live.apply(&mut host, change);
+    let want = fresh_lint(&files);
+    assert!(!deep(&want), "{want:#?}");
+    assert_eq!(live.report().findings, want);
+}
+
 /// A config edit that raises the chain length limit lengthens chains: the dependency ids a full
 /// re-check keeps when no chain can move must be walked again then, or a later change deep in a
 /// chain is not seen by the tools whose chains now reach it.
 #[test]
 fn raising_the_chain_limit_renews_what_each_tool_depends_on() {
-    let mut files: BTreeMap<(String, String), FixtureFile> = BTreeMap::new();
-    let tool = |exec: &str| {
-        format!(
-            "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"{exec}\"\n"
-        )
-    };
-    for (rel, exec) in [
-        ("tools/c/a.py", "c/b"),
-        ("tools/c/b.py", "c/c"),
-        ("tools/c/c.py", "c/d"),
-        ("tools/c/d.py", "rye/core/primitives/subprocess"),
-    ] {
-        let _ = project_write(&mut files, rel, &tool(exec));
-    }
-    let _ = project_write(
-        &mut files,
-        "config/ryechain.yaml",
-        "chain:\n  max_depth: 2\n",
+    // a -> b -> c -> d -> the primitive: too deep at `b` with 2, at `d` with 4.
+    chain_grows_then_ends(
+        &[
+            ("tools/c/a.py", py_tool("c/b")),
+            ("tools/c/b.py", py_tool("c/c")),
+            ("tools/c/c.py", py_tool("c/d")),
+            ("tools/c/d.py", py_tool("rye/core/primitives/subprocess")),
+            (
+                "config/ryechain.yaml",
+                "chain:\n  max_depth: 2\n".to_owned(),
+            ),
+        ],
+        ("config/ryechain.yaml", "chain:\n  max_depth: 4\n"),
+        "tools/c/d.py",
     );
-    let mut host = fresh(&files);
-    let host = &mut host;
-    let mut live = LiveLint::new(&host.snapshot(), LintOptions::default(), &|_| {});
-    let fresh_lint = |files: &BTreeMap<(String, String), FixtureFile>| {
-        lint(&fresh(files).snapshot(), &LintOptions::default(), &|_| {}).findings
-    };
-    assert_eq!(live.report().findings, fresh_lint(&files));
-    // The limit raised to 4: `c/a`'s chain (a, b, c, d, then the primitive) is too deep at `d`.
-    let change = project_write(
-        &mut files,
-        "config/ryechain.yaml",
-        "chain:\n  max_depth: 4\n",
-    );
-    let delta = live.apply(host, change);
-    assert!(delta.full.is_some(), "{delta:?}");
-    let deep = |fs: &[Finding]| {
-        fs.iter()
-            .any(|f| f.path.ends_with("c/a.py") && &*f.rule == "chain-too-deep")
-    };
-    let want = fresh_lint(&files);
-    assert!(deep(&want), "{want:#?}");
-    assert_eq!(live.report().findings, want);
-    // Then `c/d` names no executor: `c/a`'s chain ends there, within the limit.
-    let change = project_write(&mut files, "tools/c/d.py", "__version__ = \"1.0.0\"\n");
-    live.apply(host, change);
-    let want = fresh_lint(&files);
-    assert!(!deep(&want), "{want:#?}");
-    assert_eq!(live.report().findings, want);
 }
 
 /// An extractor that makes more files tools lengthens chains: the dependency ids must be walked
 /// again after it (a full re-check that keeps them is only for changes no chain can see).
 #[test]
 fn an_extractor_change_renews_what_each_tool_depends_on() {
-    let mut files: BTreeMap<(String, String), FixtureFile> = BTreeMap::new();
-    let tool = |exec: &str| {
-        format!(
-            "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"{exec}\"\n"
-        )
-    };
-    // `c/b.foo` is no tool until an extractor lists `.foo`: `c/a`'s executor is missing.
-    let _ = project_write(&mut files, "tools/c/a.py", &tool("c/b"));
-    let _ = project_write(&mut files, "tools/c/b.foo", &tool("c/c"));
-    let _ = project_write(
-        &mut files,
+    // `c/b.foo` is no tool until an extractor lists `.foo`; then a -> b -> c -> the primitive is
+    // too deep at 3.
+    chain_grows_then_ends(
+        &[
+            ("tools/c/a.py", py_tool("c/b")),
+            ("tools/c/b.foo", py_tool("c/c")),
+            ("tools/c/c.py", py_tool("rye/core/primitives/subprocess")),
+            (
+                "config/ryechain.yaml",
+                "chain:\n  max_depth: 3\n".to_owned(),
+            ),
+        ],
+        (
+            "tools/rye/core/extractors/tool/foo_extractor.yaml",
+            "version: \"1.0.0\"\ntool_type: extractor\nexecutor_id: null\nextensions: [.py, .foo]\nparsers:\n  .py: python/ast\n  .foo: python/ast\n",
+        ),
         "tools/c/c.py",
-        &tool("rye/core/primitives/subprocess"),
     );
-    let _ = project_write(
-        &mut files,
-        "config/ryechain.yaml",
-        "chain:\n  max_depth: 3\n",
-    );
-    let mut host = fresh(&files);
-    let host = &mut host;
-    let mut live = LiveLint::new(&host.snapshot(), LintOptions::default(), &|_| {});
-    let fresh_lint = |files: &BTreeMap<(String, String), FixtureFile>| {
-        lint(&fresh(files).snapshot(), &LintOptions::default(), &|_| {}).findings
-    };
-    assert_eq!(live.report().findings, fresh_lint(&files));
-    // `.foo` files are Python tools now: `c/a`'s chain (a, b, c, then the primitive) is too deep.
-    let change = project_write(
-        &mut files,
-        "tools/rye/core/extractors/tool/foo_extractor.yaml",
-        "version: \"1.0.0\"\ntool_type: extractor\nexecutor_id: null\nextensions: [.py, .foo]\nparsers:\n  .py: python/ast\n  .foo: python/ast\n",
-    );
-    let delta = live.apply(host, change);
-    assert!(delta.full.is_some(), "{delta:?}");
-    let deep = |fs: &[Finding]| {
-        fs.iter()
-            .any(|f| f.path.ends_with("c/a.py") && &*f.rule == "chain-too-deep")
-    };
-    let want = fresh_lint(&files);
-    assert!(deep(&want), "{want:#?}");
-    assert_eq!(live.report().findings, want);
-    // Then `c/c` names no executor: `c/a`'s chain ends there, within the limit.
-    let change = project_write(&mut files, "tools/c/c.py", "__version__ = \"1.0.0\"\n");
-    live.apply(host, change);
-    let want = fresh_lint(&files);
-    assert!(!deep(&want), "{want:#?}");
-    assert_eq!(live.report().findings, want);
 }
 
 /// The model of `initial`'s files, a host of them, its live lint and a fresh lint of them.

@@ -79,6 +79,13 @@ trait Edits {
             json!({"textDocument": {"uri": ws.uri(rel), "languageId": "python", "version": 1, "text": text}}),
         );
     }
+    /// `workspace/didChangeWatchedFiles` for one file (`kind`: 1 created, 2 changed, 3 deleted).
+    fn on_disk(&self, ws: &Workspace, rel: &str, kind: u32) {
+        self.notify(
+            "workspace/didChangeWatchedFiles",
+            json!({"changes": [{"uri": ws.uri(rel), "type": kind}]}),
+        );
+    }
     fn replace(&self, ws: &Workspace, rel: &str, version: i32, text: &str) {
         self.notify(
             "textDocument/didChange",
@@ -306,31 +313,25 @@ fn closed_dependents_of_a_change_on_disk_are_published_by_the_next_pass() {
     ]);
     with_server(&ws, json!({}), no_integrity(), |c| {
         let uri = |rel: &str| ws.uri(rel);
-        let changed = |c: &mut Client, rel: &str, kind: u32| {
-            c.notify(
-                "workspace/didChangeWatchedFiles",
-                json!({"changes": [{"uri": uri(rel), "type": kind}]}),
-            );
-        };
         // The first pass (every file) has run.
         c.diagnostics_until(&uri("tools/acme/c.py"), |d| rules(d, "missing-executor"));
         let strict = format!(
             "{RUNTIME}child_constraints:\n  acme/a: {{min_version: \"2.0.0\"}}\n  acme/b: {{min_version: \"2.0.0\"}}\n"
         );
         ws.write("tools/acme/runtimes/rt.yaml", &strict);
-        changed(c, "tools/acme/runtimes/rt.yaml", 2);
+        c.on_disk(&ws, "tools/acme/runtimes/rt.yaml", 2);
         for rel in ["tools/acme/a.py", "tools/acme/b.py"] {
             c.diagnostics_until(&uri(rel), |d| rules(d, "version-constraint-violation"));
         }
         // A tool added (ids come) and one removed.
         ws.write("tools/acme/d.py", &tool("acme/missing/two"));
-        changed(c, "tools/acme/d.py", 1);
+        c.on_disk(&ws, "tools/acme/d.py", 1);
         c.diagnostics_until(&uri("tools/acme/d.py"), |d| rules(d, "missing-executor"));
         std::fs::remove_file(ws.path("tools/acme/c.py")).unwrap();
-        changed(c, "tools/acme/c.py", 3);
+        c.on_disk(&ws, "tools/acme/c.py", 3);
         c.diagnostics_until(&uri("tools/acme/c.py"), <[Value]>::is_empty);
         ws.write("tools/acme/runtimes/rt.yaml", RUNTIME);
-        changed(c, "tools/acme/runtimes/rt.yaml", 2);
+        c.on_disk(&ws, "tools/acme/runtimes/rt.yaml", 2);
         for rel in ["tools/acme/a.py", "tools/acme/b.py"] {
             c.diagnostics_until(&uri(rel), <[Value]>::is_empty);
         }
@@ -349,12 +350,6 @@ fn a_config_change_on_disk_republishes_closed_files_with_the_rules_in_force() {
     ]);
     with_server(&ws, json!({}), no_integrity(), |c| {
         let uri = |rel: &str| ws.uri(rel);
-        let changed = |c: &mut Client, rel: &str, kind: u32| {
-            c.notify(
-                "workspace/didChangeWatchedFiles",
-                json!({"changes": [{"uri": uri(rel), "type": kind}]}),
-            );
-        };
         let severity = |d: &[Value], want: u64| {
             d.iter()
                 .any(|d| d["code"] == "missing-executor" && d["severity"] == want)
@@ -363,17 +358,17 @@ fn a_config_change_on_disk_republishes_closed_files_with_the_rules_in_force() {
         c.diagnostics_until(&c_py, |d| severity(d, 1));
         let cfg = "config/ryechain.yaml";
         ws.write(cfg, "lint:\n  severity: {missing-executor: warning}\n");
-        changed(c, cfg, 1);
+        c.on_disk(&ws, cfg, 1);
         c.diagnostics_until(&c_py, |d| severity(d, 2));
         ws.write(cfg, "lint:\n  ignore: [missing-executor]\n");
-        changed(c, cfg, 2);
+        c.on_disk(&ws, cfg, 2);
         c.diagnostics_until(&c_py, <[Value]>::is_empty);
         ws.write(cfg, "lint: {}\n");
-        changed(c, cfg, 2);
+        c.on_disk(&ws, cfg, 2);
         c.diagnostics_until(&c_py, |d| severity(d, 1));
         let strict = format!("{RUNTIME}child_constraints:\n  acme/a: {{min_version: \"2.0.0\"}}\n");
         ws.write("tools/acme/runtimes/rt.yaml", &strict);
-        changed(c, "tools/acme/runtimes/rt.yaml", 2);
+        c.on_disk(&ws, "tools/acme/runtimes/rt.yaml", 2);
         c.diagnostics_until(&uri("tools/acme/a.py"), |d| {
             rules(d, "version-constraint-violation")
         });
@@ -386,30 +381,18 @@ fn files_created_and_deleted_on_disk_are_seen_through_watched_file_events() {
     with_server(&ws, json!({}), no_integrity(), |c| {
         let rel = "tools/acme/new.py";
         ws.write(rel, &tool("acme/missing/runtime"));
-        c.notify(
-            "workspace/didChangeWatchedFiles",
-            json!({"changes": [{"uri": ws.uri(rel), "type": 1}]}),
-        );
+        c.on_disk(&ws, rel, 1);
         // Not open: published by the workspace pass.
         c.diagnostics_until(&ws.uri(rel), |d| rules(d, "missing-executor"));
         std::fs::remove_file(ws.path(rel)).unwrap();
-        c.notify(
-            "workspace/didChangeWatchedFiles",
-            json!({"changes": [{"uri": ws.uri(rel), "type": 3}]}),
-        );
+        c.on_disk(&ws, rel, 3);
         c.diagnostics_until(&ws.uri(rel), <[Value]>::is_empty);
         // A folder deleted at once removes its files.
         ws.write("tools/acme/sub/x.py", &tool("acme/missing/x"));
-        c.notify(
-            "workspace/didChangeWatchedFiles",
-            json!({"changes": [{"uri": ws.uri("tools/acme/sub"), "type": 1}]}),
-        );
+        c.on_disk(&ws, "tools/acme/sub", 1);
         c.diagnostics_until(&ws.uri("tools/acme/sub/x.py"), |d| !d.is_empty());
         std::fs::remove_dir_all(ws.path("tools/acme/sub")).unwrap();
-        c.notify(
-            "workspace/didChangeWatchedFiles",
-            json!({"changes": [{"uri": ws.uri("tools/acme/sub"), "type": 3}]}),
-        );
+        c.on_disk(&ws, "tools/acme/sub", 3);
         c.diagnostics_until(&ws.uri("tools/acme/sub/x.py"), <[Value]>::is_empty);
     });
 }
@@ -431,10 +414,7 @@ fn a_link_is_read_again_when_only_its_target_is_reported() {
         // Published by the workspace pass, after the full load.
         c.diagnostics_until(&link_uri, |d| rules(d, "missing-executor"));
         ws.write(target, &tool("rye/core/runtimes/python/script"));
-        c.notify(
-            "workspace/didChangeWatchedFiles",
-            json!({"changes": [{"uri": ws.uri(target), "type": 2}]}),
-        );
+        c.on_disk(&ws, target, 2);
         c.diagnostics_until(&ws.uri(target), |d| !rules(d, "missing-executor"));
         c.diagnostics_until(&link_uri, |d| !rules(d, "missing-executor"));
     });

@@ -313,14 +313,20 @@ fn config_file(which: u8) -> FixtureFile {
     }
 }
 
-/// (path, rule, message) of each finding, sorted: how `--watch` tells findings apart.
-fn finding_keys(fs: &[Finding]) -> Vec<(String, String, String)> {
-    let mut keys: Vec<_> = fs
-        .iter()
-        .map(|f| (f.path.clone(), f.rule.to_string(), f.message.clone()))
-        .collect();
+/// (path, rule, message, severity) of each finding, sorted: how `--watch` tells findings apart.
+fn finding_keys(fs: &[Finding]) -> Vec<(String, String, String, Severity)> {
+    let mut keys: Vec<_> = fs.iter().map(finding_key).collect();
     keys.sort();
     keys
+}
+
+fn finding_key(f: &Finding) -> (String, String, String, Severity) {
+    (
+        f.path.clone(),
+        f.rule.to_string(),
+        f.message.clone(),
+        f.severity,
+    )
 }
 
 /// The findings of `now` beyond those of `before`, by key, counting duplicates.
@@ -328,7 +334,7 @@ fn beyond_all(now: &[Finding], before: &[Finding]) -> Vec<Finding> {
     let mut left = finding_keys(before);
     now.iter()
         .filter(|f| {
-            let k = (f.path.clone(), f.rule.to_string(), f.message.clone());
+            let k = finding_key(f);
             match left.iter().position(|l| *l == k) {
                 Some(i) => {
                     left.remove(i);

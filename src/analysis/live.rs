@@ -204,11 +204,12 @@ impl Rechecked {
 }
 
 /// A finding as changes compare them: where lines shift under an edit, the same problem in the
-/// same file is the same finding.
-type Key<'a> = (&'a str, &'a str, &'a str);
+/// same file is the same finding; at another severity (a config edit) it is another one, so
+/// that the change is shown (fixed as an error, new as a warning).
+type Key<'a> = (&'a str, &'a str, &'a str, Severity);
 
 fn key(f: &Finding) -> Key<'_> {
-    (&f.path, &f.rule, &f.message)
+    (&f.path, &f.rule, &f.message, f.severity)
 }
 
 /// The findings of `now` beyond those of `before` (by key, counting duplicates), cloned.

@@ -134,13 +134,12 @@ fn a_config_edit_reruns_no_tool_check() {
         "config/ryechain.yaml",
         "lint:\n  select: [ALL]\n",
     );
+    let missing_as = |fs: &[Finding], severity: Severity| {
+        fs.iter()
+            .any(|f| &*f.rule == "missing-executor" && f.severity == severity)
+    };
     let before = findings(&host);
-    assert!(
-        before
-            .iter()
-            .any(|f| &*f.rule == "missing-executor" && f.severity == Severity::Error),
-        "{before:#?}"
-    );
+    assert!(missing_as(&before, Severity::Error), "{before:#?}");
     let _ = host.db().take_executed();
     edit(
         &mut host,
@@ -149,12 +148,7 @@ fn a_config_edit_reruns_no_tool_check() {
         "lint:\n  select: [ALL]\n  severity: {missing-executor: warning}\n",
     );
     let after = findings(&host);
-    assert!(
-        after
-            .iter()
-            .any(|f| &*f.rule == "missing-executor" && f.severity == Severity::Warning),
-        "{after:#?}"
-    );
+    assert!(missing_as(&after, Severity::Warning), "{after:#?}");
     let log = host.db().take_executed();
     let files: Vec<&String> = log
         .iter()

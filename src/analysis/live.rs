@@ -119,11 +119,6 @@ impl Plan {
         self.altered == 0 && self.full.is_none()
     }
 
-    /// Whether every file must be checked again, and why.
-    pub fn full(&self) -> Option<&str> {
-        self.full.as_deref()
-    }
-
     /// This plan and `later`'s (made after this one's change was applied) as one.
     pub fn merge(&mut self, later: Plan) {
         // Only full plans keep dependency ids: a plan that is neither full nor empty altered items.
@@ -624,7 +619,6 @@ impl LiveLint {
                 && targets
                     .iter()
                     .chain(&removed)
-                    .chain(&plan.changed)
                     .any(|f| old_graph_paths.contains(display_path(f.path(db), base).as_str())));
         let graph = graph_dirty.then(|| super::graph_findings(db, &self.opts));
         Rechecked::Some {

@@ -971,7 +971,7 @@ impl Server<'_> {
                     let rechecked = live.recheck(&snap, &plan);
                     let Some(reached) = rechecked.files() else {
                         let with = rechecked.files_with_findings().unwrap_or_default();
-                        let (files, graph) = every_file(&snap, &with);
+                        let (files, graph) = whole_pass(&snap, &with);
                         return (
                             true,
                             files,
@@ -987,8 +987,7 @@ impl Server<'_> {
                         paths.extend(graph.iter().map(|d| d.path.as_ref().clone()));
                         graph
                     });
-                    let mut paths: Vec<PathBuf> = paths.into_iter().collect();
-                    paths.sort();
+                    // (In any order: `publish` sorts what it sends.)
                     let files = paths
                         .into_iter()
                         .map(|p| {
@@ -1003,7 +1002,7 @@ impl Server<'_> {
                 }
                 _ => {
                     let built = LiveLint::new(&snap, LintOptions::default(), &|_| {});
-                    let (files, graph) = every_file(&snap, &built.files_with_findings());
+                    let (files, graph) = whole_pass(&snap, &built.files_with_findings());
                     (true, files, Some(graph), LivePass::Built(built))
                 }
             }));
@@ -1187,7 +1186,7 @@ impl Server<'_> {
 /// are left out: a whole pass publishes them only if they had some (`publish` with `all`), and
 /// at 100k files their paths, hashed, sorted and compared with what was published, were as long
 /// as the pass's re-check.
-fn every_file(
+fn whole_pass(
     snap: &RootDb,
     with: &[SourceFile],
 ) -> (Vec<(PathBuf, Vec<Diagnostic>)>, Vec<Diagnostic>) {

@@ -467,12 +467,15 @@ fn s54_sign_directives_and_refusals() {
 
 /// A batch large enough to be made durable by syncing its file system (`syncfs`, from 64 files)
 /// rather than each file: every item signed once and verifying, nothing else in the folders.
+/// Half the files written more than the racy window (2 s) before the batch, so that they are
+/// checked by their stamps when replaced; the other half just before, checked by their bytes.
 #[test]
 fn a_large_batch_is_signed_and_left_in_place() {
     let env = Env::new();
-    let paths: Vec<PathBuf> = (0..80)
-        .map(|i| env.write(&format!("tools/many/d{}/t{i}.py", i % 7), PY_TOOL))
-        .collect();
+    let write = |i: usize| env.write(&format!("tools/many/d{}/t{i}.py", i % 7), PY_TOOL);
+    let mut paths: Vec<PathBuf> = (0..40).map(write).collect();
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    paths.extend((40..80).map(write));
     let out = env.run(&["sign", "many/**", "--json"]);
     assert_code(&out, 0);
     let v = json_of(&out);

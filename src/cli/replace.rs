@@ -1,7 +1,8 @@
-//! L6 replacing many files at once, each atomically (`sign` of a batch): every new text staged in
-//! a temporary file beside its target, made durable, renamed over the target and checked to be
-//! the file written, unchanged — each file reached by its name through its folder, held open
-//! (`openat`, `renameat`), not by a lookup of every component of its path.
+//! L6 replacing many files at once, each atomically (`sign` of a batch): every target checked to
+//! hold still what was validated (its bytes, or its stamp when that shows it settled before it was
+//! read), its new text staged in a temporary file beside it, made durable, renamed over it and
+//! checked to be the file written, unchanged — each file reached by its name through its folder,
+//! held open (`openat`, `renameat`), not by a lookup of every component of its path.
 //!
 //! Why a crash leaves every file either old or new: a rename is atomic (the name refers to the old
 //! or the new inode, never to neither), and no rename is issued before its temporary file's data
@@ -22,6 +23,7 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::keys::{FileSystems, sync_dir};
+use crate::system::FileStamp;
 
 /// One file to replace: its path (a symlink's target: a symlink stays a symlink), the bytes it
 /// must still hold (what was validated and signed) and its new bytes.
@@ -29,6 +31,24 @@ pub struct Replace<'t> {
     pub path: &'t Path,
     pub old: &'t [u8],
     pub new: &'t [u8],
+    /// A stamp of `path` known to go with `old`: taken after `old` was read, of a file that had
+    /// not changed for a while before that read began ([`settled_since`]). While the file has
+    /// this stamp it holds `old` — one `fstatat` instead of reading it again (an open, `fstat`,
+    /// a read and a close). `None`: the bytes are compared.
+    pub stamp: Option<FileStamp>,
+}
+
+/// A stamp whose change and modification times lie less than this before a run began may
+/// belong to a file written during the run within one tick of a coarse file-system clock (as
+/// the lint cache's racy window).
+const RACY_NS: i64 = 2_000_000_000;
+
+/// `stamp` (taken after the file was read) when it shows the file last changed well before
+/// `read_from` (nanoseconds since the epoch, before the read began): then what was read is what
+/// the file held when stamped, and any later change moves its change time.
+pub fn settled_since(stamp: FileStamp, read_from: i64) -> Option<FileStamp> {
+    let limit = read_from.saturating_sub(RACY_NS);
+    (stamp.ctime_ns < limit && stamp.mtime_ns < limit).then_some(stamp)
 }
 
 /// How a batch's temporary files are made durable before any is renamed.
@@ -188,7 +208,9 @@ fn temporary_name(name: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    format!(".{name}.{}.{nanos}.tmp", std::process::id())
+    // (The process id asked once: a system call each time.)
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    format!(".{name}.{}.{nanos}.tmp", PID.get_or_init(std::process::id))
 }
 
 #[cfg(unix)]
@@ -200,7 +222,7 @@ mod imp {
     use std::os::unix::ffi::OsStrExt;
     use std::path::Path;
 
-    use super::{CHANGED_AFTER, CHANGED_BEFORE, Replace, temporary_name};
+    use super::{CHANGED_AFTER, CHANGED_BEFORE, FileStamp, Replace, temporary_name};
 
     /// A staged temporary file: its name in the target's folder, and what `fstat` said of it
     /// once written.
@@ -306,6 +328,45 @@ mod imp {
             (buf == bytes).then_some(meta.mode() & 0o7777)
         }
 
+        /// Whether `name` here (not followed if a symlink) still has `stamp`, every field of
+        /// it; then its permission bits.
+        fn has(&self, name: &CString, stamp: &FileStamp) -> Option<u32> {
+            let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+            // SAFETY: the folder's descriptor is open for the call, `name` NUL-terminated and
+            // `st` points at room for a `stat`.
+            let rc = unsafe {
+                libc::fstatat(
+                    self.fd.as_raw_fd(),
+                    name.as_ptr(),
+                    st.as_mut_ptr(),
+                    libc::AT_SYMLINK_NOFOLLOW,
+                )
+            };
+            if rc != 0 {
+                return None;
+            }
+            // SAFETY: the call succeeded and filled `st`.
+            let st = unsafe { st.assume_init() };
+            #[allow(
+                clippy::unnecessary_cast,
+                reason = "the fields' types differ from platform to platform"
+            )]
+            let now = FileStamp {
+                size: st.st_size as u64,
+                mtime_ns: (st.st_mtime as i64)
+                    .saturating_mul(1_000_000_000)
+                    .saturating_add(st.st_mtime_nsec as i64),
+                ctime_ns: (st.st_ctime as i64)
+                    .saturating_mul(1_000_000_000)
+                    .saturating_add(st.st_ctime_nsec as i64),
+                ino: st.st_ino as u64,
+                dev: st.st_dev as u64,
+                mode: st.st_mode as u32,
+            };
+            let regular = (st.st_mode & libc::S_IFMT) == libc::S_IFREG;
+            (regular && now == *stamp).then_some(now.mode & 0o7777)
+        }
+
         /// `name` here, not followed if a symlink, as a stamp (`None`: not a regular file).
         fn stamp(&self, name: &CString) -> Option<Stamp> {
             // SAFETY: the folder's descriptor is open for the call, `name` NUL-terminated and
@@ -397,9 +458,11 @@ mod imp {
         let (_, name) = split(job.path).ok_or_else(|| CHANGED_BEFORE.to_owned())?;
         let target = c_name(name).ok_or_else(|| CHANGED_BEFORE.to_owned())?;
         // What was validated and hashed must still be what the file holds.
-        let mode = folder
-            .holds(&target, job.old)
-            .ok_or_else(|| CHANGED_BEFORE.to_owned())?;
+        let mode = match &job.stamp {
+            Some(stamp) => folder.has(&target, stamp),
+            None => folder.holds(&target, job.old),
+        }
+        .ok_or_else(|| CHANGED_BEFORE.to_owned())?;
         let tmp_name = temporary_name(&name.to_string_lossy());
         let tmp = CString::new(tmp_name.clone()).map_err(|_| CHANGED_BEFORE.to_owned())?;
         let tmp_path = || folder.path.join(&tmp_name).display().to_string();
@@ -599,6 +662,7 @@ mod tests {
                     path: p,
                     old: b"old\n",
                     new: b"new\n",
+                    stamp: None,
                 })
             }
             let mut jobs: Vec<Result<Replace<'_>, String>> = paths.iter().map(|p| job(p)).collect();
@@ -673,6 +737,7 @@ mod tests {
                     path: p,
                     old: b"old\n",
                     new: b"new\n",
+                    stamp: None,
                 })
             })
             .collect();
@@ -709,6 +774,81 @@ mod tests {
         }
     }
 
+    /// A job with a stamp is checked by it alone: a file that still has its stamp is replaced
+    /// (the bytes `old` names are not compared — here they are wrong on purpose), with its
+    /// permission bits; a file written to since (the same bytes again: its change time moves),
+    /// or replaced by another file with the same bytes, is left with `CHANGED_BEFORE`.
+    #[test]
+    #[cfg(unix)]
+    fn a_job_with_a_stamp_is_checked_by_its_stamp() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let paths: Vec<std::path::PathBuf> = ["kept.py", "rewritten.py", "swapped.py"]
+            .iter()
+            .map(|n| dir.join(n))
+            .collect();
+        for p in &paths {
+            std::fs::write(p, "old\n").unwrap();
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o750)).unwrap();
+        }
+        let stamps: Vec<FileStamp> = paths
+            .iter()
+            .map(|p| crate::system::os::stamp_from(&std::fs::metadata(p).unwrap()))
+            .collect();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&paths[1], "old\n").unwrap();
+        std::fs::write(dir.join("other"), "old\n").unwrap();
+        std::fs::rename(dir.join("other"), &paths[2]).unwrap();
+        let jobs: Vec<Result<Replace<'_>, String>> = paths
+            .iter()
+            .zip(&stamps)
+            .map(|(p, s)| {
+                Ok(Replace {
+                    path: p,
+                    old: b"not what the file holds",
+                    new: b"new\n",
+                    stamp: Some(*s),
+                })
+            })
+            .collect();
+        let (done, _) = replace_all(&jobs, &Durability::EachFile);
+        assert_eq!(
+            done,
+            vec![
+                Ok(()),
+                Err(CHANGED_BEFORE.to_owned()),
+                Err(CHANGED_BEFORE.to_owned())
+            ]
+        );
+        let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap();
+        assert_eq!(read(&paths[0]), "new\n");
+        assert_eq!(std::fs::metadata(&paths[0]).unwrap().mode() & 0o7777, 0o750);
+        assert_eq!(read(&paths[1]), "old\n");
+        assert_eq!(read(&paths[2]), "old\n");
+    }
+
+    /// A stamp is trusted only when both its times lie more than the racy window before the
+    /// read began.
+    #[test]
+    fn a_stamp_is_settled_only_outside_the_racy_window() {
+        let at = |mtime_ns, ctime_ns| FileStamp {
+            size: 4,
+            mtime_ns,
+            ctime_ns,
+            ino: 1,
+            dev: 1,
+            mode: 0o100_644,
+        };
+        let from = 10 * RACY_NS;
+        let old = from - RACY_NS - 1;
+        assert_eq!(settled_since(at(old, old), from), Some(at(old, old)));
+        assert_eq!(settled_since(at(old, from - RACY_NS), from), None);
+        assert_eq!(settled_since(at(from - RACY_NS, old), from), None);
+        assert_eq!(settled_since(at(old, from + 1), from), None);
+        assert_eq!(settled_since(at(i64::MIN, i64::MIN), i64::MIN), None);
+    }
+
     #[test]
     fn tasks_split_at_folders_and_at_the_task_size() {
         let paths: Vec<std::path::PathBuf> = (0..(FILES_PER_TASK + 3))
@@ -722,6 +862,7 @@ mod tests {
                     path: p,
                     old: b"",
                     new: b"",
+                    stamp: None,
                 })
             })
             .collect();

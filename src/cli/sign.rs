@@ -27,7 +27,7 @@ use super::keys::{
     FileSystems, OWNER_LOCAL, SigningKeyPair, WritableSpace, generate_key, load_signing_key,
     user_base, write_trust_doc,
 };
-use super::replace::{Durability, Replace, replace_all};
+use super::replace::{Durability, Replace, replace_all, settled_since};
 use super::{Context, print_notices};
 use crate::db::{Db, FileContents, RootDb, Settings, SourceFile, SpaceRoot};
 use crate::integrity::hash::content_hash;
@@ -39,6 +39,7 @@ use crate::integrity::{
 use crate::model::{SpaceKind, item_id_problem};
 use crate::resolve::extractor::{EXTRACTORS_DIR, extractor_item_type};
 use crate::resolve::{extractor_config, parse_file, space_index, split_tool_rel};
+use crate::system::FileStamp;
 
 /// The item type flag of `sign`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -774,6 +775,19 @@ fn sign_ready(
 /// systems (`syncfs`) instead of each file.
 const SYNC_FILE_SYSTEMS_FROM: usize = 64;
 
+/// One item of a batch, by the file it is written through.
+struct Target<'a> {
+    id: &'a str,
+    file: SourceFile,
+    /// The path written through (`real_file`).
+    real: &'a Path,
+    /// Its device, when known (the file systems synced at once).
+    dev: Option<u64>,
+    /// Its stamp, when it shows the file unchanged since before it was loaded
+    /// (`replace::settled_since`).
+    stamp: Option<FileStamp>,
+}
+
 /// Sign a batch of resolved items (one per real file); outcomes in the order of `items`.
 ///
 /// Phases, so that the user sees validation problems before key problems and nothing is written
@@ -792,9 +806,9 @@ fn sign_batch(
     db: &RootDb,
     schema: &serde_yaml::Mapping,
     kind: ItemKind,
-    items: &[(&str, SourceFile, &Path, Option<u64>)],
+    items: &[Target<'_>],
 ) -> anyhow::Result<Vec<Outcome>> {
-    let keyed: Vec<(&str, SourceFile)> = items.iter().map(|&(id, f, _, _)| (id, f)).collect();
+    let keyed: Vec<(&str, SourceFile)> = items.iter().map(|t| (t.id, t.file)).collect();
     let checked = check_all(db, schema, kind, &keyed);
     let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(items.len());
     let mut ready: Vec<(usize, Ready)> = Vec::new();
@@ -815,7 +829,7 @@ fn sign_batch(
     let trusted_pem = store
         .lookup(&key.fingerprint)
         .map_or_else(|| key.public_pem.clone(), |(k, _)| k.pem.clone());
-    let path_of = |i: usize| items[i].1.path(db).as_ref().clone();
+    let path_of = |i: usize| items[i].file.path(db).as_ref().clone();
     let paths: Vec<PathBuf> = ready.iter().map(|&(i, _)| path_of(i)).collect();
     // (3) Sign in memory; an internal error stops the run before anything is written.
     let signed: Vec<Result<(String, Signature), String>> = ready
@@ -823,7 +837,7 @@ fn sign_batch(
         .zip(&paths)
         .enumerate()
         .map(|(k, ((i, r), path))| {
-            sign_ready(kind, items[*i].0, path, r, key, &trusted_pem, k == 0)
+            sign_ready(kind, items[*i].id, path, r, key, &trusted_pem, k == 0)
         })
         .collect::<anyhow::Result<_>>()?;
     // Opened before anything is written, so that their syncs report every write error since.
@@ -834,7 +848,7 @@ fn sign_batch(
             // Every file's device, or none synced at once (a file whose device is not known).
             let files: Option<Vec<(u64, &Path)>> = ready
                 .iter()
-                .map(|(i, _)| Some((items[*i].3?, items[*i].2)))
+                .map(|(i, _)| Some((items[*i].dev?, items[*i].real)))
                 .collect();
             FileSystems::open(files?)
         })
@@ -847,9 +861,10 @@ fn sign_batch(
         .map(|(((i, _), old), s)| {
             let (new, _) = s.as_ref().map_err(Clone::clone)?;
             Ok(Replace {
-                path: items[*i].2,
+                path: items[*i].real,
                 old: old.as_bytes(),
                 new: new.as_bytes(),
+                stamp: items[*i].stamp,
             })
         })
         .collect();
@@ -866,12 +881,12 @@ fn sign_batch(
     for ((((i, r), path), s), c) in ready.into_iter().zip(paths).zip(signed).zip(committed) {
         outcomes[i] = Some(match s.and_then(|(_, signature)| c.map(|()| signature)) {
             Ok(signature) => Outcome::Signed {
-                id: items[i].0.to_owned(),
+                id: items[i].id.to_owned(),
                 path,
                 signature,
                 warnings: r.warnings,
             },
-            Err(e) => Outcome::failed(items[i].0, Some(path), e),
+            Err(e) => Outcome::failed(items[i].id, Some(path), e),
         });
     }
     Ok(outcomes.into_iter().flatten().collect())
@@ -885,11 +900,11 @@ enum FileKey {
     Path(PathBuf),
 }
 
-/// The path to write an item through (a symlink's target, so a symlink stays a symlink) and its
-/// identity. Only symlinks are resolved: `canonicalize` reads every component of every path,
-/// which was a visible share of a 100k-item batch; a path that is not a symlink is looked up
-/// once (its `lstat` is its `stat`).
-fn real_file(path: PathBuf) -> (PathBuf, FileKey) {
+/// The path to write an item through (a symlink's target, so a symlink stays a symlink), its
+/// identity, and (on unix) its stamp. Only symlinks are resolved: `canonicalize` reads every
+/// component of every path, which was a visible share of a 100k-item batch; a path that is not a
+/// symlink is looked up once (its `lstat` is its `stat`).
+fn real_file(path: PathBuf) -> (PathBuf, FileKey, Option<FileStamp>) {
     let meta = std::fs::symlink_metadata(&path);
     let is_link = meta.as_ref().is_ok_and(|m| m.file_type().is_symlink());
     let (real, meta) = if is_link {
@@ -903,13 +918,14 @@ fn real_file(path: PathBuf) -> (PathBuf, FileKey) {
     {
         use std::os::unix::fs::MetadataExt;
         if let Ok(m) = meta {
-            return (real, FileKey::Inode(m.dev(), m.ino()));
+            let stamp = crate::system::os::stamp_from(&m);
+            return (real, FileKey::Inode(m.dev(), m.ino()), Some(stamp));
         }
     }
     #[cfg(not(unix))]
     drop(meta);
     let key = FileKey::Path(std::fs::canonicalize(&real).unwrap_or_else(|_| real.clone()));
-    (real, key)
+    (real, key, None)
 }
 
 /// Split a canonical ref (`tool:my/item`) into its kind and id.
@@ -944,6 +960,13 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
         WritableSpace::User => SpaceKind::User,
     };
     let batch = is_glob(pattern);
+    // Before anything is read: a file whose stamp shows no change since a while before this is
+    // checked by its stamp alone when it is replaced.
+    let loading_from = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .and_then(|d| i64::try_from(d.as_nanos()).ok())
+        .unwrap_or(0);
     // What signing reads: the items of one kind in one space, the extractors and the trust store
     // (one tool: its candidate files); not the other spaces' items.
     let (host, notices) = if batch || kind != ItemKind::Tool {
@@ -1014,7 +1037,7 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
     let schema = validation_schema(db, kind).unwrap_or_default();
     // Two ids may name one file (a symlink beside its target): sign it once, report both.
     // A map, not a list: a search per item made a batch of n items cost O(n²).
-    let reals: Vec<(PathBuf, FileKey)> = targets
+    let reals: Vec<(PathBuf, FileKey, Option<FileStamp>)> = targets
         .iter()
         .map(|(_, f)| f.path(db).as_ref().clone())
         .collect::<Vec<_>>()
@@ -1023,14 +1046,20 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
         .collect();
     let mut by_real: HashMap<&FileKey, usize> = HashMap::with_capacity(targets.len());
     let mut first_of: Vec<usize> = Vec::with_capacity(targets.len());
-    let mut unique: Vec<(&str, SourceFile, &Path, Option<u64>)> = Vec::with_capacity(targets.len());
-    for ((id, file), (real, key)) in targets.iter().zip(&reals) {
+    let mut unique: Vec<Target<'_>> = Vec::with_capacity(targets.len());
+    for ((id, file), (real, key, stamp)) in targets.iter().zip(&reals) {
         let at = *by_real.entry(key).or_insert_with(|| {
             let dev = match key {
                 FileKey::Inode(dev, _) => Some(*dev),
                 FileKey::Path(_) => None,
             };
-            unique.push((id.as_str(), *file, real.as_path(), dev));
+            unique.push(Target {
+                id: id.as_str(),
+                file: *file,
+                real: real.as_path(),
+                dev,
+                stamp: stamp.and_then(|s| settled_since(s, loading_from)),
+            });
             unique.len() - 1
         });
         first_of.push(at);

@@ -1039,8 +1039,9 @@ fn stamp_of(path: &Path) -> Option<super::FileStamp> {
     std::fs::metadata(path).ok().map(|m| stamp_from(&m))
 }
 
+/// The stamp of what `m` describes.
 #[cfg(unix)]
-fn stamp_from(m: &std::fs::Metadata) -> super::FileStamp {
+pub fn stamp_from(m: &std::fs::Metadata) -> super::FileStamp {
     use std::os::unix::fs::MetadataExt;
     super::FileStamp {
         size: m.size(),
@@ -1052,8 +1053,9 @@ fn stamp_from(m: &std::fs::Metadata) -> super::FileStamp {
     }
 }
 
+/// The stamp of what `m` describes: its size only (no caller trusts a stamp off unix).
 #[cfg(not(unix))]
-fn stamp_from(m: &std::fs::Metadata) -> super::FileStamp {
+pub fn stamp_from(m: &std::fs::Metadata) -> super::FileStamp {
     super::FileStamp {
         size: m.len(),
         mtime_ns: 0,

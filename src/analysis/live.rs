@@ -23,7 +23,7 @@ use super::{
 use crate::db::{Change, Db, FileChange, RootDb, SourceFile};
 use crate::diagnostic::{Finding, Severity, Summary, sort_findings};
 use crate::resolve::extractor::EXTRACTORS_DIR;
-use crate::resolve::{extractor_config, max_depth, space_index, split_tool_rel, tool_files};
+use crate::resolve::{extractor_config, max_depth, space_index, split_tool_rel, tool_count};
 
 /// Files whose change can move every finding: config, extractors, the trust store, lockfiles
 /// (a lockfile's findings read the hashes of its whole chain), anything else that is not an
@@ -664,7 +664,7 @@ impl LiveLint {
             self.insert(lf);
         }
         self.summary.files = loaded_file_count(db);
-        self.summary.tools = tool_files(db).len();
+        self.summary.tools = tool_count(db);
 
         let before: Vec<&Finding> = old
             .iter()

@@ -20,7 +20,7 @@ use crate::diagnostic::{
 };
 use crate::integrity::batch::{Job, verify_each};
 use crate::integrity::{Claim, ItemKind, Verdict, claim_of};
-use crate::resolve::{tool_files, tool_id_ref, walk_chain};
+use crate::resolve::{tool_count, tool_files, tool_id_ref, walk_chain};
 use crate::rules::checks::{
     chain_diagnostics, compute_chain_diagnostics_of, compute_file_diagnostics, file_diagnostics,
     graph_diagnostics,
@@ -668,7 +668,7 @@ pub fn lint_parts(
         files: parts,
         graph,
         file_count: loaded_file_count(db),
-        tool_count: tool_files(db).len(),
+        tool_count: tool_count(db),
     }
 }
 

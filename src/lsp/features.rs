@@ -209,6 +209,8 @@ pub fn complete_ids(db: &RootDb, file: SourceFile, prefix: &str) -> (Vec<IdCompl
         .filter(|id| id.starts_with(prefix) && Some(*id) != own.as_deref())
         .collect();
     matches.sort_unstable();
+    // (An id visible in two spaces comes once from each.)
+    matches.dedup();
     let primitives = &db.workspace().settings(db).primitives;
     let mut out: Vec<IdCompletion> = matches
         .iter()

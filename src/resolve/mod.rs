@@ -175,7 +175,13 @@ impl SpaceIndex {
         let mut at = 0;
         std::iter::from_fn(move || {
             let id = self.ids.get(at)?;
-            let len = self.ids[at..].partition_point(|i| i == id);
+            // An id's entries are neighbours sharing one allocation (`space_index`): counted by
+            // pointer, not found by a binary search comparing texts (most of the visible-id
+            // list's build after a file was added, at 100k tools).
+            let len = self.ids[at..]
+                .iter()
+                .take_while(|i| Arc::ptr_eq(i, id))
+                .count();
             let group = (id, &self.files[at..at + len]);
             at += len;
             Some(group)
@@ -306,50 +312,51 @@ pub struct SpaceKindKey {
 
 /// Every id an element of one kind of space can name: the tool ids of the spaces it may see
 /// (§1.7) and the primitive ids. This is the list "did you mean" searches and an editor completes
-/// from. Sorted by length in characters, then id, so a search can skip ids whose length alone
-/// puts them too far away.
+/// from. Held as one part per space (and one of the primitives), each part shared by every kind
+/// of space that sees it and rebuilt only when files are added to or removed from its space: a
+/// tool added to a 100k-tool project rebuilds the project's part, not one merged list of every
+/// space's ids. An id visible in two spaces is in two parts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VisibleIds {
+    parts: Vec<Arc<IdList>>,
+}
+
+/// One part of [`VisibleIds`]: distinct ids sorted by length in characters, then id, so a search
+/// can skip ids whose length alone puts them too far away.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IdList {
     by_len: Vec<(u32, Arc<str>)>,
     /// `class_counts` of each id of `by_len`, packed: the search's first filter reads these 16
     /// bytes instead of following each id's pointer to its text.
     classes: Vec<ClassCounts>,
 }
 
-impl VisibleIds {
-    /// The list of `ids` (any order, repeats allowed), as `visible_ids` builds it.
-    pub fn new<'a>(ids: impl IntoIterator<Item = &'a str>) -> VisibleIds {
-        Self::from_entries(
-            ids.into_iter()
-                .map(|id| (char_len(id), Arc::from(id)))
-                .collect(),
-        )
-    }
+impl IdList {
     /// The list of `by_len` entries (any order, repeats allowed).
-    fn from_entries(mut by_len: Vec<(u32, Arc<str>)>) -> VisibleIds {
-        // Ordered by (length, id). `visible_ids_of` hands the entries over as a few runs each
-        // sorted by id (every space's index, then the primitives): a stable sort by length
-        // keeps each length's entries in those runs, and a stable sort of each length's entries
-        // by id merges the runs (it finds them) instead of comparing through two ids' pointers
-        // n log n times (a third of the ids' list build at 100k tools).
+    fn from_entries(mut by_len: Vec<(u32, Arc<str>)>) -> IdList {
+        // Ordered by (length, id): a stable sort by length keeps each length's entries in the
+        // order they came, and a stable sort of each length's entries by id finds the runs
+        // already sorted (all of them, for ids that came in id order) instead of comparing
+        // through two ids' pointers n log n times.
         by_len.sort_by_key(|e| e.0);
         for group in by_len.chunk_by_mut(|a, b| a.0 == b.0) {
             group.sort_by(|a, b| a.1.cmp(&b.1));
         }
         by_len.dedup();
+        Self::of_sorted(by_len)
+    }
+
+    /// The list of `by_len` entries that are sorted by (length, id) and distinct.
+    fn of_sorted(mut by_len: Vec<(u32, Arc<str>)>) -> IdList {
+        debug_assert!(
+            by_len.windows(2).all(|w| w[0] < w[1]),
+            "sorted and distinct"
+        );
         by_len.shrink_to_fit();
         let classes = by_len.iter().map(|(_, id)| class_counts(id)).collect();
-        VisibleIds { by_len, classes }
+        IdList { by_len, classes }
     }
-    pub fn iter(&self) -> impl Iterator<Item = &str> {
-        self.by_len.iter().map(|(_, id)| id.as_ref())
-    }
-    pub fn len(&self) -> usize {
-        self.by_len.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.by_len.is_empty()
-    }
+
     /// Ids whose length in characters lies in `lens`, with their class counts.
     fn with_len(
         &self,
@@ -367,18 +374,69 @@ impl VisibleIds {
     }
 }
 
+impl VisibleIds {
+    /// The list of `ids` (any order, repeats allowed) as one part.
+    pub fn new<'a>(ids: impl IntoIterator<Item = &'a str>) -> VisibleIds {
+        let list = IdList::from_entries(
+            ids.into_iter()
+                .map(|id| (char_len(id), Arc::from(id)))
+                .collect(),
+        );
+        VisibleIds {
+            parts: vec![Arc::new(list)],
+        }
+    }
+    /// Every id of every part: an id visible in two spaces comes twice.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.parts
+            .iter()
+            .flat_map(|p| p.by_len.iter().map(|(_, id)| id.as_ref()))
+    }
+    /// Ids whose length in characters lies in `lens`, with their class counts, part by part.
+    fn with_len(
+        &self,
+        lens: std::ops::RangeInclusive<u32>,
+    ) -> impl Iterator<Item = (&str, &ClassCounts)> {
+        self.parts
+            .iter()
+            .flat_map(move |p| p.with_len(lens.clone()))
+    }
+}
+
 /// How many characters of a string fall in each of 16 classes (a hash of the character),
 /// saturating at 255.
 type ClassCounts = [u8; 16];
 
 fn class_counts(s: &str) -> ClassCounts {
-    let mut counts = [0u8; 16];
-    for c in s.chars() {
-        let slot = &mut counts[(u32::from(c).wrapping_mul(0x9E37_79B9) >> 28) as usize];
-        *slot = slot.saturating_add(1);
+    // Counted wide, saturated once at the end (the same as saturating each step).
+    let mut wide = [0u32; 16];
+    if s.is_ascii() {
+        // (Most ids: a byte's class read from a table, not a character decoded and hashed.)
+        for b in s.bytes() {
+            wide[usize::from(ASCII_CLASS[usize::from(b & 0x7f)] & 15)] += 1;
+        }
+    } else {
+        for c in s.chars() {
+            wide[class_of(c) & 15] += 1;
+        }
     }
-    counts
+    wide.map(|n| u8::try_from(n).unwrap_or(u8::MAX))
 }
+
+fn class_of(c: char) -> usize {
+    (u32::from(c).wrapping_mul(0x9E37_79B9) >> 28) as usize
+}
+
+/// `class_of` each ASCII character.
+const ASCII_CLASS: [u8; 128] = {
+    let mut table = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        table[b] = ((b as u32).wrapping_mul(0x9E37_79B9) >> 28) as u8;
+        b += 1;
+    }
+    table
+};
 
 /// A lower bound of the edit distance of two strings from their class counts: an insertion or
 /// deletion changes one count by one, a substitution two counts by one each, a swap none; so the
@@ -392,37 +450,48 @@ fn class_bound(a: &ClassCounts, b: &ClassCounts) -> usize {
     apart.div_ceil(2) as usize
 }
 
-/// Computed once per kind of space (not per finding); re-run only when files are added or
-/// removed, or the extensions or primitives change — never on an edit.
+/// The tool ids of one space (a part of [`VisibleIds`]): re-run only when files are added to or
+/// removed from it, or the extensions change — never on an edit. Its index lists the ids in id
+/// order, once each: a stable sort by length orders them, comparing no ids.
+#[salsa::tracked(returns(clone))]
+pub fn space_ids(db: &dyn Db, root: SpaceRoot) -> Arc<IdList> {
+    let cfg = extractor_config(db);
+    let index = space_index(db, root);
+    let mut ids: Vec<(u32, Arc<str>)> = index
+        .by_id()
+        .filter(|(_, files)| files.iter().any(|(ext, _)| cfg.has_extension(ext)))
+        .map(|(id, _)| (char_len(id), id.clone()))
+        .collect();
+    // Stable: each length's ids stay in id order, once each.
+    ids.sort_by_key(|e| e.0);
+    Arc::new(IdList::of_sorted(ids))
+}
+
+/// The primitive ids (a part of [`VisibleIds`]).
+#[salsa::tracked(returns(clone))]
+pub fn primitive_ids(db: &dyn Db) -> Arc<IdList> {
+    let primitives = &db.workspace().settings(db).primitives;
+    Arc::new(IdList::from_entries(
+        primitives
+            .iter()
+            .map(|p| (char_len(p), Arc::from(p.as_str())))
+            .collect(),
+    ))
+}
+
+/// Computed once per kind of space (not per finding), from the parts of the spaces it sees.
 #[salsa::tracked(returns(ref))]
 pub fn visible_ids_of(db: &dyn Db, key: SpaceKindKey) -> VisibleIds {
-    let cfg = extractor_config(db);
     let visible = key.kind(db).visible_kinds();
-    let primitives = &db.workspace().settings(db).primitives;
-    let roots: Vec<&SpaceIndex> = db
+    let mut parts: Vec<Arc<IdList>> = db
         .workspace()
         .roots(db)
         .iter()
         .filter(|root| visible.contains(&root.space(db).kind()))
-        .map(|&root| space_index(db, root))
+        .map(|&root| space_ids(db, root))
         .collect();
-    // Kept for the whole run: sized once (ids are shared with the space indexes, not copied).
-    let mut ids: Vec<(u32, Arc<str>)> =
-        Vec::with_capacity(roots.iter().map(|i| i.ids.len()).sum::<usize>() + primitives.len());
-    for index in roots {
-        ids.extend(
-            index
-                .by_id()
-                .filter(|(_, files)| files.iter().any(|(ext, _)| cfg.has_extension(ext)))
-                .map(|(id, _)| (char_len(id), id.clone())),
-        );
-    }
-    ids.extend(
-        primitives
-            .iter()
-            .map(|p| (char_len(p), Arc::from(p.as_str()))),
-    );
-    VisibleIds::from_entries(ids)
+    parts.push(primitive_ids(db));
+    VisibleIds { parts }
 }
 
 /// The ids visible from a kind of space.
@@ -494,6 +563,8 @@ pub fn closest_ids(ids: &VisibleIds, target: &str) -> Suggested {
         }
     }
     found.sort_unstable();
+    // (An id visible in two spaces is found in both parts.)
+    found.dedup();
     let certain = found
         .iter()
         .take_while(|(d, _)| *d <= CERTAIN_DISTANCE)
@@ -760,6 +831,37 @@ pub fn resolve_root<'db>(db: &'db dyn Db, id: &str) -> &'db Resolution {
     resolve(db, id, SpaceKind::Project)
 }
 
+/// How many tool files there are in every space (as many as `tool_files` lists): counted space
+/// by space, so that a file added to one space counts that space's files again, not every file.
+#[salsa::tracked(returns(copy))]
+pub fn tool_count(db: &dyn Db) -> usize {
+    db.workspace()
+        .roots(db)
+        .iter()
+        .map(|&root| space_tool_count(db, root))
+        .sum()
+}
+
+/// The tool files of one space, by its index (each file there has an id and an extension).
+#[salsa::tracked(returns(copy))]
+fn space_tool_count(db: &dyn Db, root: SpaceRoot) -> usize {
+    let cfg = extractor_config(db);
+    // The index shares one allocation per extension: each asked of the config once in a row.
+    let mut last: Option<(&Arc<str>, bool)> = None;
+    space_index(db, root)
+        .files
+        .iter()
+        .filter(|(ext, _)| match last {
+            Some((e, tool)) if Arc::ptr_eq(e, ext) => tool,
+            _ => {
+                let tool = cfg.has_extension(ext);
+                last = Some((ext, tool));
+                tool
+            }
+        })
+        .count()
+}
+
 /// Every tool file in every space, in search order then path order.
 #[salsa::tracked(returns(ref))]
 pub fn tool_files(db: &dyn Db) -> Vec<SourceFile> {
@@ -802,7 +904,7 @@ mod tests {
             let mut want = entries.clone();
             want.sort_unstable();
             want.dedup();
-            let got = VisibleIds::from_entries(entries);
+            let got = IdList::from_entries(entries);
             proptest::prop_assert_eq!(&got.by_len, &want);
             proptest::prop_assert_eq!(got.classes.len(), want.len());
         }
@@ -823,22 +925,35 @@ mod tests {
         assert_eq!(split_tool_rel("tools/ü"), None);
     }
 
+    /// `list` as parts of at most `part` ids each (repeats kept: an id visible in two spaces).
+    fn parts(list: &[&str], part: usize) -> VisibleIds {
+        let parts = list
+            .chunks(part.max(1))
+            .map(|chunk| {
+                let mut by_len: Vec<(u32, Arc<str>)> =
+                    chunk.iter().map(|s| (char_len(s), Arc::from(*s))).collect();
+                by_len.sort_unstable();
+                let classes = by_len.iter().map(|(_, id)| class_counts(id)).collect();
+                Arc::new(IdList { by_len, classes })
+            })
+            .collect();
+        VisibleIds { parts }
+    }
+
     fn ids(list: &[&str]) -> VisibleIds {
-        let mut by_len: Vec<(u32, Arc<str>)> =
-            list.iter().map(|s| (char_len(s), Arc::from(*s))).collect();
-        by_len.sort_unstable();
-        let classes = by_len.iter().map(|(_, id)| class_counts(id)).collect();
-        VisibleIds { by_len, classes }
+        parts(list, list.len())
     }
 
     proptest::proptest! {
-        /// The length and letter-count bounds only skip ids the distance would refuse.
+        /// The length and letter-count bounds only skip ids the distance would refuse; however
+        /// the ids are split into parts (an id may be in several), each is suggested once.
         #[test]
         fn closest_ids_skip_only_ids_too_far(
             list in proptest::collection::vec("[ab/é]{0,9}", 0..24),
+            part in 1usize..8,
             target in "[ab/é]{0,9}",
         ) {
-            let visible = ids(&list.iter().map(String::as_str).collect::<Vec<_>>());
+            let visible = parts(&list.iter().map(String::as_str).collect::<Vec<_>>(), part);
             let max = (char_len(&target) / 5).clamp(1, 4) as usize;
             let mut want: Vec<(usize, String)> = list
                 .iter()
@@ -847,8 +962,22 @@ mod tests {
                 .filter(|(d, _)| *d <= max)
                 .collect();
             want.sort_unstable();
+            want.dedup();
+            let certain = want.iter().take_while(|(d, _)| *d <= CERTAIN_DISTANCE).count() == 1;
             let want: Vec<String> = want.into_iter().take(MAX_SUGGESTIONS).map(|(_, id)| id).collect();
-            proptest::prop_assert_eq!(closest_ids(&visible, &target).ids, want);
+            let got = closest_ids(&visible, &target);
+            proptest::prop_assert_eq!(got.ids, want);
+            proptest::prop_assert_eq!(got.certain, certain);
+        }
+    }
+
+    #[test]
+    fn the_ascii_table_holds_each_characters_class() {
+        for b in 0u8..128 {
+            assert_eq!(
+                usize::from(ASCII_CLASS[usize::from(b)]),
+                class_of(char::from(b))
+            );
         }
     }
 

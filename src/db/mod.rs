@@ -298,6 +298,22 @@ impl SpaceRoot {
     pub fn entries(self, db: &dyn Db) -> impl Iterator<Item = (&Arc<str>, SourceFile)> + '_ {
         self.rels(db).iter().zip(self.files(db).iter().copied())
     }
+
+    /// The `entries` whose `rel` starts with `prefix`, in `rel` order: one run of the sorted
+    /// list, found by binary search (a query that reads one folder of a space — extractors,
+    /// trust store, lockfiles — does not scan every path after a file was added).
+    pub fn entries_under<'db>(
+        self,
+        db: &'db dyn Db,
+        prefix: &str,
+    ) -> impl Iterator<Item = (&'db Arc<str>, SourceFile)> + 'db {
+        let (rels, files) = (self.rels(db), self.files(db));
+        let start = rels.partition_point(|r| r.as_ref() < prefix);
+        let len = rels[start..].partition_point(|r| r.starts_with(prefix));
+        rels[start..start + len]
+            .iter()
+            .zip(files[start..start + len].iter().copied())
+    }
 }
 
 /// The whole workspace: spaces in search order (project, user, bundles...) and the settings.
@@ -549,6 +565,53 @@ mod tests {
         assert_eq!(before, after, "hashes as its text");
         assert_eq!(texts[1].plain(), None);
         assert_ne!(texts[1], Text::from(&filler[1..]));
+    }
+
+    /// `entries_under` gives exactly the entries a scan with `starts_with` gives, in order:
+    /// names sorting just before and after the folder (`extractors0`, `extractors.md`), the
+    /// folder's own name without its slash, and a prefix matching nothing.
+    #[test]
+    fn entries_under_a_folder_are_the_entries_a_scan_finds() {
+        use super::Db as _;
+        let fixture = [
+            "tools/rye/core/extractors",
+            "tools/rye/core/extractors.md",
+            "tools/rye/core/extractors/tool/python_extractor.yaml",
+            "tools/rye/core/extractors/yaml_extractor.yaml",
+            "tools/rye/core/extractors0/x.py",
+            "tools/rye/core/extractorsa.py",
+            "lockfiles/a@1.0.0.lock.json",
+            "trusted_keys/k.pem",
+        ]
+        .iter()
+        .map(|rel| format!("//- /project/.ai/{rel}\nx = 1\n"))
+        .collect::<String>();
+        let host = crate::testing::host(&fixture);
+        let db = host.db();
+        let root = db.workspace().roots(db)[0];
+        for prefix in [
+            "tools/rye/core/extractors/",
+            "tools/rye/core/extractors",
+            "lockfiles/",
+            "trusted_keys/",
+            "zzz/",
+            "",
+        ] {
+            let scan: Vec<&str> = root
+                .entries(db)
+                .filter(|(rel, _)| rel.starts_with(prefix))
+                .map(|(rel, _)| rel.as_ref())
+                .collect();
+            let under: Vec<&str> = root
+                .entries_under(db, prefix)
+                .map(|(rel, _)| rel.as_ref())
+                .collect();
+            assert_eq!(under, scan, "{prefix}");
+        }
+        assert_eq!(
+            root.entries_under(db, "tools/rye/core/extractors/").count(),
+            2
+        );
     }
 
     #[test]

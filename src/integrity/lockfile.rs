@@ -431,7 +431,7 @@ pub fn lockfile_index(db: &dyn Db) -> FxHashMap<Arc<str>, SourceFile> {
             }
             seen_system = true;
         }
-        for (rel, file) in root.entries(db) {
+        for (rel, file) in root.entries_under(db, LOCKFILES_DIR) {
             if is_lockfile_rel(rel) {
                 index.entry(rel.clone()).or_insert(file);
             }

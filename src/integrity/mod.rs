@@ -137,8 +137,8 @@ pub fn signature_formats(db: &dyn Db, key: KindKey) -> SignatureFormats {
     let wanted = *key.kind(db);
     let mut out = SignatureFormats::default();
     for root in db.workspace().roots(db) {
-        for (rel, file) in root.entries(db) {
-            if !rel.starts_with(EXTRACTORS_DIR) || rel.ends_with(".py") {
+        for (rel, file) in root.entries_under(db, EXTRACTORS_DIR) {
+            if rel.ends_with(".py") {
                 continue;
             }
             let Some(kind) = extractor_item_type(rel).and_then(ItemKind::from_name) else {
@@ -249,8 +249,9 @@ impl TrustStore {
 pub fn trust_store(db: &dyn Db) -> TrustStore {
     let mut store = TrustStore::default();
     for root in db.workspace().roots(db) {
-        let mut docs: Vec<(u8, SourceFile)> = root
-            .entries(db)
+        let mut docs: Vec<(u8, SourceFile)> = trust::TRUST_DIRS
+            .iter()
+            .flat_map(|dir| root.entries_under(db, dir))
             .filter_map(|(rel, f)| trust::trust_doc_rank(rel).map(|r| (r, f)))
             .collect();
         docs.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.rel(db).cmp(b.1.rel(db))));

@@ -79,7 +79,7 @@ pub fn extractor_config_of(db: &dyn Db, _ws: Workspace) -> ExtractorConfig {
         problems: Vec::new(),
     };
     for root in db.workspace().roots(db) {
-        for (rel, file) in root.entries(db) {
+        for (rel, file) in root.entries_under(db, EXTRACTORS_DIR) {
             // Directive/knowledge extractors do not add tool extensions (avoids the `.md` quirk, §15.19).
             if extractor_item_type(rel) != Some("tool") {
                 continue;

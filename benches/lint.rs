@@ -8,7 +8,8 @@
 //! - `revalidate_runtime_edit`: the header of a runtime used by N tools edited, then the findings of
 //!   the runtime and of every tool whose chain runs through it (throughput: per file re-checked);
 //! - `watch`: the same three edits through `analysis::live::LiveLint`, as `lint --watch` applies a
-//!   batch of changes: what to re-check is found, re-checked, and the totals kept;
+//!   batch of changes: what to re-check is found, re-checked, and the totals kept; and a tool
+//!   added then removed (the ids "did you mean" searches change);
 //! - `resolve_chain`: the chain of one tool, loaded lazily from disk as `ryechain chain ITEM` does
 //!   (`lazy`), and from a fully analysed database (`warm`).
 //!
@@ -366,6 +367,52 @@ fn watch(c: &mut Criterion, host: &mut Host, leaf: &Target, runtime: &Target, de
         let back = live.apply(host, target.change(target.text.clone()));
         assert_eq!(total(back.summary), clean, "{name}: restored");
     }
+    // A tool added beside the leaf (a copy: validly signed, a new id) and removed again: the ids
+    // every "did you mean" searches come and go.
+    let mut added = leaf.spec.clone();
+    added.path.set_file_name("bench_added.py");
+    added.rel = format!(
+        "{}/bench_added.py",
+        leaf.spec
+            .rel
+            .rsplit_once('/')
+            .map_or("tools", |(dir, _)| dir)
+    );
+    let add = || Change {
+        files: vec![FileChange::Write(added.clone())],
+        ..Change::default()
+    };
+    let remove = || Change {
+        files: vec![FileChange::Remove(added.path.clone())],
+        ..Change::default()
+    };
+    let first = live.apply(host, add());
+    assert!(first.full.is_none(), "added: {:?}", first.full);
+    assert_eq!(
+        total(first.summary),
+        clean,
+        "a copy of a signed tool is clean"
+    );
+    let gone = live.apply(host, remove());
+    assert_eq!(total(gone.summary), clean, "removed");
+    let (on_add, on_remove) = (first.rechecked, gone.rechecked);
+    group.throughput(Throughput::Elements(1));
+    group.bench_function(
+        BenchmarkId::new(
+            "tool_added_then_removed",
+            format!("{on_add}_{on_remove}_rechecked"),
+        ),
+        |b| {
+            b.iter(|| {
+                let a = live.apply(host, add());
+                let r = live.apply(host, remove());
+                assert_eq!(
+                    (total(a.summary), a.rechecked, total(r.summary), r.rechecked),
+                    (clean, on_add, clean, on_remove)
+                );
+            })
+        },
+    );
     group.finish();
 }
 

@@ -244,16 +244,9 @@ mod imp {
     }
 
     impl Stamp {
-        /// The stamp of what a `stat` call (`call`, given where to write) says, `None` when it
-        /// fails or the file is not a regular file: the staged file by its descriptor, the
-        /// renamed one by its name.
-        fn by(call: impl FnOnce(*mut libc::stat) -> libc::c_int) -> Option<Stamp> {
-            let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-            if call(st.as_mut_ptr()) != 0 {
-                return None;
-            }
-            // SAFETY: the call succeeded and filled `st`.
-            let st = unsafe { st.assume_init() };
+        /// The stamp of what a `stat` call said, `None` for anything but a regular file: the
+        /// staged file by its descriptor, the renamed one by its name.
+        fn of(st: &libc::stat) -> Option<Stamp> {
             #[allow(
                 clippy::unnecessary_cast,
                 reason = "the fields' types differ from platform to platform"
@@ -266,6 +259,16 @@ mod imp {
             };
             ((st.st_mode & libc::S_IFMT) == libc::S_IFREG).then_some(stamp)
         }
+    }
+
+    /// What a `stat` call (`call`, given where to write) says; `None` when it fails.
+    fn stat_by(call: impl FnOnce(*mut libc::stat) -> libc::c_int) -> Option<libc::stat> {
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        if call(st.as_mut_ptr()) != 0 {
+            return None;
+        }
+        // SAFETY: the call succeeded and filled `st`.
+        Some(unsafe { st.assume_init() })
     }
 
     /// A folder held open (`O_PATH` where there is one: nothing is read through it).
@@ -328,25 +331,10 @@ mod imp {
             (buf == bytes).then_some(meta.mode() & 0o7777)
         }
 
-        /// Whether `name` here (not followed if a symlink) still has `stamp`, every field of
-        /// it; then its permission bits.
+        /// Whether `name` here (not followed if a symlink) is a regular file that still has
+        /// `stamp`, every field of it; then its permission bits.
         fn has(&self, name: &CString, stamp: &FileStamp) -> Option<u32> {
-            let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-            // SAFETY: the folder's descriptor is open for the call, `name` NUL-terminated and
-            // `st` points at room for a `stat`.
-            let rc = unsafe {
-                libc::fstatat(
-                    self.fd.as_raw_fd(),
-                    name.as_ptr(),
-                    st.as_mut_ptr(),
-                    libc::AT_SYMLINK_NOFOLLOW,
-                )
-            };
-            if rc != 0 {
-                return None;
-            }
-            // SAFETY: the call succeeded and filled `st`.
-            let st = unsafe { st.assume_init() };
+            let st = self.stat(name)?;
             #[allow(
                 clippy::unnecessary_cast,
                 reason = "the fields' types differ from platform to platform"
@@ -369,9 +357,14 @@ mod imp {
 
         /// `name` here, not followed if a symlink, as a stamp (`None`: not a regular file).
         fn stamp(&self, name: &CString) -> Option<Stamp> {
+            Stamp::of(&self.stat(name)?)
+        }
+
+        /// `fstatat` of `name` here, not followed if a symlink.
+        fn stat(&self, name: &CString) -> Option<libc::stat> {
             // SAFETY: the folder's descriptor is open for the call, `name` NUL-terminated and
             // `st` points at room for a `stat`.
-            Stamp::by(|st| unsafe {
+            stat_by(|st| unsafe {
                 libc::fstatat(
                     self.fd.as_raw_fd(),
                     name.as_ptr(),
@@ -486,7 +479,9 @@ mod imp {
                 .map_err(|e| format!("cannot write {}: {e}", tmp_path()))?;
             // SAFETY: the file's descriptor is open for the call and `st` points at room for a
             // `stat`.
-            Stamp::by(|st| unsafe { libc::fstat(file.as_raw_fd(), st) })
+            stat_by(|st| unsafe { libc::fstat(file.as_raw_fd(), st) })
+                .as_ref()
+                .and_then(Stamp::of)
                 .ok_or_else(|| format!("cannot stat {} once written", tmp_path()))
         })();
         match written {
@@ -716,6 +711,18 @@ mod tests {
         }
     }
 
+    /// Files `names` in `dir`, each holding `old\n`.
+    fn holding_old(dir: &std::path::Path, names: &[&str]) -> Vec<std::path::PathBuf> {
+        names
+            .iter()
+            .map(|n| {
+                let p = dir.join(n);
+                std::fs::write(&p, "old\n").unwrap();
+                p
+            })
+            .collect()
+    }
+
     /// A staged file written to, or put in place of, between staging and the rename is not
     /// reported as replaced; an untouched one is (`commit_task`'s check of the renamed file).
     #[test]
@@ -723,13 +730,7 @@ mod tests {
     fn a_staged_file_changed_before_the_rename_is_reported() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
-        let paths: Vec<std::path::PathBuf> = ["a.py", "b.py", "c.py"]
-            .iter()
-            .map(|n| dir.join(n))
-            .collect();
-        for p in &paths {
-            std::fs::write(p, "old\n").unwrap();
-        }
+        let paths = holding_old(dir, &["a.py", "b.py", "c.py"]);
         let jobs: Vec<Result<Replace<'_>, String>> = paths
             .iter()
             .map(|p| {
@@ -784,12 +785,8 @@ mod tests {
         use std::os::unix::fs::{MetadataExt, PermissionsExt};
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
-        let paths: Vec<std::path::PathBuf> = ["kept.py", "rewritten.py", "swapped.py"]
-            .iter()
-            .map(|n| dir.join(n))
-            .collect();
+        let paths = holding_old(dir, &["kept.py", "rewritten.py", "swapped.py"]);
         for p in &paths {
-            std::fs::write(p, "old\n").unwrap();
             std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o750)).unwrap();
         }
         let stamps: Vec<FileStamp> = paths

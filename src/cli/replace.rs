@@ -78,14 +78,20 @@ const IO_THREADS: usize = 16;
 /// still spread over the threads; each task opens the folder for itself).
 const FILES_PER_TASK: usize = 64;
 
-/// Replace every `Ok` job; each job's outcome in order (an `Err` job keeps its reason), and the
-/// outcome of making the renames durable (a failure there leaves the files replaced but perhaps
-/// not durable: the caller reports it as a notice).
-pub fn replace_all(
-    jobs: &[Result<Replace<'_>, String>],
+/// What `replace_all` did: each job's outcome, and each sync of the renames.
+pub type Replaced = (Vec<Result<(), String>>, Vec<anyhow::Result<()>>);
+
+/// Replace every `Ok` job of `first`, then of what `rest` gives; each job's outcome in order
+/// (an `Err` job keeps its reason), and the outcome of making the renames durable (a failure
+/// there leaves the files replaced but perhaps not durable: the caller reports it as a notice).
+/// `rest` (the second half's jobs, their new texts made by it) is called beside the first half's
+/// sync when the batch is synced by file system, else before anything is written. When it fails,
+/// nothing is renamed: the staged files are removed and its error returned.
+pub fn replace_all<'t>(
+    first: Vec<Result<Replace<'t>, String>>,
+    rest: impl FnOnce() -> anyhow::Result<Vec<Result<Replace<'t>, String>>> + Send,
     durability: &Durability<'_>,
-) -> (Vec<Result<(), String>>, Vec<anyhow::Result<()>>) {
-    let tasks = tasks(jobs);
+) -> anyhow::Result<Replaced> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(IO_THREADS.max(rayon::current_num_threads()))
         .build()
@@ -93,9 +99,9 @@ pub fn replace_all(
     let pool = pool.as_ref();
     let each_file = matches!(durability, Durability::EachFile);
     // (1) Stage every new text (and sync each, file by file).
-    let stage = |tasks: &[std::ops::Range<usize>]| -> Vec<Vec<Result<imp::Staged, String>>> {
+    let stage = |jobs: &[Result<Replace<'t>, String>]| -> Vec<Vec<Result<imp::Staged, String>>> {
         install(pool, || {
-            tasks
+            tasks(jobs)
                 .par_iter()
                 .map(|range| imp::stage_task(&jobs[range.clone()], each_file))
                 .collect()
@@ -103,49 +109,79 @@ pub fn replace_all(
     };
     // (3) Rename each over its target and check it is the file staged, unchanged; with
     // `failed` (the file systems could not be synced), remove the staged files instead.
-    let commit = |tasks: &[std::ops::Range<usize>],
+    let commit = |jobs: &[Result<Replace<'t>, String>],
                   staged: Vec<Vec<Result<imp::Staged, String>>>,
                   failed: Option<&str>|
-     -> Vec<Vec<Result<(), String>>> {
+     -> Vec<Result<(), String>> {
         install(pool, || {
-            tasks
+            tasks(jobs)
                 .par_iter()
                 .zip(staged)
                 .map(|(range, st)| imp::commit_task(&jobs[range.clone()], st, failed))
-                .collect()
+                .collect::<Vec<_>>()
         })
+        .into_iter()
+        .flatten()
+        .collect()
     };
     let not_synced = |e: anyhow::Error| format!("{e:#}; nothing was replaced");
     // (2) Make the staged files durable before any of them is renamed over its target.
-    let committed: Vec<Vec<Result<(), String>>> = match durability {
+    let (jobs, committed) = match durability {
         // In two halves. A file system's writeback runs on one kernel thread (on this project's
-        // VM, 0.5 s of one core for 50k staged files, the other core idle, before any rename
-        // could start): the first half's `syncfs` runs beside the staging of the second half,
-        // the second half's beside the renames of the first. A sync reports a write error
-        // once: the first's fails both halves, the second's the second half.
-        Durability::FileSystems(fs) if tasks.len() > 1 => {
-            let (a, b) = tasks.split_at(tasks.len() / 2);
-            let staged_a = stage(a);
-            let (staged_b, sync_a) = beside(|| fs.sync(), || stage(b));
+        // VM, 0.5–0.8 s of one core for 50k staged files, the other core idle, before any rename
+        // could start): the first half's `syncfs` runs beside the making of the second half
+        // (`rest`: its signing) and its staging, the second half's beside the renames of the
+        // first. A sync reports a write error once: the first's fails both halves, the
+        // second's the second half.
+        Durability::FileSystems(fs) if !first.is_empty() => {
+            let staged_a = stage(&first);
+            let (made_b, sync_a) = beside(
+                || fs.sync(),
+                || {
+                    rest().map(|second| {
+                        let staged = stage(&second);
+                        (second, staged)
+                    })
+                },
+            );
+            let (second, staged_b) = match made_b {
+                Ok(made) => made,
+                Err(e) => {
+                    // Nothing renamed: the first half's staged files go.
+                    commit(&first, staged_a, Some("not replaced"));
+                    return Err(e);
+                }
+            };
             let failed_a = sync_a.err().map(not_synced);
-            let (mut committed, sync_b) =
-                beside(|| fs.sync(), || commit(a, staged_a, failed_a.as_deref()));
+            let (mut committed, sync_b) = beside(
+                || fs.sync(),
+                || commit(&first, staged_a, failed_a.as_deref()),
+            );
             let failed_b = failed_a.or_else(|| {
                 sync_b
                     .err()
                     .map(|e| format!("{e:#}; this file was not replaced"))
             });
-            committed.extend(commit(b, staged_b, failed_b.as_deref()));
-            committed
+            committed.extend(commit(&second, staged_b, failed_b.as_deref()));
+            let mut jobs = first;
+            jobs.extend(second);
+            (jobs, committed)
         }
         Durability::FileSystems(fs) => {
-            let staged = stage(&tasks);
+            let jobs = rest()?;
+            let staged = stage(&jobs);
             let failed = fs.sync().err().map(not_synced);
-            commit(&tasks, staged, failed.as_deref())
+            let committed = commit(&jobs, staged, failed.as_deref());
+            (jobs, committed)
         }
-        Durability::EachFile => commit(&tasks, stage(&tasks), None),
+        Durability::EachFile => {
+            let mut jobs = first;
+            jobs.extend(rest()?);
+            let staged = stage(&jobs);
+            let committed = commit(&jobs, staged, None);
+            (jobs, committed)
+        }
     };
-    let committed: Vec<Result<(), String>> = committed.into_iter().flatten().collect();
     // (4) Make the renames durable.
     let synced = match durability {
         Durability::FileSystems(fs) => vec![fs.sync()],
@@ -159,7 +195,7 @@ pub fn replace_all(
             install(pool, || dirs.into_par_iter().map(sync_dir).collect())
         }
     };
-    (committed, synced)
+    Ok((committed, synced))
 }
 
 /// Run `sync` on a thread of its own beside `work`; both results.
@@ -670,7 +706,9 @@ mod tests {
                 (Some(fs), true) => Durability::FileSystems(fs),
                 _ => Durability::EachFile,
             };
-            let (done, synced) = replace_all(&jobs, &durability);
+            // Three jobs first, the other four made by `rest` (beside the first half's sync).
+            let rest = jobs.split_off(3);
+            let (done, synced) = replace_all(jobs, || Ok(rest), &durability).unwrap();
             assert!(synced.iter().all(Result::is_ok));
             assert_eq!(
                 done,
@@ -809,7 +847,7 @@ mod tests {
                 })
             })
             .collect();
-        let (done, _) = replace_all(&jobs, &Durability::EachFile);
+        let (done, _) = replace_all(jobs, || Ok(Vec::new()), &Durability::EachFile).unwrap();
         assert_eq!(
             done,
             vec![
@@ -844,6 +882,49 @@ mod tests {
         assert_eq!(settled_since(at(from - RACY_NS, old), from), None);
         assert_eq!(settled_since(at(old, from + 1), from), None);
         assert_eq!(settled_since(at(i64::MIN, i64::MIN), i64::MIN), None);
+    }
+
+    /// When the second half cannot be made (an internal error while signing it), nothing is
+    /// renamed: the first half's staged files are removed, the files keep their old texts, and
+    /// the error is returned. With each durability.
+    #[test]
+    #[cfg(unix)]
+    fn a_second_half_that_fails_leaves_every_file_as_it_was() {
+        use std::os::unix::fs::MetadataExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let paths = holding_old(dir, &["a.py", "b.py", "c.py"]);
+        let dev = std::fs::metadata(dir).unwrap().dev();
+        let fs = FileSystems::open([(dev, paths[0].as_path())]);
+        let durabilities = [
+            fs.as_ref().map(Durability::FileSystems),
+            Some(Durability::EachFile),
+        ];
+        for durability in durabilities.iter().flatten() {
+            let jobs: Vec<Result<Replace<'_>, String>> = paths
+                .iter()
+                .map(|p| {
+                    Ok(Replace {
+                        path: p,
+                        old: b"old\n",
+                        new: b"new\n",
+                        stamp: None,
+                    })
+                })
+                .collect();
+            let made = || Err(anyhow::anyhow!("internal error: the second half"));
+            let err = replace_all(jobs, made, durability).unwrap_err();
+            assert_eq!(err.to_string(), "internal error: the second half");
+            for p in &paths {
+                assert_eq!(std::fs::read_to_string(p).unwrap(), "old\n");
+            }
+            let left: Vec<String> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".tmp"))
+                .collect();
+            assert!(left.is_empty(), "{left:?}");
+        }
     }
 
     #[test]

@@ -775,6 +775,33 @@ fn sign_ready(
 /// systems (`syncfs`) instead of each file.
 const SYNC_FILE_SYSTEMS_FROM: usize = 64;
 
+/// Each item's signed text and signature, or why it was not signed.
+type Signed = Vec<Result<(String, Signature), String>>;
+
+/// The replacements of `ready` items (`old`: their texts as validated; `signed`: their new
+/// texts), in order.
+fn replace_jobs<'t>(
+    ready: &[(usize, Ready)],
+    old: &'t [std::borrow::Cow<'_, str>],
+    items: &'t [Target<'_>],
+    signed: &'t Signed,
+) -> Vec<Result<Replace<'t>, String>> {
+    ready
+        .iter()
+        .zip(old)
+        .zip(signed)
+        .map(|(((i, _), old), s)| {
+            let (new, _) = s.as_ref().map_err(Clone::clone)?;
+            Ok(Replace {
+                path: items[*i].real,
+                old: old.as_bytes(),
+                new: new.as_bytes(),
+                stamp: items[*i].stamp,
+            })
+        })
+        .collect()
+}
+
 /// One item of a batch, by the file it is written through.
 struct Target<'a> {
     id: &'a str,
@@ -831,21 +858,33 @@ fn sign_batch(
         .map_or_else(|| key.public_pem.clone(), |(k, _)| k.pem.clone());
     let path_of = |i: usize| items[i].file.path(db).as_ref().clone();
     let paths: Vec<PathBuf> = ready.iter().map(|&(i, _)| path_of(i)).collect();
-    // (3) Sign in memory; an internal error stops the run before anything is written.
-    let signed: Vec<Result<(String, Signature), String>> = ready
-        .par_iter()
-        .zip(&paths)
-        .enumerate()
-        .map(|(k, ((i, r), path))| {
-            sign_ready(kind, items[*i].id, path, r, key, &trusted_pem, k == 0)
-        })
-        .collect::<anyhow::Result<_>>()?;
+    // (3) Sign in memory; an internal error stops the run before anything is renamed (the
+    // second half is signed once the first is staged, beside its sync: see `replace_all`).
+    let sign_range = |range: std::ops::Range<usize>| -> anyhow::Result<Signed> {
+        ready[range.clone()]
+            .par_iter()
+            .zip(&paths[range.clone()])
+            .enumerate()
+            .map(|(k, ((i, r), path))| {
+                let first = range.start + k == 0;
+                sign_ready(kind, items[*i].id, path, r, key, &trusted_pem, first)
+            })
+            .collect()
+    };
+    // Synced by file system: the first half now, the second beside the first's sync.
+    let by_file_system =
+        ready.len() >= SYNC_FILE_SYSTEMS_FROM && ready.iter().all(|(i, _)| items[*i].dev.is_some());
+    let half = if by_file_system {
+        ready.len() / 2
+    } else {
+        ready.len()
+    };
+    let signed_a = sign_range(0..half)?;
     // Opened before anything is written, so that their syncs report every write error since.
     // A few files are synced one by one: a file system's sync also waits for whatever else is
     // dirty there.
-    let file_systems = (ready.len() >= SYNC_FILE_SYSTEMS_FROM)
+    let file_systems = by_file_system
         .then(|| {
-            // Every file's device, or none synced at once (a file whose device is not known).
             let files: Option<Vec<(u64, &Path)>> = ready
                 .iter()
                 .map(|(i, _)| Some((items[*i].dev?, items[*i].real)))
@@ -854,25 +893,20 @@ fn sign_batch(
         })
         .flatten();
     let old: Vec<std::borrow::Cow<'_, str>> = ready.iter().map(|(_, r)| r.text.as_str()).collect();
-    let jobs: Vec<Result<Replace<'_>, String>> = ready
-        .iter()
-        .zip(&old)
-        .zip(&signed)
-        .map(|(((i, _), old), s)| {
-            let (new, _) = s.as_ref().map_err(Clone::clone)?;
-            Ok(Replace {
-                path: items[*i].real,
-                old: old.as_bytes(),
-                new: new.as_bytes(),
-                stamp: items[*i].stamp,
-            })
-        })
-        .collect();
+    let jobs = |from: usize, signed| replace_jobs(&ready[from..], &old[from..], items, signed);
     let durability = match &file_systems {
         Some(fs) => Durability::FileSystems(fs),
         None => Durability::EachFile,
     };
-    let (committed, synced) = replace_all(&jobs, &durability);
+    let signed_b: std::sync::OnceLock<Signed> = std::sync::OnceLock::new();
+    let rest = || -> anyhow::Result<Vec<Result<Replace<'_>, String>>> {
+        let signed = sign_range(half..ready.len())?;
+        Ok(jobs(half, signed_b.get_or_init(|| signed)))
+    };
+    let (committed, synced) = replace_all(jobs(0, &signed_a), rest, &durability)?;
+    let signed = signed_a
+        .into_iter()
+        .chain(signed_b.into_inner().unwrap_or_default());
     for e in synced.into_iter().filter_map(Result::err) {
         signer.notices.push(format!(
             "{e:#}; the files signed there are in place but may not survive a crash"

@@ -688,17 +688,9 @@ mod tests {
             let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
             // SAFETY: `c` is NUL-terminated.
             assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
-            fn job(p: &std::path::Path) -> Result<Replace<'_>, String> {
-                Ok(Replace {
-                    path: p,
-                    old: b"old\n",
-                    new: b"new\n",
-                    stamp: None,
-                })
-            }
-            let mut jobs: Vec<Result<Replace<'_>, String>> = paths.iter().map(|p| job(p)).collect();
-            jobs.push(job(&link));
-            jobs.push(job(&fifo));
+            let specials = [link.clone(), fifo.clone()];
+            let mut jobs = old_to_new(&paths);
+            jobs.extend(old_to_new(&specials));
             jobs.push(Err("refused".to_owned()));
             let dev = std::fs::metadata(dir).unwrap().dev();
             let fs = FileSystems::open([(dev, paths[0].as_path())]);
@@ -739,14 +731,34 @@ mod tests {
                 .collect();
             assert_eq!(modes, [0o640, 0o755, 0o644, 0o666]);
             for d in [dir.to_path_buf(), dir.join("sub")] {
-                let stray: Vec<_> = std::fs::read_dir(&d)
-                    .unwrap()
-                    .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.ends_with(".tmp"))
-                    .collect();
+                let stray = temporaries(&d);
                 assert!(stray.is_empty(), "{stray:?}");
             }
         }
+    }
+
+    /// A job per path: `old\n` to `new\n`, checked by its bytes.
+    fn old_to_new(paths: &[std::path::PathBuf]) -> Vec<Result<Replace<'_>, String>> {
+        paths
+            .iter()
+            .map(|p| {
+                Ok(Replace {
+                    path: p,
+                    old: b"old\n",
+                    new: b"new\n",
+                    stamp: None,
+                })
+            })
+            .collect()
+    }
+
+    /// The temporary files left in `dir`.
+    fn temporaries(dir: &std::path::Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect()
     }
 
     /// Files `names` in `dir`, each holding `old\n`.
@@ -769,17 +781,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
         let paths = holding_old(dir, &["a.py", "b.py", "c.py"]);
-        let jobs: Vec<Result<Replace<'_>, String>> = paths
-            .iter()
-            .map(|p| {
-                Ok(Replace {
-                    path: p,
-                    old: b"old\n",
-                    new: b"new\n",
-                    stamp: None,
-                })
-            })
-            .collect();
+        let jobs = old_to_new(&paths);
         let staged = imp::stage_task(&jobs, false);
         let staged_of = |name: &str| {
             std::fs::read_dir(dir)
@@ -901,28 +903,14 @@ mod tests {
             Some(Durability::EachFile),
         ];
         for durability in durabilities.iter().flatten() {
-            let jobs: Vec<Result<Replace<'_>, String>> = paths
-                .iter()
-                .map(|p| {
-                    Ok(Replace {
-                        path: p,
-                        old: b"old\n",
-                        new: b"new\n",
-                        stamp: None,
-                    })
-                })
-                .collect();
+            let jobs = old_to_new(&paths);
             let made = || Err(anyhow::anyhow!("internal error: the second half"));
             let err = replace_all(jobs, made, durability).unwrap_err();
             assert_eq!(err.to_string(), "internal error: the second half");
             for p in &paths {
                 assert_eq!(std::fs::read_to_string(p).unwrap(), "old\n");
             }
-            let left: Vec<String> = std::fs::read_dir(dir)
-                .unwrap()
-                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .filter(|n| n.ends_with(".tmp"))
-                .collect();
+            let left = temporaries(dir);
             assert!(left.is_empty(), "{left:?}");
         }
     }

@@ -778,8 +778,8 @@ const SYNC_FILE_SYSTEMS_FROM: usize = 64;
 /// Each item's signed text and signature, or why it was not signed.
 type Signed = Vec<Result<(String, Signature), String>>;
 
-/// The replacements of `ready` items (`old`: their texts as validated; `signed`: their new
-/// texts), in order.
+/// The replacements of the first `signed.len()` items of `ready` (`old`: their texts as
+/// validated; `signed`: their new texts), in order.
 fn replace_jobs<'t>(
     ready: &[(usize, Ready)],
     old: &'t [std::borrow::Cow<'_, str>],

@@ -106,7 +106,7 @@ fn string_list(v: &serde_yaml::Value) -> Option<Vec<String>> {
 pub fn lint_config(db: &dyn Db) -> LintConfig {
     let mut cfg = LintConfig::default();
     let mut merged = serde_yaml::Value::Mapping(Default::default());
-    for file in config_files(db) {
+    for &file in config_sources(db) {
         cfg.sources.push(file);
         let FileContents::Text(text) = file.contents(db) else {
             continue;

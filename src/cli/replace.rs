@@ -38,17 +38,11 @@ pub struct Replace<'t> {
     pub stamp: Option<FileStamp>,
 }
 
-/// A stamp whose change and modification times lie less than this before a run began may
-/// belong to a file written during the run within one tick of a coarse file-system clock (as
-/// the lint cache's racy window).
-const RACY_NS: i64 = 2_000_000_000;
-
 /// `stamp` (taken after the file was read) when it shows the file last changed well before
-/// `read_from` (nanoseconds since the epoch, before the read began): then what was read is what
-/// the file held when stamped, and any later change moves its change time.
+/// `read_from` (nanoseconds since the epoch, before the read began: the lint cache's racy
+/// window, `FileStamp::settled_before`): then what was read is what the file held when stamped.
 pub fn settled_since(stamp: FileStamp, read_from: i64) -> Option<FileStamp> {
-    let limit = read_from.saturating_sub(RACY_NS);
-    (stamp.ctime_ns < limit && stamp.mtime_ns < limit).then_some(stamp)
+    stamp.settled_before(read_from).then_some(stamp)
 }
 
 /// How a batch's temporary files are made durable before any is renamed.
@@ -371,22 +365,7 @@ mod imp {
         /// `stamp`, every field of it; then its permission bits.
         fn has(&self, name: &CString, stamp: &FileStamp) -> Option<u32> {
             let st = self.stat(name)?;
-            #[allow(
-                clippy::unnecessary_cast,
-                reason = "the fields' types differ from platform to platform"
-            )]
-            let now = FileStamp {
-                size: st.st_size as u64,
-                mtime_ns: (st.st_mtime as i64)
-                    .saturating_mul(1_000_000_000)
-                    .saturating_add(st.st_mtime_nsec as i64),
-                ctime_ns: (st.st_ctime as i64)
-                    .saturating_mul(1_000_000_000)
-                    .saturating_add(st.st_ctime_nsec as i64),
-                ino: st.st_ino as u64,
-                dev: st.st_dev as u64,
-                mode: st.st_mode as u32,
-            };
+            let now = crate::system::os::stamp_of_stat(&st);
             let regular = (st.st_mode & libc::S_IFMT) == libc::S_IFREG;
             (regular && now == *stamp).then_some(now.mode & 0o7777)
         }
@@ -877,6 +856,7 @@ mod tests {
             dev: 1,
             mode: 0o100_644,
         };
+        const RACY_NS: i64 = FileStamp::RACY_NS;
         let from = 10 * RACY_NS;
         let old = from - RACY_NS - 1;
         assert_eq!(settled_since(at(old, old), from), Some(at(old, old)));

@@ -43,11 +43,6 @@ use crate::system::{FileStamp, KnownDir, Settled, SettledRecords, System};
 /// Owner of a graph-wide finding (executor cycles).
 const GRAPH: u32 = u32::MAX;
 
-/// A stamp whose ctime or mtime lies less than this before the start of the run that took it
-/// may belong to a file still being written (coarse file-system clocks: up to 2 s on FAT); such
-/// a file is read and hashed next time rather than trusted by its stamp.
-const RACY_NS: i64 = 2_000_000_000;
-
 /// Everything besides the files that the findings depend on. A cache with another key is
 /// rebuilt without a word.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,7 +98,7 @@ pub struct Entry {
     pub kind: Option<CensusKind>,
     /// `content_hash` of what the load made of it.
     pub content: u128,
-    /// Its stamp cannot be trusted (see `RACY_NS`).
+    /// Its stamp cannot be trusted (`FileStamp::settled_before`): read and hashed next time.
     pub racy: bool,
     /// A tool file (counted in the summary).
     pub tool: bool,
@@ -731,10 +726,9 @@ fn stamp_of(kind: &CensusKind) -> Option<&FileStamp> {
 /// last changed, or an entry the walk classifies by itself (a FIFO, a walk error).
 fn trusted(kind: &CensusKind, run_start: i64) -> bool {
     match kind {
-        CensusKind::Plain(_) | CensusKind::Link(_) => stamp_of(kind).is_some_and(|s| {
-            s.ctime_ns < run_start.saturating_sub(RACY_NS)
-                && s.mtime_ns < run_start.saturating_sub(RACY_NS)
-        }),
+        CensusKind::Plain(_) | CensusKind::Link(_) => {
+            stamp_of(kind).is_some_and(|s| s.settled_before(run_start))
+        }
         CensusKind::NotRegular(_) | CensusKind::Error(_) => true,
     }
 }
@@ -1177,7 +1171,6 @@ fn next_dirs(
         // parent's record or by its path, so the count matches only when every one was met).
         return (old, false);
     }
-    let limit = run_start.saturating_sub(RACY_NS);
     let mut old: Vec<Option<CensusDir>> = old.into_iter().map(Some).collect();
     let next = vouched
         .iter()
@@ -1185,7 +1178,7 @@ fn next_dirs(
         .chain(
             listed
                 .into_iter()
-                .filter(|d| d.stamp.ctime_ns < limit && d.stamp.mtime_ns < limit),
+                .filter(|d| d.stamp.settled_before(run_start)),
         )
         .collect();
     (next, true)

@@ -98,6 +98,19 @@ pub struct DirListing {
 }
 
 impl FileStamp {
+    /// A stamp whose ctime or mtime lies less than this before the start of the run that took it
+    /// may belong to a file still being written (coarse file-system clocks: up to 2 s on FAT):
+    /// it cannot stand for the file's contents.
+    pub const RACY_NS: i64 = 2_000_000_000;
+
+    /// Whether the file last changed (ctime and mtime) more than [`Self::RACY_NS`] before
+    /// `start` (nanoseconds since the epoch, taken before the file was read): then this stamp,
+    /// taken after that read, stands for what was read, and any later change moves its ctime.
+    pub fn settled_before(&self, start: i64) -> bool {
+        let limit = start.saturating_sub(Self::RACY_NS);
+        self.ctime_ns < limit && self.mtime_ns < limit
+    }
+
     /// A 128-bit fingerprint of every field: what a settled name's record keeps instead of the
     /// stamp itself ([`KnownDir::settled`]).
     pub fn fingerprint(&self) -> u128 {

@@ -668,14 +668,7 @@ fn census_known_entries(
         let st = stat_at(handle.as_raw_fd(), unsafe {
             std::ffi::CStr::from_bytes_with_nul_unchecked(&path)
         })?;
-        let stamp = super::FileStamp {
-            size: u64::try_from(st.st_size).unwrap_or(0),
-            mtime_ns: st.st_mtime.saturating_mul(1_000_000_000) + st.st_mtime_nsec,
-            ctime_ns: st.st_ctime.saturating_mul(1_000_000_000) + st.st_ctime_nsec,
-            ino: st.st_ino,
-            dev: st.st_dev,
-            mode: st.st_mode,
-        };
+        let stamp = stamp_of_stat(&st);
         match st.st_mode & libc::S_IFMT {
             libc::S_IFREG
                 if record.token != super::Settled::NONE.token
@@ -1037,6 +1030,23 @@ impl<'a> PlainWalk<'a> {
 /// The stamp of the file at `path` (symlinks followed).
 fn stamp_of(path: &Path) -> Option<super::FileStamp> {
     std::fs::metadata(path).ok().map(|m| stamp_from(&m))
+}
+
+/// The stamp of what a `stat` call filled in (as [`stamp_from`] of the same file's metadata).
+#[cfg(unix)]
+#[allow(
+    clippy::unnecessary_cast,
+    reason = "the fields' types differ from platform to platform"
+)]
+pub fn stamp_of_stat(st: &libc::stat) -> super::FileStamp {
+    super::FileStamp {
+        size: u64::try_from(st.st_size).unwrap_or(0),
+        mtime_ns: (st.st_mtime as i64).saturating_mul(1_000_000_000) + st.st_mtime_nsec as i64,
+        ctime_ns: (st.st_ctime as i64).saturating_mul(1_000_000_000) + st.st_ctime_nsec as i64,
+        ino: st.st_ino as u64,
+        dev: st.st_dev as u64,
+        mode: st.st_mode as u32,
+    }
 }
 
 /// The stamp of what `m` describes.

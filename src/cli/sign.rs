@@ -996,11 +996,7 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
     let batch = is_glob(pattern);
     // Before anything is read: a file whose stamp shows no change since a while before this is
     // checked by its stamp alone when it is replaced.
-    let loading_from = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()
-        .and_then(|d| i64::try_from(d.as_nanos()).ok())
-        .unwrap_or(0);
+    let loading_from = crate::system::os::now_ns();
     // What signing reads: the items of one kind in one space, the extractors and the trust store
     // (one tool: its candidate files); not the other spaces' items.
     let (host, notices) = if batch || kind != ItemKind::Tool {

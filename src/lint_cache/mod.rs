@@ -38,6 +38,7 @@ use crate::model::SpaceKind;
 use crate::resolve::{
     VisibleIds, closest_ids, extractor_config, split_tool_rel, suggestions, tool_id, tool_id_ref,
 };
+use crate::system::os::now_ns;
 use crate::system::{FileStamp, KnownDir, Settled, SettledRecords, System};
 
 /// Owner of a graph-wide finding (executor cycles).
@@ -706,12 +707,6 @@ pub fn content_hash(c: &FileContents) -> u128 {
         FileContents::Text(t) => xxhash_rust::xxh3::xxh3_128(t.as_str().as_bytes()),
         other => xxhash_rust::xxh3::xxh3_128_with_seed(format!("{other:?}").as_bytes(), 1),
     }
-}
-
-fn now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 fn stamp_of(kind: &CensusKind) -> Option<&FileStamp> {

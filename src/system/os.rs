@@ -1032,6 +1032,13 @@ fn stamp_of(path: &Path) -> Option<super::FileStamp> {
     std::fs::metadata(path).ok().map(|m| stamp_from(&m))
 }
 
+/// The wall clock in nanoseconds since the Unix epoch (0 before it), as stamps count.
+pub fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
 /// The stamp of what a `stat` call filled in (as [`stamp_from`] of the same file's metadata).
 #[cfg(unix)]
 #[allow(

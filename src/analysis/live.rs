@@ -134,10 +134,12 @@ impl Plan {
         if self.full.is_some() {
             return;
         }
-        for f in later.changed {
-            if !self.changed.contains(&f) {
-                self.changed.push(f);
-            }
+        // (A set, not a search of the list per file: many merged plans of many files each — a
+        // branch checked out under the editor — made that quadratic.)
+        if !later.changed.is_empty() {
+            let mut seen: FxHashSet<SourceFile> = self.changed.iter().copied().collect();
+            self.changed
+                .extend(later.changed.into_iter().filter(|f| seen.insert(*f)));
         }
         self.added.extend(later.added);
         self.removed.extend(later.removed);
@@ -740,5 +742,55 @@ impl DepIds {
             .filter(|(_, l)| l.iter().any(|i| hit.contains(i)))
             .filter_map(|(i, _)| u32::try_from(i).ok())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::FileContents;
+    use crate::model::Space;
+    use std::sync::Arc;
+
+    /// Merged plans list each changed file once, in the order first changed, and add up what
+    /// they altered; a full plan absorbs the rest.
+    #[test]
+    fn merged_plans_list_each_changed_file_once_in_order() {
+        let db = RootDb::new();
+        let files: Vec<SourceFile> = (0..6)
+            .map(|i| {
+                let rel: Arc<str> = format!("tools/t{i}.py").into();
+                SourceFile::new(
+                    &db,
+                    Arc::new(std::path::PathBuf::from(format!("/p/.ai/{rel}"))),
+                    rel,
+                    Space::Project,
+                    None,
+                    FileContents::Unreadable("test".to_owned()),
+                )
+            })
+            .collect();
+        let plan = |ids: &[usize]| Plan {
+            altered: ids.len(),
+            changed: ids.iter().map(|&i| files[i]).collect(),
+            ..Plan::default()
+        };
+        let mut merged = plan(&[3, 1]);
+        merged.merge(plan(&[1, 4, 3, 0]));
+        merged.merge(plan(&[]));
+        merged.merge(plan(&[5, 4]));
+        let order: Vec<SourceFile> = [3, 1, 4, 0, 5].iter().map(|&i| files[i]).collect();
+        assert_eq!(merged.changed, order);
+        assert_eq!(merged.altered, 8);
+        assert!(!merged.is_empty());
+
+        let mut full = plan(&[2]);
+        full.merge(Plan {
+            full: Some("the config changed".to_owned()),
+            ..Plan::default()
+        });
+        full.merge(plan(&[0]));
+        assert_eq!(full.full.as_deref(), Some("the config changed"));
+        assert_eq!(full.changed, [files[2]]);
     }
 }

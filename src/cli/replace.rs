@@ -270,24 +270,21 @@ mod imp {
         dev: u64,
         ino: u64,
         size: u64,
-        mtime: (i64, i64),
+        mtime_ns: i64,
     }
 
     impl Stamp {
         /// The stamp of what a `stat` call said, `None` for anything but a regular file: the
         /// staged file by its descriptor, the renamed one by its name.
         fn of(st: &libc::stat) -> Option<Stamp> {
-            #[allow(
-                clippy::unnecessary_cast,
-                reason = "the fields' types differ from platform to platform"
-            )]
-            let stamp = Stamp {
-                dev: st.st_dev as u64,
-                ino: st.st_ino as u64,
-                size: st.st_size as u64,
-                mtime: (st.st_mtime as i64, st.st_mtime_nsec as i64),
-            };
-            ((st.st_mode & libc::S_IFMT) == libc::S_IFREG).then_some(stamp)
+            let s = crate::system::os::stamp_of_stat(st);
+            let regular = (st.st_mode & libc::S_IFMT) == libc::S_IFREG;
+            regular.then_some(Stamp {
+                dev: s.dev,
+                ino: s.ino,
+                size: s.size,
+                mtime_ns: s.mtime_ns,
+            })
         }
     }
 

@@ -350,7 +350,7 @@ pub fn stage(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<Staged> {
 /// batch writes anything: `syncfs` on such a descriptor writes every dirty file and directory
 /// of that file system to disk (this process's or not) and reports any write error recorded
 /// since the descriptor was opened — so none of the batch's is missed.
-pub struct FileSystems(Vec<(PathBuf, std::fs::File)>);
+pub struct FileSystems(Vec<(u64, PathBuf, std::fs::File)>);
 
 impl FileSystems {
     /// The file systems of `files` (each with the device it is on), each through the folder of
@@ -373,9 +373,12 @@ impl FileSystems {
             }
             open.push((dev, dir.to_path_buf(), d));
         }
-        Some(FileSystems(
-            open.into_iter().map(|(_, dir, d)| (dir, d)).collect(),
-        ))
+        Some(FileSystems(open))
+    }
+
+    /// Each file system's device and the folder it is opened through.
+    pub fn folders(&self) -> impl Iterator<Item = (u64, &Path)> {
+        self.0.iter().map(|(dev, dir, _)| (*dev, dir.as_path()))
     }
 
     #[cfg(not(target_os = "linux"))]
@@ -387,7 +390,7 @@ impl FileSystems {
     #[cfg(target_os = "linux")]
     pub fn sync(&self) -> anyhow::Result<()> {
         use std::os::fd::AsRawFd;
-        for (dir, d) in &self.0 {
+        for (_, dir, d) in &self.0 {
             // SAFETY: `syncfs` takes an open descriptor, which `d` holds for the call.
             if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
                 let e = std::io::Error::last_os_error();
@@ -645,7 +648,7 @@ mod tests {
         let dev = std::fs::metadata(&a).unwrap().dev();
         let fs = FileSystems::open([(dev, a.as_path()), (dev, b.as_path())]).unwrap();
         assert_eq!(fs.0.len(), 1, "one file system");
-        assert_eq!(fs.0[0].0, tmp.path());
+        assert_eq!(fs.folders().collect::<Vec<_>>(), [(dev, tmp.path())]);
         fs.sync().unwrap();
         let gone = tmp.path().join("gone/c.py");
         assert!(FileSystems::open([(dev, gone.as_path())]).is_none());

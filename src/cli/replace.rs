@@ -1,17 +1,21 @@
 //! L6 replacing many files at once, each atomically (`sign` of a batch): every target checked to
 //! hold still what was validated (its bytes, or its stamp when that shows it settled before it was
-//! read), its new text staged in a temporary file beside it, made durable, renamed over it and
+//! read), its new text staged in a temporary file, made durable, put in the target's place and
 //! checked to be the file written, unchanged — each file reached by its name through its folder,
 //! held open (`openat`, `renameat`), not by a lookup of every component of its path.
 //!
-//! Why a crash leaves every file either old or new: a rename is atomic (the name refers to the old
-//! or the new inode, never to neither), and no rename is issued before its temporary file's data
-//! is on disk (`Durability`: a sync of each file system written to, for each half of the batch,
-//! or a sync of each file; a file system sync that reports an error — any write error there since
-//! the batch began — fails every file not renamed yet, and none of them is renamed). A rename
-//! that does not survive a crash leaves the old file (and perhaps a stray
-//! `.<name>.<pid>.<nanos>.tmp` beside it). The batch as a whole is not atomic: a crash may leave
-//! some files replaced and others not.
+//! Why a crash leaves every file either old or new: a rename (or an exchange of two names) is
+//! atomic — the name refers to the old or the new inode, never to neither — and none is issued
+//! before its temporary file's data is on disk (`Durability`: a sync of each file system written
+//! to, for each segment of the batch, or a sync of each file; a file system sync that reports an
+//! error — any write error there since the batch began — fails every file not replaced yet, and
+//! none of them is replaced). An old file is written again (as the temporary file of a later
+//! segment, see `Durability::FileSystems`) only once the exchange that took it out of its place
+//! is on disk, and only when nothing else has it open. A replacement that does not survive a
+//! crash leaves the old file (and perhaps a stray temporary file: `.<name>.<pid>.<nanos>.tmp`
+//! beside it, or a file in a spare folder `.ryechain-sign.<pid>.<nanos>` beside the first
+//! file of its file system). The batch as a whole is not atomic: a crash may leave some files
+//! replaced and others not.
 #![allow(
     clippy::disallowed_methods,
     reason = "the replace edge reads, writes and renames the files being signed"
@@ -36,6 +40,9 @@ pub struct Replace<'t> {
     /// this stamp it holds `old` — one `fstatat` instead of reading it again (an open, `fstat`,
     /// a read and a close). `None`: the bytes are compared.
     pub stamp: Option<FileStamp>,
+    /// The device `path` is on, when known: with `Durability::FileSystems`, its new text is
+    /// staged in that file system's spare folder.
+    pub dev: Option<u64>,
 }
 
 /// `stamp` (taken after the file was read) when it shows the file last changed well before
@@ -45,11 +52,20 @@ pub fn settled_since(stamp: FileStamp, read_from: i64) -> Option<FileStamp> {
     stamp.settled_before(read_from).then_some(stamp)
 }
 
-/// How a batch's temporary files are made durable before any is renamed.
+/// How a batch's temporary files are made durable before any is put in its target's place.
 pub enum Durability<'f> {
-    /// A `syncfs` of each file system once half the batch is staged (beside the staging of the
-    /// other half), one when all is staged (beside the renames of the first half, before those
-    /// of the second), one after the renames (`FileSystems`).
+    /// In segments of `SEGMENT` files: each segment's new texts staged in a spare folder of
+    /// their file system, one `syncfs` of each file system, then each staged file exchanged
+    /// with its target (`renameat2` `RENAME_EXCHANGE`); a final sync after the last. The old
+    /// file each exchange leaves in the spare folder is written again as a temporary file of
+    /// the segment after next — by then the sync between has put the exchange on disk — when
+    /// nothing else has it open (a write lease), it has one link, this process's owner and
+    /// group and no extended attributes; else it is removed. Why: a rename over a file frees
+    /// the old file's blocks, and on a file system mounted with `discard` the rename waits for
+    /// their discard (on this project's VM, 50k renames 1.27–1.54 s, four discards in flight);
+    /// written again, the old files' blocks are not freed, and only the last two segments' old
+    /// files are removed. Files with no spare folder (their device unknown, or the folder could
+    /// not be made) are staged beside their targets and renamed over them.
     FileSystems(&'f FileSystems),
     /// A sync of each temporary file, then of each folder renamed in.
     EachFile,
@@ -72,139 +88,145 @@ const IO_THREADS: usize = 16;
 /// still spread over the threads; each task opens the folder for itself).
 const FILES_PER_TASK: usize = 64;
 
-/// What `replace_all` did: each job's outcome, and each sync of the renames.
+/// Files per segment with `Durability::FileSystems`: a sync per segment, and the old files of
+/// the last two segments removed at the end.
+const SEGMENT: usize = 4096;
+
+/// What `replace_all` did: each job's outcome, and each sync of the replacements.
 pub type Replaced = (Vec<Result<(), String>>, Vec<anyhow::Result<()>>);
 
-/// Replace every `Ok` job of `first`, then of what `rest` gives; each job's outcome in order
-/// (an `Err` job keeps its reason), and the outcome of making the renames durable (a failure
-/// there leaves the files replaced but perhaps not durable: the caller reports it as a notice).
-/// `rest` (the second half's jobs, their new texts made by it) is called beside the first half's
-/// sync when the batch is synced by file system, else before anything is written. When it fails,
-/// nothing is renamed: the staged files are removed and its error returned.
-pub fn replace_all<'t>(
-    first: Vec<Result<Replace<'t>, String>>,
-    rest: impl FnOnce() -> anyhow::Result<Vec<Result<Replace<'t>, String>>> + Send,
+/// Replace every `Ok` job; each job's outcome in order (an `Err` job keeps its reason), and the
+/// outcome of making the replacements durable (a failure there leaves the files replaced but
+/// perhaps not durable: the caller reports it as a notice).
+pub fn replace_all(
+    jobs: Vec<Result<Replace<'_>, String>>,
     durability: &Durability<'_>,
-) -> anyhow::Result<Replaced> {
+) -> Replaced {
+    replace_in_segments(jobs, durability, SEGMENT)
+}
+
+/// `replace_all` with segments of `segment` files.
+fn replace_in_segments(
+    jobs: Vec<Result<Replace<'_>, String>>,
+    durability: &Durability<'_>,
+    segment: usize,
+) -> Replaced {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(IO_THREADS.max(rayon::current_num_threads()))
         .build()
         .ok();
     let pool = pool.as_ref();
-    let each_file = matches!(durability, Durability::EachFile);
-    // (1) Stage every new text (and sync each, file by file).
-    let stage = |jobs: &[Result<Replace<'t>, String>]| -> Vec<Vec<Result<imp::Staged, String>>> {
-        install(pool, || {
-            tasks(jobs)
-                .par_iter()
-                .map(|range| imp::stage_task(&jobs[range.clone()], each_file))
-                .collect()
-        })
-    };
-    // (3) Rename each over its target and check it is the file staged, unchanged; with
-    // `failed` (the file systems could not be synced), remove the staged files instead.
-    let commit = |jobs: &[Result<Replace<'t>, String>],
-                  staged: Vec<Vec<Result<imp::Staged, String>>>,
-                  failed: Option<&str>|
-     -> Vec<Result<(), String>> {
-        install(pool, || {
-            tasks(jobs)
-                .par_iter()
-                .zip(staged)
-                .map(|(range, st)| imp::commit_task(&jobs[range.clone()], st, failed))
-                .collect::<Vec<_>>()
-        })
-        .into_iter()
-        .flatten()
-        .collect()
-    };
-    let not_synced = |e: anyhow::Error| format!("{e:#}; nothing was replaced");
-    // (2) Make the staged files durable before any of them is renamed over its target.
-    let (jobs, committed) = match durability {
-        // In two halves. A file system's writeback runs on one kernel thread (on this project's
-        // VM, 0.5–0.8 s of one core for 50k staged files, the other core idle, before any rename
-        // could start): the first half's `syncfs` runs beside the making of the second half
-        // (`rest`: its signing) and its staging, the second half's beside the renames of the
-        // first. A sync reports a write error once: the first's fails both halves, the
-        // second's the second half.
-        Durability::FileSystems(fs) if !first.is_empty() => {
-            let staged_a = stage(&first);
-            let (made_b, sync_a) = beside(
-                || fs.sync(),
-                || {
-                    rest().map(|second| {
-                        let staged = stage(&second);
-                        (second, staged)
-                    })
-                },
-            );
-            let (second, staged_b) = match made_b {
-                Ok(made) => made,
-                Err(e) => {
-                    // Nothing renamed: the first half's staged files go.
-                    commit(&first, staged_a, Some("not replaced"));
-                    return Err(e);
-                }
-            };
-            let failed_a = sync_a.err().map(not_synced);
-            let (mut committed, sync_b) = beside(
-                || fs.sync(),
-                || commit(&first, staged_a, failed_a.as_deref()),
-            );
-            let failed_b = failed_a.or_else(|| {
-                sync_b
-                    .err()
-                    .map(|e| format!("{e:#}; this file was not replaced"))
-            });
-            committed.extend(commit(&second, staged_b, failed_b.as_deref()));
-            let mut jobs = first;
-            jobs.extend(second);
-            (jobs, committed)
-        }
-        Durability::FileSystems(fs) => {
-            let jobs = rest()?;
-            let staged = stage(&jobs);
-            let failed = fs.sync().err().map(not_synced);
-            let committed = commit(&jobs, staged, failed.as_deref());
-            (jobs, committed)
-        }
+    match durability {
         Durability::EachFile => {
-            let mut jobs = first;
-            jobs.extend(rest()?);
-            let staged = stage(&jobs);
-            let committed = commit(&jobs, staged, None);
-            (jobs, committed)
-        }
-    };
-    // (4) Make the renames durable.
-    let synced = match durability {
-        Durability::FileSystems(fs) => vec![fs.sync()],
-        Durability::EachFile => {
+            let staged = stage(pool, &jobs, &[], Vec::new(), true);
+            let (committed, _) = commit(pool, &jobs, staged, None, &[]);
             let dirs: BTreeSet<&Path> = jobs
                 .iter()
                 .zip(&committed)
                 .filter(|(_, c)| c.is_ok())
                 .filter_map(|(job, _)| job.as_ref().ok()?.path.parent())
                 .collect();
-            install(pool, || dirs.into_par_iter().map(sync_dir).collect())
+            let synced = install(pool, || dirs.into_par_iter().map(sync_dir).collect());
+            (committed, synced)
         }
-    };
-    Ok((committed, synced))
+        Durability::FileSystems(fs) => {
+            let spares: Vec<imp::Spares> = fs
+                .folders()
+                .filter_map(|(dev, dir)| imp::Spares::make(dev, dir))
+                .collect();
+            let mut committed = Vec::with_capacity(jobs.len());
+            // The old files of the last two segments, by parity: those of segment k - 2 are
+            // written again in segment k (the sync before segment k - 1's exchanges put
+            // segment k - 2's on disk).
+            let mut free: [Vec<Option<imp::Slot>>; 2] = [Vec::new(), Vec::new()];
+            let mut failed: Option<String> = None;
+            for (k, segment) in jobs.chunks(segment.max(1)).enumerate() {
+                let mut slots = std::mem::take(&mut free[k % 2]);
+                if let Some(why) = &failed {
+                    remove(pool, &spares, slots);
+                    committed.extend(segment.iter().map(|j| match j {
+                        Err(e) => Err(e.clone()),
+                        Ok(_) => Err(why.clone()),
+                    }));
+                    continue;
+                }
+                let unused = slots.split_off(slots.len().min(segment.len()));
+                remove(pool, &spares, unused);
+                let staged = stage(pool, segment, &spares, slots, false);
+                failed = fs
+                    .sync()
+                    .err()
+                    .map(|e| format!("{e:#}; this file was not replaced"));
+                let (done, freed) = commit(pool, segment, staged, failed.as_deref(), &spares);
+                free[k % 2] = freed;
+                committed.extend(done);
+            }
+            for slots in free {
+                remove(pool, &spares, slots);
+            }
+            for s in spares {
+                s.close();
+            }
+            (committed, vec![fs.sync()])
+        }
+    }
 }
 
-/// Run `sync` on a thread of its own beside `work`; both results.
-fn beside<W: Send>(
-    sync: impl FnOnce() -> anyhow::Result<()> + Send,
-    work: impl FnOnce() -> W,
-) -> (W, anyhow::Result<()>) {
-    std::thread::scope(|s| {
-        let synced = s.spawn(sync);
-        let done = work();
-        let synced = synced
-            .join()
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("the file system sync did not finish")));
-        (done, synced)
+/// Stage `jobs` (one task per run of a folder), in spare folders where there is one for the
+/// job's device — writing `slots[i]` again for job `i` where it can — else beside the target
+/// (and sync each file, when `each_file`).
+fn stage(
+    pool: Option<&rayon::ThreadPool>,
+    jobs: &[Result<Replace<'_>, String>],
+    spares: &[imp::Spares],
+    slots: Vec<Option<imp::Slot>>,
+    each_file: bool,
+) -> Vec<Vec<Result<imp::Staged, String>>> {
+    let tasks = tasks(jobs);
+    let mut slots = slots.into_iter();
+    let given: Vec<Vec<Option<imp::Slot>>> = tasks
+        .iter()
+        .map(|r| slots.by_ref().take(r.len()).collect())
+        .collect();
+    install(pool, || {
+        tasks
+            .into_par_iter()
+            .zip(given)
+            .map(|(range, slots)| imp::stage_task(&jobs[range], each_file, spares, slots))
+            .collect()
     })
+}
+
+/// Put each staged file in its target's place and check the target is then the file staged,
+/// unchanged; with `failed` (the file systems could not be synced), remove them instead. Each
+/// job's outcome, and the old files left in spare folders to be written again (by job).
+fn commit(
+    pool: Option<&rayon::ThreadPool>,
+    jobs: &[Result<Replace<'_>, String>],
+    staged: Vec<Vec<Result<imp::Staged, String>>>,
+    failed: Option<&str>,
+    spares: &[imp::Spares],
+) -> (Vec<Result<(), String>>, Vec<Option<imp::Slot>>) {
+    let done: Vec<Vec<imp::Done>> = install(pool, || {
+        tasks(jobs)
+            .into_par_iter()
+            .zip(staged)
+            .map(|(range, st)| imp::commit_task(&jobs[range], st, failed, spares))
+            .collect()
+    });
+    done.into_iter().flatten().unzip()
+}
+
+/// Remove old files left in spare folders (each waits for its blocks' discard where the file
+/// system discards: on the I/O threads).
+fn remove(pool: Option<&rayon::ThreadPool>, spares: &[imp::Spares], slots: Vec<Option<imp::Slot>>) {
+    install(pool, || {
+        slots
+            .into_par_iter()
+            .with_min_len(FILES_PER_TASK)
+            .flatten()
+            .for_each(|s| imp::remove(spares, s));
+    });
 }
 
 /// Run `f` on the I/O pool when there is one (else on rayon's global pool).
@@ -245,27 +267,39 @@ fn temporary_name(name: &str) -> String {
 
 #[cfg(unix)]
 mod imp {
-    //! Through open folders (`openat`, `renameat`, `unlinkat`).
+    //! Through open folders (`openat`, `renameat`, `renameat2`, `unlinkat`).
     use std::ffi::{CString, OsStr};
     use std::io::{Read as _, Write as _};
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::os::unix::ffi::OsStrExt;
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::{AtomicU64, Ordering};
 
     use super::{CHANGED_AFTER, CHANGED_BEFORE, FileStamp, Replace, temporary_name};
 
-    /// A staged temporary file: its name in the target's folder, and what `fstat` said of it
-    /// once written.
+    /// A staged temporary file: its name (in the target's folder, or in a spare folder), what
+    /// `fstat` said of it once written, and — staged in a spare folder — which one and the stamp
+    /// of the old file checked (what the exchange must take out of the target's place).
     pub struct Staged {
         tmp: CString,
         stamp: Stamp,
+        spare: Option<(usize, Stamp)>,
+    }
+
+    /// A job's outcome, and the old file its exchange left in a spare folder.
+    pub type Done = (Result<(), String>, Option<Slot>);
+
+    /// An old file in a spare folder (by index), to be written again or removed.
+    pub struct Slot {
+        spares: usize,
+        name: CString,
     }
 
     /// What shows a file is the one staged, its bytes unchanged since: its inode, size and
     /// modification time (any write moves it; not its change time, which the rename itself
     /// moves on ext4 and others). Compared instead of reading the file back: one `fstatat` for
     /// an open, `fstat`, two reads and a close.
-    #[derive(PartialEq, Eq)]
+    #[derive(Clone, Copy, PartialEq, Eq)]
     struct Stamp {
         dev: u64,
         ino: u64,
@@ -277,14 +311,19 @@ mod imp {
         /// The stamp of what a `stat` call said, `None` for anything but a regular file: the
         /// staged file by its descriptor, the renamed one by its name.
         fn of(st: &libc::stat) -> Option<Stamp> {
-            let s = crate::system::os::stamp_of_stat(st);
             let regular = (st.st_mode & libc::S_IFMT) == libc::S_IFREG;
-            regular.then_some(Stamp {
+            regular.then(|| Stamp::from(crate::system::os::stamp_of_stat(st)))
+        }
+    }
+
+    impl From<FileStamp> for Stamp {
+        fn from(s: FileStamp) -> Stamp {
+            Stamp {
                 dev: s.dev,
                 ino: s.ino,
                 size: s.size,
                 mtime_ns: s.mtime_ns,
-            })
+            }
         }
     }
 
@@ -298,14 +337,21 @@ mod imp {
         Some(unsafe { st.assume_init() })
     }
 
+    /// `fstat` of an open file.
+    fn fstat(file: &std::fs::File) -> Option<libc::stat> {
+        // SAFETY: the file's descriptor is open for the call and `st` points at room for a
+        // `stat`.
+        stat_by(|st| unsafe { libc::fstat(file.as_raw_fd(), st) })
+    }
+
     /// A folder held open (`O_PATH` where there is one: nothing is read through it).
-    struct Folder<'p> {
-        path: &'p Path,
+    struct Folder {
+        path: PathBuf,
         fd: OwnedFd,
     }
 
-    impl<'p> Folder<'p> {
-        fn open(path: &'p Path) -> std::io::Result<Folder<'p>> {
+    impl Folder {
+        fn open(path: &Path) -> std::io::Result<Folder> {
             let c = CString::new(path.as_os_str().as_bytes())
                 .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
             #[cfg(target_os = "linux")]
@@ -319,7 +365,10 @@ mod imp {
             }
             // SAFETY: `fd` was just opened and is owned by nothing else.
             let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-            Ok(Folder { path, fd })
+            Ok(Folder {
+                path: path.to_path_buf(),
+                fd,
+            })
         }
 
         /// Open `name` here with `flags` (and `mode`, when creating).
@@ -342,29 +391,39 @@ mod imp {
         }
 
         /// Whether `name` here is a regular file (not a symlink) holding exactly `bytes` (its
-        /// size, then its bytes), and then its permission bits.
-        fn holds(&self, name: &CString, bytes: &[u8]) -> Option<u32> {
-            use std::os::unix::fs::MetadataExt;
+        /// size, then its bytes); then its permission bits and its stamp.
+        fn holds(&self, name: &CString, bytes: &[u8]) -> Option<(u32, Stamp)> {
             // Non-blocking: a FIFO put in the file's place must not hang the batch.
             let mut f = self
                 .open_at(name, libc::O_RDONLY | libc::O_NONBLOCK, 0)
                 .ok()?;
-            let meta = f.metadata().ok()?;
-            if !meta.is_file() || meta.len() != bytes.len() as u64 {
+            let st = fstat(&f)?;
+            let stamp = Stamp::of(&st)?;
+            if stamp.size != bytes.len() as u64 {
                 return None;
             }
             let mut buf = vec![0; bytes.len()];
             f.read_exact(&mut buf).ok()?;
-            (buf == bytes).then_some(meta.mode() & 0o7777)
+            let mode = crate::system::os::stamp_of_stat(&st).mode & 0o7777;
+            (buf == bytes).then_some((mode, stamp))
         }
 
         /// Whether `name` here (not followed if a symlink) is a regular file that still has
-        /// `stamp`, every field of it; then its permission bits.
-        fn has(&self, name: &CString, stamp: &FileStamp) -> Option<u32> {
+        /// `stamp`, every field of it; then its permission bits and its stamp.
+        fn has(&self, name: &CString, stamp: &FileStamp) -> Option<(u32, Stamp)> {
             let st = self.stat(name)?;
             let now = crate::system::os::stamp_of_stat(&st);
             let regular = (st.st_mode & libc::S_IFMT) == libc::S_IFREG;
-            (regular && now == *stamp).then_some(now.mode & 0o7777)
+            (regular && now == *stamp).then_some((now.mode & 0o7777, Stamp::from(now)))
+        }
+
+        /// Whether the target `name` here still holds what `job` says was validated (by its
+        /// stamp, else its bytes); then its permission bits and its stamp.
+        fn check(&self, name: &CString, job: &Replace<'_>) -> Option<(u32, Stamp)> {
+            match &job.stamp {
+                Some(stamp) => self.has(name, stamp),
+                None => self.holds(name, job.old),
+            }
         }
 
         /// `name` here, not followed if a symlink, as a stamp (`None`: not a regular file).
@@ -391,14 +450,170 @@ mod imp {
             unsafe { libc::unlinkat(self.fd.as_raw_fd(), name.as_ptr(), 0) };
         }
 
-        fn rename(&self, from: &CString, to: &CString) -> std::io::Result<()> {
-            let fd = self.fd.as_raw_fd();
-            // SAFETY: the folder's descriptor is open for the call; both names NUL-terminated.
-            if unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) } != 0 {
+        /// Rename `from` here to `to` in `dir`.
+        fn rename(&self, from: &CString, dir: &Folder, to: &CString) -> std::io::Result<()> {
+            // SAFETY: both folders' descriptors are open for the call; both names
+            // NUL-terminated.
+            let r = unsafe {
+                libc::renameat(
+                    self.fd.as_raw_fd(),
+                    from.as_ptr(),
+                    dir.fd.as_raw_fd(),
+                    to.as_ptr(),
+                )
+            };
+            if r != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
         }
+
+        /// Exchange `a` here and `b` in `dir`, atomically (each name then refers to the other's
+        /// file). `Unsupported` where the platform or the file system cannot.
+        fn exchange(&self, a: &CString, dir: &Folder, b: &CString) -> std::io::Result<()> {
+            #[cfg(target_os = "linux")]
+            {
+                // SAFETY: both folders' descriptors are open for the call; both names
+                // NUL-terminated; `renameat2` takes exactly these arguments.
+                let r = unsafe {
+                    libc::syscall(
+                        libc::SYS_renameat2,
+                        self.fd.as_raw_fd(),
+                        a.as_ptr(),
+                        dir.fd.as_raw_fd(),
+                        b.as_ptr(),
+                        libc::RENAME_EXCHANGE,
+                    )
+                };
+                if r == 0 {
+                    return Ok(());
+                }
+                let e = std::io::Error::last_os_error();
+                let unsupported = [libc::EINVAL, libc::ENOSYS, libc::EOPNOTSUPP];
+                if e.raw_os_error().is_some_and(|n| unsupported.contains(&n)) {
+                    return Err(std::io::Error::new(std::io::ErrorKind::Unsupported, e));
+                }
+                Err(e)
+            }
+            #[cfg(not(target_os = "linux"))]
+            {
+                let _ = (a, dir, b);
+                Err(std::io::ErrorKind::Unsupported.into())
+            }
+        }
+    }
+
+    /// A file system's spare folder: made by this process (mode 0700) in the folder the file
+    /// system is synced through, new texts staged in it and old files kept there to be written
+    /// again; removed when the batch is done.
+    pub struct Spares {
+        dev: u64,
+        folder: Folder,
+        next: AtomicU64,
+    }
+
+    impl Spares {
+        /// A spare folder in `dir` on device `dev`; `None` when it cannot be made there, or is
+        /// not on `dev`.
+        pub fn make(dev: u64, dir: &Path) -> Option<Spares> {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            let path = dir.join(format!(".ryechain-sign.{}.{nanos}", std::process::id()));
+            std::fs::DirBuilder::new().mode(0o700).create(&path).ok()?;
+            let folder = Folder::open(&path).ok();
+            let on_dev = folder.as_ref().and_then(|f| {
+                // SAFETY: the folder's descriptor is open for the call and `st` points at room
+                // for a `stat`.
+                stat_by(|st| unsafe { libc::fstat(f.fd.as_raw_fd(), st) })
+            });
+            match (folder, on_dev) {
+                (Some(folder), Some(st)) if crate::system::os::stamp_of_stat(&st).dev == dev => {
+                    Some(Spares {
+                        dev,
+                        folder,
+                        next: AtomicU64::new(0),
+                    })
+                }
+                _ => {
+                    let _ = std::fs::remove_dir(&path);
+                    None
+                }
+            }
+        }
+
+        /// A name not used yet in the spare folder.
+        fn fresh_name(&self) -> CString {
+            let n = self.next.fetch_add(1, Ordering::Relaxed);
+            CString::new(format!("{n}.tmp")).expect("no NUL in a number")
+        }
+
+        /// Remove the (empty by now) spare folder; one that cannot be removed stays.
+        pub fn close(self) {
+            let Spares { folder, .. } = self;
+            let path = folder.path.clone();
+            drop(folder);
+            let _ = std::fs::remove_dir(path);
+        }
+    }
+
+    use std::os::unix::fs::DirBuilderExt as _;
+
+    /// Remove an old file left in a spare folder.
+    pub fn remove(spares: &[Spares], slot: Slot) {
+        if let Some(s) = spares.get(slot.spares) {
+            s.folder.unlink(&slot.name);
+        }
+    }
+
+    /// `slot` (in `spares`) opened to be written again, its write lease held (released when the
+    /// file is closed), when that is safe: a regular file with one link, this process's owner
+    /// and group, no extended attributes, and nothing else has it open (a write lease is
+    /// granted only then; whoever opens it by its spare name while the lease is held waits
+    /// until the file is closed). `None` otherwise.
+    fn reuse(spares: &Spares, slot: &CString) -> Option<std::fs::File> {
+        let file = spares.folder.open_at(slot, libc::O_WRONLY, 0).ok()?;
+        let st = fstat(&file)?;
+        // SAFETY: plain queries of the process's identity.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let regular = (st.st_mode & libc::S_IFMT) == libc::S_IFREG;
+        (regular && st.st_nlink == 1 && st.st_uid == uid && st.st_gid == gid).then_some(())?;
+        (no_extended_attributes(&file) && lease(&file)).then_some(file)
+    }
+
+    /// Whether `file` has no extended attributes (an ACL or a security label it must not carry
+    /// to another file).
+    #[cfg(target_os = "linux")]
+    fn no_extended_attributes(file: &std::fs::File) -> bool {
+        // SAFETY: the descriptor is open for the call; a null list of size 0 asks the size.
+        let n = unsafe { libc::flistxattr(file.as_raw_fd(), std::ptr::null_mut(), 0) };
+        n == 0
+            || (n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EOPNOTSUPP))
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn no_extended_attributes(_file: &std::fs::File) -> bool {
+        false
+    }
+
+    /// Take a write lease on `file`: granted only when no other open file refers to it.
+    #[cfg(target_os = "linux")]
+    fn lease(file: &std::fs::File) -> bool {
+        // A lease broken by someone opening the file signals its holder with SIGIO, which
+        // would end the process: ignored (this process uses no SIGIO).
+        static IGNORED: std::sync::Once = std::sync::Once::new();
+        IGNORED.call_once(|| {
+            // SAFETY: setting a signal's disposition to "ignore" runs no handler code.
+            unsafe { libc::signal(libc::SIGIO, libc::SIG_IGN) };
+        });
+        // SAFETY: the descriptor is open for the call.
+        unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLEASE, libc::F_WRLCK) == 0 }
+    }
+
+    /// No leases here: whether another process has the file open cannot be known.
+    #[cfg(not(target_os = "linux"))]
+    fn lease(_file: &std::fs::File) -> bool {
+        false
     }
 
     /// The folder and the file name of a job's path.
@@ -424,32 +639,65 @@ mod imp {
     }
 
     /// Stage the jobs of one task (all in one folder): check each file still holds its old
-    /// bytes, write its new bytes to a temporary file beside it with its permission bits (and
-    /// sync it, when `sync`).
+    /// bytes, write its new bytes to a temporary file with its permission bits — in the spare
+    /// folder of its device if there is one (`slots[i]` written again for job `i` where that is
+    /// safe, else a new file), else beside it (and sync it, when `sync`). Slots not written
+    /// again are removed.
     pub fn stage_task(
         jobs: &[Result<Replace<'_>, String>],
         sync: bool,
+        spares: &[Spares],
+        slots: Vec<Option<Slot>>,
     ) -> Vec<Result<Staged, String>> {
+        let mut slots = slots.into_iter();
         let Some(first) = jobs.iter().find_map(|j| j.as_ref().ok()) else {
+            slots.flatten().for_each(|s| remove(spares, s));
             return jobs.iter().map(|j| Err(err_of(j))).collect();
         };
         let folder = split(first.path).map(|(dir, _)| Folder::open(dir));
-        jobs.iter()
+        let staged = jobs
+            .iter()
             .map(|job| {
-                let job = job.as_ref().map_err(Clone::clone)?;
-                let folder = match &folder {
-                    Some(Ok(f)) => f,
-                    Some(Err(e)) => {
-                        return Err(format!(
-                            "cannot create a temporary file in {}: {e}",
-                            job.path.parent().unwrap_or(job.path).display()
-                        ));
+                let slot = slots.next().flatten();
+                let spare = job.as_ref().ok().and_then(|j| {
+                    let dev = j.dev?;
+                    spares.iter().position(|s| s.dev == dev)
+                });
+                // The slot, when in this job's spare folder, else removed.
+                let slot = match slot {
+                    Some(s) if Some(s.spares) == spare => Some(s.name),
+                    Some(s) => {
+                        remove(spares, s);
+                        None
                     }
-                    None => return Err(CHANGED_BEFORE.to_owned()),
+                    None => None,
                 };
-                stage_one(folder, job, sync)
+                let job = job.as_ref().map_err(Clone::clone);
+                let folder = match (&folder, &job) {
+                    (Some(Ok(f)), Ok(_)) => Ok(f),
+                    (_, Err(e)) => Err(e.clone()),
+                    (Some(Err(e)), Ok(job)) => Err(format!(
+                        "cannot create a temporary file in {}: {e}",
+                        job.path.parent().unwrap_or(job.path).display()
+                    )),
+                    (None, Ok(_)) => Err(CHANGED_BEFORE.to_owned()),
+                };
+                let staged = folder.and_then(|folder| {
+                    let job = job.as_ref().expect("a folder only for a kept job");
+                    match spare {
+                        Some(i) => stage_spare(folder, job, &spares[i], i, slot.as_ref()),
+                        None => stage_one(folder, job, sync),
+                    }
+                });
+                // A slot not written again (its job refused or failed before it) goes.
+                if let (Err(_), Some(name), Some(i)) = (&staged, &slot, spare) {
+                    spares[i].folder.unlink(name);
+                }
+                staged
             })
-            .collect()
+            .collect();
+        slots.flatten().for_each(|s| remove(spares, s));
+        staged
     }
 
     fn err_of(job: &Result<Replace<'_>, String>) -> String {
@@ -459,60 +707,133 @@ mod imp {
         }
     }
 
-    fn stage_one(folder: &Folder<'_>, job: &Replace<'_>, sync: bool) -> Result<Staged, String> {
+    fn stage_one(folder: &Folder, job: &Replace<'_>, sync: bool) -> Result<Staged, String> {
         let (_, name) = split(job.path).ok_or_else(|| CHANGED_BEFORE.to_owned())?;
         let target = c_name(name).ok_or_else(|| CHANGED_BEFORE.to_owned())?;
         // What was validated and hashed must still be what the file holds.
-        let mode = match &job.stamp {
-            Some(stamp) => folder.has(&target, stamp),
-            None => folder.holds(&target, job.old),
-        }
-        .ok_or_else(|| CHANGED_BEFORE.to_owned())?;
+        let (mode, _) = folder
+            .check(&target, job)
+            .ok_or_else(|| CHANGED_BEFORE.to_owned())?;
         let tmp_name = temporary_name(&name.to_string_lossy());
-        let tmp = CString::new(tmp_name.clone()).map_err(|_| CHANGED_BEFORE.to_owned())?;
-        let tmp_path = || folder.path.join(&tmp_name).display().to_string();
-        let mut file = folder
-            .open_at(&tmp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, mode)
-            .map_err(|e| {
-                format!(
-                    "cannot create a temporary file in {}: {e}",
-                    folder.path.display()
-                )
-            })?;
+        let tmp = CString::new(tmp_name).map_err(|_| CHANGED_BEFORE.to_owned())?;
+        let stamp = write_new(folder, &tmp, None, job.new, mode, sync)?;
+        Ok(Staged {
+            tmp,
+            stamp,
+            spare: None,
+        })
+    }
+
+    /// Stage `job` in the spare folder `spares` (index `i`): `slot` written again when that is
+    /// safe (`reuse`), else removed and a new file made.
+    fn stage_spare(
+        folder: &Folder,
+        job: &Replace<'_>,
+        spares: &Spares,
+        i: usize,
+        slot: Option<&CString>,
+    ) -> Result<Staged, String> {
+        let (_, name) = split(job.path).ok_or_else(|| CHANGED_BEFORE.to_owned())?;
+        let target = c_name(name).ok_or_else(|| CHANGED_BEFORE.to_owned())?;
+        let (mode, old) = folder
+            .check(&target, job)
+            .ok_or_else(|| CHANGED_BEFORE.to_owned())?;
+        let (tmp, file) = match slot.map(|s| (s, reuse(spares, s))) {
+            Some((s, Some(file))) => (s.clone(), Some(file)),
+            Some((s, None)) => {
+                spares.folder.unlink(s);
+                (spares.fresh_name(), None)
+            }
+            None => (spares.fresh_name(), None),
+        };
+        let stamp = write_new(&spares.folder, &tmp, file, job.new, mode, false)?;
+        Ok(Staged {
+            tmp,
+            stamp,
+            spare: Some((i, old)),
+        })
+    }
+
+    /// Write `new` to `tmp` in `folder` with permission bits `mode` — to `file` (an old file
+    /// opened to be written again: written from its start, cut to the new length) or to a new
+    /// file — and sync it when `sync`; its stamp once written. A file that cannot be written
+    /// is removed.
+    fn write_new(
+        folder: &Folder,
+        tmp: &CString,
+        file: Option<std::fs::File>,
+        new: &[u8],
+        mode: u32,
+        sync: bool,
+    ) -> Result<Stamp, String> {
+        let tmp_path = || {
+            folder
+                .path
+                .join(OsStr::from_bytes(tmp.as_bytes()))
+                .display()
+                .to_string()
+        };
+        let (mut file, again) = match file {
+            Some(f) => (f, true),
+            None => {
+                let f = folder
+                    .open_at(tmp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, mode)
+                    .map_err(|e| {
+                        format!(
+                            "cannot create a temporary file in {}: {e}",
+                            folder.path.display()
+                        )
+                    })?;
+                (f, false)
+            }
+        };
         let written = (|| {
-            // The creation mode is masked by the umask; set the exact bits when it masks any.
-            if umask().is_none_or(|m| m & mode != 0) {
-                use std::os::unix::fs::PermissionsExt;
+            use std::os::unix::fs::PermissionsExt;
+            // A new file's creation mode is masked by the umask: the exact bits are set when
+            // it masks any; an old file's are set when they differ.
+            let set_mode = if again {
+                fstat(&file)
+                    .is_none_or(|st| crate::system::os::stamp_of_stat(&st).mode & 0o7777 != mode)
+            } else {
+                umask().is_none_or(|m| m & mode != 0)
+            };
+            if set_mode {
                 file.set_permissions(std::fs::Permissions::from_mode(mode))
                     .map_err(|e| format!("cannot set the permissions of {}: {e}", tmp_path()))?;
             }
-            file.write_all(job.new)
+            file.write_all(new)
+                .and_then(|()| {
+                    if again {
+                        file.set_len(new.len() as u64)
+                    } else {
+                        Ok(())
+                    }
+                })
                 .and_then(|()| if sync { file.sync_all() } else { Ok(()) })
                 .map_err(|e| format!("cannot write {}: {e}", tmp_path()))?;
-            // SAFETY: the file's descriptor is open for the call and `st` points at room for a
-            // `stat`.
-            stat_by(|st| unsafe { libc::fstat(file.as_raw_fd(), st) })
+            fstat(&file)
                 .as_ref()
                 .and_then(Stamp::of)
                 .ok_or_else(|| format!("cannot stat {} once written", tmp_path()))
         })();
-        match written {
-            Ok(stamp) => Ok(Staged { tmp, stamp }),
-            Err(e) => {
-                folder.unlink(&tmp);
-                Err(e)
-            }
+        if written.is_err() {
+            folder.unlink(tmp);
         }
+        written
     }
 
-    /// Rename the staged files of one task over their targets and check each target is then
+    /// Put the staged files of one task in their targets' places and check each target is then
     /// the file staged, unchanged; with `failed` (the file systems could not be synced), remove
-    /// them instead.
+    /// them instead. A file staged beside its target is renamed over it; one staged in a spare
+    /// folder is exchanged with it, and the old file it takes out must be the one checked —
+    /// else it is put back (`CHANGED_BEFORE`). Each job's outcome, and the old file left in a
+    /// spare folder, to be written again.
     pub fn commit_task(
         jobs: &[Result<Replace<'_>, String>],
         staged: Vec<Result<Staged, String>>,
         failed: Option<&str>,
-    ) -> Vec<Result<(), String>> {
+        spares: &[Spares],
+    ) -> Vec<Done> {
         let first = jobs.iter().find_map(|j| j.as_ref().ok());
         let folder = first
             .and_then(|j| split(j.path))
@@ -520,35 +841,110 @@ mod imp {
         jobs.iter()
             .zip(staged)
             .map(|(job, st)| {
-                let st = st?;
-                let job = job.as_ref().map_err(Clone::clone)?;
+                let (st, job) = match (st, job) {
+                    (Ok(st), Ok(job)) => (st, job),
+                    (Err(e), _) => return (Err(e), None),
+                    (Ok(_), Err(e)) => return (Err(e.clone()), None),
+                };
+                let (in_folder, spare) = match st.spare {
+                    Some((i, old)) => (&spares[i].folder, Some((i, old))),
+                    None => match &folder {
+                        Some(Ok(f)) => (f, None),
+                        _ => {
+                            // (The temporary file cannot be reached to remove it: it stays, as
+                            // after a crash.)
+                            return (Err(CHANGED_AFTER.to_owned()), None);
+                        }
+                    },
+                };
                 let folder = match &folder {
                     Some(Ok(f)) => f,
-                    // (The temporary file cannot be reached to remove it: it stays, as after a
-                    // crash.)
                     Some(Err(e)) => {
-                        return Err(format!("cannot replace {}: {e}", job.path.display()));
+                        in_folder.unlink(&st.tmp);
+                        return (
+                            Err(format!("cannot replace {}: {e}", job.path.display())),
+                            None,
+                        );
                     }
-                    None => return Err(CHANGED_AFTER.to_owned()),
+                    None => {
+                        in_folder.unlink(&st.tmp);
+                        return (Err(CHANGED_AFTER.to_owned()), None);
+                    }
                 };
                 if let Some(why) = failed {
-                    folder.unlink(&st.tmp);
-                    return Err(why.to_owned());
+                    in_folder.unlink(&st.tmp);
+                    return (Err(why.to_owned()), None);
                 }
-                let target = split(job.path)
-                    .and_then(|(_, n)| c_name(n))
-                    .ok_or_else(|| CHANGED_AFTER.to_owned())?;
-                if let Err(e) = folder.rename(&st.tmp, &target) {
-                    folder.unlink(&st.tmp);
-                    return Err(format!("cannot replace {}: {e}", job.path.display()));
-                }
-                if folder.stamp(&target).is_some_and(|s| s == st.stamp) {
+                let Some(target) = split(job.path).and_then(|(_, n)| c_name(n)) else {
+                    in_folder.unlink(&st.tmp);
+                    return (Err(CHANGED_AFTER.to_owned()), None);
+                };
+                let swapped = match spare {
+                    Some(_) => in_folder.exchange(&st.tmp, folder, &target),
+                    None => Err(std::io::ErrorKind::Unsupported.into()),
+                };
+                let slot = match swapped {
+                    Ok(()) => {
+                        let (i, old) = spare.expect("exchanged from a spare folder");
+                        // The file taken out must be the one checked; else it goes back.
+                        if in_folder.stamp(&st.tmp) != Some(old) {
+                            return (put_back(in_folder, &st.tmp, folder, &target), None);
+                        }
+                        Some(Slot {
+                            spares: i,
+                            name: st.tmp,
+                        })
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
+                        if let Err(e) = in_folder.rename(&st.tmp, folder, &target) {
+                            in_folder.unlink(&st.tmp);
+                            return (
+                                Err(format!("cannot replace {}: {e}", job.path.display())),
+                                None,
+                            );
+                        }
+                        None
+                    }
+                    Err(e) => {
+                        in_folder.unlink(&st.tmp);
+                        return (
+                            Err(format!("cannot replace {}: {e}", job.path.display())),
+                            None,
+                        );
+                    }
+                };
+                let done = if folder.stamp(&target).is_some_and(|s| s == st.stamp) {
                     Ok(())
                 } else {
                     Err(CHANGED_AFTER.to_owned())
-                }
+                };
+                (done, slot)
             })
             .collect()
+    }
+
+    /// The target changed between its check and the exchange: exchange back (the target holds
+    /// again what it held; the new file, now at `tmp`, goes) and report it.
+    fn put_back(
+        spares: &Folder,
+        tmp: &CString,
+        folder: &Folder,
+        target: &CString,
+    ) -> Result<(), String> {
+        match spares.exchange(tmp, folder, target) {
+            Ok(()) => {
+                spares.unlink(tmp);
+                Err(CHANGED_BEFORE.to_owned())
+            }
+            Err(e) => Err(format!(
+                "{CHANGED_BEFORE}: it was replaced while it changed, and could not be put back \
+                 ({e}); what it held is in {}",
+                spares
+                    .path
+                    .join(OsStr::from_bytes(tmp.as_bytes()))
+                    .display()
+            )),
+        }
     }
 }
 
@@ -565,6 +961,27 @@ mod imp {
         tmp: PathBuf,
     }
 
+    /// No old file is written again here (no exchange of two names, no leases).
+    pub enum Slot {}
+
+    /// A job's outcome (never an old file to write again).
+    pub type Done = (Result<(), String>, Option<Slot>);
+
+    /// No spare folders here.
+    pub struct Spares;
+
+    impl Spares {
+        pub fn make(_dev: u64, _dir: &std::path::Path) -> Option<Spares> {
+            None
+        }
+
+        pub fn close(self) {}
+    }
+
+    pub fn remove(_spares: &[Spares], slot: Slot) {
+        match slot {}
+    }
+
     fn holds(path: &std::path::Path, bytes: &[u8]) -> bool {
         std::fs::read(path).is_ok_and(|b| b == bytes)
     }
@@ -572,6 +989,8 @@ mod imp {
     pub fn stage_task(
         jobs: &[Result<Replace<'_>, String>],
         sync: bool,
+        _spares: &[Spares],
+        _slots: Vec<Option<Slot>>,
     ) -> Vec<Result<Staged, String>> {
         jobs.iter()
             .map(|job| {
@@ -609,7 +1028,8 @@ mod imp {
         jobs: &[Result<Replace<'_>, String>],
         staged: Vec<Result<Staged, String>>,
         failed: Option<&str>,
-    ) -> Vec<Result<(), String>> {
+        _spares: &[Spares],
+    ) -> Vec<Done> {
         jobs.iter()
             .zip(staged)
             .map(|(job, st)| {
@@ -629,6 +1049,7 @@ mod imp {
                     Err(CHANGED_AFTER.to_owned())
                 }
             })
+            .map(|done| (done, None))
             .collect()
     }
 }
@@ -674,9 +1095,8 @@ mod tests {
                 (Some(fs), true) => Durability::FileSystems(fs),
                 _ => Durability::EachFile,
             };
-            // Three jobs first, the other four made by `rest` (beside the first half's sync).
-            let rest = jobs.split_off(3);
-            let (done, synced) = replace_all(jobs, || Ok(rest), &durability).unwrap();
+            // Segments of two: the old files of the first written again in the third.
+            let (done, synced) = replace_in_segments(jobs, &durability, 2);
             assert!(synced.iter().all(Result::is_ok));
             assert_eq!(
                 done,
@@ -713,6 +1133,180 @@ mod tests {
         }
     }
 
+    /// Jobs `old_i` → `new_i` (each file its own texts), checked by their bytes, with the
+    /// device of `dir` (staged in its spare folder).
+    fn numbered(paths: &[std::path::PathBuf], dev: u64) -> Vec<(String, String)> {
+        paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let old = format!("old {i}\n");
+                std::fs::write(p, &old).unwrap();
+                (old, format!("new {i}, a longer text than the old one\n"))
+            })
+            .inspect(|_| assert_ne!(dev, u64::MAX))
+            .collect()
+    }
+
+    fn jobs_of<'t>(
+        paths: &'t [std::path::PathBuf],
+        texts: &'t [(String, String)],
+        dev: u64,
+    ) -> Vec<Result<Replace<'t>, String>> {
+        paths
+            .iter()
+            .zip(texts)
+            .map(|(p, (old, new))| {
+                Ok(Replace {
+                    path: p,
+                    old: old.as_bytes(),
+                    new: new.as_bytes(),
+                    stamp: None,
+                    dev: Some(dev),
+                })
+            })
+            .collect()
+    }
+
+    /// Synced by file system, in segments: every file gets its own new text and its own
+    /// permission bits; the old files of earlier segments are written again as temporary files
+    /// (some replaced file now has an inode an old file had), and nothing is left behind — no
+    /// temporary file, no spare folder.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn old_files_are_written_again_in_later_segments() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let paths: Vec<std::path::PathBuf> = (0..13)
+            .map(|i| {
+                dir.join(if i % 3 == 0 { "sub" } else { "." })
+                    .join(format!("f{i}.py"))
+            })
+            .collect();
+        let dev = std::fs::metadata(dir).unwrap().dev();
+        let texts = numbered(&paths, dev);
+        let modes: Vec<u32> = (0..13)
+            .map(|i| if i % 2 == 0 { 0o640 } else { 0o755 })
+            .collect();
+        for (p, m) in paths.iter().zip(&modes) {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(*m)).unwrap();
+        }
+        let old_inodes: BTreeSet<u64> = paths
+            .iter()
+            .map(|p| std::fs::metadata(p).unwrap().ino())
+            .collect();
+        let fs = FileSystems::open([(dev, paths[0].as_path())]).unwrap();
+        let (done, synced) = replace_in_segments(
+            jobs_of(&paths, &texts, dev),
+            &Durability::FileSystems(&fs),
+            3,
+        );
+        assert!(done.iter().all(Result::is_ok), "{done:?}");
+        assert!(synced.iter().all(Result::is_ok));
+        let mut reused = 0;
+        for ((p, (_, new)), m) in paths.iter().zip(&texts).zip(&modes) {
+            assert_eq!(&std::fs::read_to_string(p).unwrap(), new);
+            let meta = std::fs::metadata(p).unwrap();
+            assert_eq!(meta.mode() & 0o7777, *m, "{}", p.display());
+            assert_eq!(meta.nlink(), 1);
+            reused += usize::from(old_inodes.contains(&meta.ino()));
+        }
+        // Segments 2, 3 and 4 (7 files) are staged in the old files of segments 0, 1 and 2.
+        assert_eq!(reused, 7);
+        for d in [dir.to_path_buf(), dir.join("sub")] {
+            let left: Vec<String> = std::fs::read_dir(&d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with('.'))
+                .collect();
+            assert!(left.is_empty(), "{left:?}");
+        }
+    }
+
+    /// An old file something else still has open (a reader that opened it before it was
+    /// replaced) is not written again: that reader still reads the old text. An old file with
+    /// another link is not either: the other name keeps the old text.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn an_old_file_open_elsewhere_or_linked_elsewhere_is_not_written_again() {
+        use std::io::{Read as _, Seek as _};
+        use std::os::unix::fs::MetadataExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let paths: Vec<std::path::PathBuf> = (0..8).map(|i| dir.join(format!("f{i}.py"))).collect();
+        let dev = std::fs::metadata(dir).unwrap().dev();
+        let texts = numbered(&paths, dev);
+        let mut reader = std::fs::File::open(&paths[0]).unwrap();
+        std::fs::hard_link(&paths[1], dir.join("kept.txt")).unwrap();
+        let fs = FileSystems::open([(dev, paths[0].as_path())]).unwrap();
+        let (done, _) = replace_in_segments(
+            jobs_of(&paths, &texts, dev),
+            &Durability::FileSystems(&fs),
+            2,
+        );
+        assert!(done.iter().all(Result::is_ok), "{done:?}");
+        for (p, (_, new)) in paths.iter().zip(&texts) {
+            assert_eq!(&std::fs::read_to_string(p).unwrap(), new);
+        }
+        let mut held = String::new();
+        reader.rewind().unwrap();
+        reader.read_to_string(&mut held).unwrap();
+        assert_eq!(held, texts[0].0);
+        assert_eq!(
+            reader.metadata().unwrap().nlink(),
+            0,
+            "removed, not written again"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("kept.txt")).unwrap(),
+            texts[1].0
+        );
+        assert_eq!(std::fs::metadata(dir.join("kept.txt")).unwrap().nlink(), 1);
+    }
+
+    /// A target changed after it was checked and before the exchange is put back: it keeps
+    /// what it was changed to, the new text is removed, and the job reports `CHANGED_BEFORE`;
+    /// an untouched one beside it is replaced.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_target_changed_before_the_exchange_is_put_back() {
+        use std::os::unix::fs::MetadataExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let paths: Vec<std::path::PathBuf> = (0..2).map(|i| dir.join(format!("f{i}.py"))).collect();
+        let dev = std::fs::metadata(dir).unwrap().dev();
+        let texts = numbered(&paths, dev);
+        let jobs = jobs_of(&paths, &texts, dev);
+        let spares = [imp::Spares::make(dev, dir).unwrap()];
+        let staged = imp::stage_task(&jobs, false, &spares, Vec::new());
+        std::fs::write(&paths[0], "edited meanwhile\n").unwrap();
+        let done: Vec<Result<(), String>> = imp::commit_task(&jobs, staged, None, &spares)
+            .into_iter()
+            .map(|(done, slot)| {
+                if let Some(s) = slot {
+                    imp::remove(&spares, s);
+                }
+                done
+            })
+            .collect();
+        assert_eq!(done, vec![Err(CHANGED_BEFORE.to_owned()), Ok(())]);
+        assert_eq!(
+            std::fs::read_to_string(&paths[0]).unwrap(),
+            "edited meanwhile\n"
+        );
+        assert_eq!(std::fs::read_to_string(&paths[1]).unwrap(), texts[1].1);
+        for s in spares {
+            s.close();
+        }
+        let left: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left.len(), 2, "{left:?}");
+    }
+
     /// A job per path: `old\n` to `new\n`, checked by its bytes.
     fn old_to_new(paths: &[std::path::PathBuf]) -> Vec<Result<Replace<'_>, String>> {
         paths
@@ -723,6 +1317,10 @@ mod tests {
                     old: b"old\n",
                     new: b"new\n",
                     stamp: None,
+                    dev: std::fs::metadata(p).ok().map(|m| {
+                        use std::os::unix::fs::MetadataExt;
+                        m.dev()
+                    }),
                 })
             })
             .collect()
@@ -758,7 +1356,7 @@ mod tests {
         let dir = tmp.path();
         let paths = holding_old(dir, &["a.py", "b.py", "c.py"]);
         let jobs = old_to_new(&paths);
-        let staged = imp::stage_task(&jobs, false);
+        let staged = imp::stage_task(&jobs, false, &[], Vec::new());
         let staged_of = |name: &str| {
             std::fs::read_dir(dir)
                 .unwrap()
@@ -777,7 +1375,10 @@ mod tests {
         let b = staged_of("b.py");
         std::fs::write(dir.join("other"), "new\n").unwrap();
         std::fs::rename(dir.join("other"), &b).unwrap();
-        let done = imp::commit_task(&jobs, staged, None);
+        let done: Vec<Result<(), String>> = imp::commit_task(&jobs, staged, None, &[])
+            .into_iter()
+            .map(|(done, _)| done)
+            .collect();
         assert_eq!(
             done,
             vec![
@@ -794,51 +1395,62 @@ mod tests {
     /// A job with a stamp is checked by it alone: a file that still has its stamp is replaced
     /// (the bytes `old` names are not compared — here they are wrong on purpose), with its
     /// permission bits; a file written to since (the same bytes again: its change time moves),
-    /// or replaced by another file with the same bytes, is left with `CHANGED_BEFORE`.
+    /// or replaced by another file with the same bytes, is left with `CHANGED_BEFORE`. With
+    /// each durability (by file system: staged in the spare folder, exchanged).
     #[test]
     #[cfg(unix)]
     fn a_job_with_a_stamp_is_checked_by_its_stamp() {
         use std::os::unix::fs::{MetadataExt, PermissionsExt};
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path();
-        let paths = holding_old(dir, &["kept.py", "rewritten.py", "swapped.py"]);
-        for p in &paths {
-            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o750)).unwrap();
-        }
-        let stamps: Vec<FileStamp> = paths
-            .iter()
-            .map(|p| crate::system::os::stamp_from(&std::fs::metadata(p).unwrap()))
-            .collect();
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        std::fs::write(&paths[1], "old\n").unwrap();
-        std::fs::write(dir.join("other"), "old\n").unwrap();
-        std::fs::rename(dir.join("other"), &paths[2]).unwrap();
-        let jobs: Vec<Result<Replace<'_>, String>> = paths
-            .iter()
-            .zip(&stamps)
-            .map(|(p, s)| {
-                Ok(Replace {
-                    path: p,
-                    old: b"not what the file holds",
-                    new: b"new\n",
-                    stamp: Some(*s),
+        for by_file_system in [false, true] {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path();
+            let paths = holding_old(dir, &["kept.py", "rewritten.py", "swapped.py"]);
+            for p in &paths {
+                std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o750)).unwrap();
+            }
+            let stamps: Vec<FileStamp> = paths
+                .iter()
+                .map(|p| crate::system::os::stamp_from(&std::fs::metadata(p).unwrap()))
+                .collect();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            std::fs::write(&paths[1], "old\n").unwrap();
+            std::fs::write(dir.join("other"), "old\n").unwrap();
+            std::fs::rename(dir.join("other"), &paths[2]).unwrap();
+            let jobs: Vec<Result<Replace<'_>, String>> = paths
+                .iter()
+                .zip(&stamps)
+                .map(|(p, s)| {
+                    Ok(Replace {
+                        path: p,
+                        old: b"not what the file holds",
+                        new: b"new\n",
+                        stamp: Some(*s),
+                        dev: Some(s.dev),
+                    })
                 })
-            })
-            .collect();
-        let (done, _) = replace_all(jobs, || Ok(Vec::new()), &Durability::EachFile).unwrap();
-        assert_eq!(
-            done,
-            vec![
-                Ok(()),
-                Err(CHANGED_BEFORE.to_owned()),
-                Err(CHANGED_BEFORE.to_owned())
-            ]
-        );
-        let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap();
-        assert_eq!(read(&paths[0]), "new\n");
-        assert_eq!(std::fs::metadata(&paths[0]).unwrap().mode() & 0o7777, 0o750);
-        assert_eq!(read(&paths[1]), "old\n");
-        assert_eq!(read(&paths[2]), "old\n");
+                .collect();
+            let fs = FileSystems::open([(stamps[0].dev, paths[0].as_path())]);
+            let durability = match (&fs, by_file_system) {
+                (Some(fs), true) => Durability::FileSystems(fs),
+                _ => Durability::EachFile,
+            };
+            let (done, _) = replace_all(jobs, &durability);
+            assert_eq!(
+                done,
+                vec![
+                    Ok(()),
+                    Err(CHANGED_BEFORE.to_owned()),
+                    Err(CHANGED_BEFORE.to_owned())
+                ]
+            );
+            let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap();
+            assert_eq!(read(&paths[0]), "new\n");
+            assert_eq!(std::fs::metadata(&paths[0]).unwrap().mode() & 0o7777, 0o750);
+            assert_eq!(read(&paths[1]), "old\n");
+            assert_eq!(read(&paths[2]), "old\n");
+            let left = std::fs::read_dir(dir).unwrap().count();
+            assert_eq!(left, 3, "nothing but the three files");
+        }
     }
 
     /// A stamp is trusted only when both its times lie more than the racy window before the
@@ -863,35 +1475,6 @@ mod tests {
         assert_eq!(settled_since(at(i64::MIN, i64::MIN), i64::MIN), None);
     }
 
-    /// When the second half cannot be made (an internal error while signing it), nothing is
-    /// renamed: the first half's staged files are removed, the files keep their old texts, and
-    /// the error is returned. With each durability.
-    #[test]
-    #[cfg(unix)]
-    fn a_second_half_that_fails_leaves_every_file_as_it_was() {
-        use std::os::unix::fs::MetadataExt;
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path();
-        let paths = holding_old(dir, &["a.py", "b.py", "c.py"]);
-        let dev = std::fs::metadata(dir).unwrap().dev();
-        let fs = FileSystems::open([(dev, paths[0].as_path())]);
-        let durabilities = [
-            fs.as_ref().map(Durability::FileSystems),
-            Some(Durability::EachFile),
-        ];
-        for durability in durabilities.iter().flatten() {
-            let jobs = old_to_new(&paths);
-            let made = || Err(anyhow::anyhow!("internal error: the second half"));
-            let err = replace_all(jobs, made, durability).unwrap_err();
-            assert_eq!(err.to_string(), "internal error: the second half");
-            for p in &paths {
-                assert_eq!(std::fs::read_to_string(p).unwrap(), "old\n");
-            }
-            let left = temporaries(dir);
-            assert!(left.is_empty(), "{left:?}");
-        }
-    }
-
     #[test]
     fn tasks_split_at_folders_and_at_the_task_size() {
         let paths: Vec<std::path::PathBuf> = (0..(FILES_PER_TASK + 3))
@@ -906,6 +1489,7 @@ mod tests {
                     old: b"",
                     new: b"",
                     stamp: None,
+                    dev: None,
                 })
             })
             .collect();

@@ -797,6 +797,7 @@ fn replace_jobs<'t>(
                 old: old.as_bytes(),
                 new: new.as_bytes(),
                 stamp: items[*i].stamp,
+                dev: items[*i].dev,
             })
         })
         .collect()
@@ -820,14 +821,15 @@ struct Target<'a> {
 /// Phases, so that the user sees validation problems before key problems and nothing is written
 /// when anything internal goes wrong: (1) validate every item in parallel; (2) get the signing key
 /// — loaded, or generated and trusted — only if something is to be signed; (3) sign and self-check
-/// every item in memory, in parallel (`sign_ready`); (4) replace the files (`replace_all`: stage
-/// every new text beside its target, make them durable — `syncfs` of each file system written
-/// to for a batch of `SYNC_FILE_SYSTEMS_FROM` files or more, half by half, each sync beside other
-/// work, else a sync of each file — then rename each over its target, check by its stamp that it
-/// is the file staged, and make the renames durable). Why a crash leaves every file either old
-/// or new: see `replace`. One `syncfs` replaced 50k file syncs (16 in flight: 2.6 s of a 100k
-/// tree's 5.3 s): it also writes whatever else is dirty on that file system, which a batch of
-/// this size waits for in any case.
+/// every item in memory, in parallel (`sign_ready`); (4) replace the files (`replace_all`: for a
+/// batch of `SYNC_FILE_SYSTEMS_FROM` files or more, in segments — new texts staged in a spare
+/// folder of their file system, one `syncfs` of each file system written to, each staged file
+/// exchanged with its target, the old files written again as later segments' temporary files;
+/// else each new text staged beside its target, synced and renamed over it — checking by its
+/// stamp that each target is then the file staged, and making the replacements durable). Why a
+/// crash leaves every file either old or new: see `replace`. One `syncfs` replaced 50k file
+/// syncs (16 in flight: 2.6 s of a 100k tree's 5.3 s): it also writes whatever else is dirty on
+/// that file system, which a batch of this size waits for in any case.
 fn sign_batch(
     signer: &mut Signer<'_, '_>,
     db: &RootDb,
@@ -858,31 +860,20 @@ fn sign_batch(
         .map_or_else(|| key.public_pem.clone(), |(k, _)| k.pem.clone());
     let path_of = |i: usize| items[i].file.path(db).as_ref().clone();
     let paths: Vec<PathBuf> = ready.iter().map(|&(i, _)| path_of(i)).collect();
-    // (3) Sign in memory; an internal error stops the run before anything is renamed (the
-    // second half is signed once the first is staged, beside its sync: see `replace_all`).
-    let sign_range = |range: std::ops::Range<usize>| -> anyhow::Result<Signed> {
-        ready[range.clone()]
-            .par_iter()
-            .zip(&paths[range.clone()])
-            .enumerate()
-            .map(|(k, ((i, r), path))| {
-                let first = range.start + k == 0;
-                sign_ready(kind, items[*i].id, path, r, key, &trusted_pem, first)
-            })
-            .collect()
-    };
-    // Synced by file system: the first half now, the second beside the first's sync.
+    // (3) Sign in memory; an internal error stops the run before anything is written.
+    let signed: Signed = ready
+        .par_iter()
+        .zip(&paths)
+        .enumerate()
+        .map(|(k, ((i, r), path))| {
+            sign_ready(kind, items[*i].id, path, r, key, &trusted_pem, k == 0)
+        })
+        .collect::<anyhow::Result<Signed>>()?;
+    // Synced by file system (opened before anything is written, so that their syncs report
+    // every write error since). A few files are synced one by one: a file system's sync also
+    // waits for whatever else is dirty there.
     let by_file_system =
         ready.len() >= SYNC_FILE_SYSTEMS_FROM && ready.iter().all(|(i, _)| items[*i].dev.is_some());
-    let half = if by_file_system {
-        ready.len() / 2
-    } else {
-        ready.len()
-    };
-    let signed_a = sign_range(0..half)?;
-    // Opened before anything is written, so that their syncs report every write error since.
-    // A few files are synced one by one: a file system's sync also waits for whatever else is
-    // dirty there.
     let file_systems = by_file_system
         .then(|| {
             let files: Option<Vec<(u64, &Path)>> = ready
@@ -893,20 +884,11 @@ fn sign_batch(
         })
         .flatten();
     let old: Vec<std::borrow::Cow<'_, str>> = ready.iter().map(|(_, r)| r.text.as_str()).collect();
-    let jobs = |from: usize, signed| replace_jobs(&ready[from..], &old[from..], items, signed);
     let durability = match &file_systems {
         Some(fs) => Durability::FileSystems(fs),
         None => Durability::EachFile,
     };
-    let signed_b: std::sync::OnceLock<Signed> = std::sync::OnceLock::new();
-    let rest = || -> anyhow::Result<Vec<Result<Replace<'_>, String>>> {
-        let signed = sign_range(half..ready.len())?;
-        Ok(jobs(half, signed_b.get_or_init(|| signed)))
-    };
-    let (committed, synced) = replace_all(jobs(0, &signed_a), rest, &durability)?;
-    let signed = signed_a
-        .into_iter()
-        .chain(signed_b.into_inner().unwrap_or_default());
+    let (committed, synced) = replace_all(replace_jobs(&ready, &old, items, &signed), &durability);
     for e in synced.into_iter().filter_map(Result::err) {
         signer.notices.push(format!(
             "{e:#}; the files signed there are in place but may not survive a crash"

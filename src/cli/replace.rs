@@ -161,13 +161,20 @@ fn replace_in_segments(
                 free[k % 2] = freed;
                 committed.extend(done);
             }
-            for slots in free {
-                remove(pool, &spares, slots);
-            }
-            for s in spares {
-                s.close();
-            }
-            (committed, vec![fs.sync()])
+            // The last exchanges made durable beside the removal of the old files left (each
+            // removal waits for its discard where the file system discards).
+            let ((), synced) = beside(
+                || fs.sync(),
+                || {
+                    for slots in free {
+                        remove(pool, &spares, slots);
+                    }
+                    for s in spares {
+                        s.close();
+                    }
+                },
+            );
+            (committed, vec![synced])
         }
     }
 }
@@ -227,6 +234,21 @@ fn remove(pool: Option<&rayon::ThreadPool>, spares: &[imp::Spares], slots: Vec<O
             .flatten()
             .for_each(|s| imp::remove(spares, s));
     });
+}
+
+/// Run `sync` on a thread of its own beside `work`; both results.
+fn beside<W: Send>(
+    sync: impl FnOnce() -> anyhow::Result<()> + Send,
+    work: impl FnOnce() -> W,
+) -> (W, anyhow::Result<()>) {
+    std::thread::scope(|s| {
+        let synced = s.spawn(sync);
+        let done = work();
+        let synced = synced
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the file system sync did not finish")));
+        (done, synced)
+    })
 }
 
 /// Run `f` on the I/O pool when there is one (else on rayon's global pool).
@@ -848,13 +870,15 @@ mod imp {
                 };
                 let (in_folder, spare) = match st.spare {
                     Some((i, old)) => (&spares[i].folder, Some((i, old))),
+                    // (Staged beside a target whose folder cannot be opened now: the temporary
+                    // file cannot be reached to remove it; it stays, as after a crash.)
                     None => match &folder {
                         Some(Ok(f)) => (f, None),
-                        _ => {
-                            // (The temporary file cannot be reached to remove it: it stays, as
-                            // after a crash.)
-                            return (Err(CHANGED_AFTER.to_owned()), None);
+                        Some(Err(e)) => {
+                            let why = format!("cannot replace {}: {e}", job.path.display());
+                            return (Err(why), None);
                         }
+                        None => return (Err(CHANGED_AFTER.to_owned()), None),
                     },
                 };
                 let folder = match &folder {

@@ -1157,9 +1157,9 @@ mod tests {
         }
     }
 
-    /// Jobs `old_i` → `new_i` (each file its own texts), checked by their bytes, with the
-    /// device of `dir` (staged in its spare folder).
-    fn numbered(paths: &[std::path::PathBuf], dev: u64) -> Vec<(String, String)> {
+    /// Each of `paths` written with `old {i}`; the texts of its job, `old {i}` → `new {i}, …`
+    /// (each file its own texts).
+    fn numbered(paths: &[std::path::PathBuf]) -> Vec<(String, String)> {
         paths
             .iter()
             .enumerate()
@@ -1168,10 +1168,23 @@ mod tests {
                 std::fs::write(p, &old).unwrap();
                 (old, format!("new {i}, a longer text than the old one\n"))
             })
-            .inspect(|_| assert_ne!(dev, u64::MAX))
             .collect()
     }
 
+    /// `n` files `f{i}.py` in `dir` (by `numbered`), and the device they are on.
+    #[cfg(target_os = "linux")]
+    fn numbered_in(
+        dir: &std::path::Path,
+        n: usize,
+    ) -> (Vec<std::path::PathBuf>, u64, Vec<(String, String)>) {
+        use std::os::unix::fs::MetadataExt;
+        let paths: Vec<std::path::PathBuf> = (0..n).map(|i| dir.join(format!("f{i}.py"))).collect();
+        let texts = numbered(&paths);
+        (paths, std::fs::metadata(dir).unwrap().dev(), texts)
+    }
+
+    /// Jobs of `paths` and their `texts`, checked by their bytes, on device `dev` (staged in
+    /// its spare folder).
     fn jobs_of<'t>(
         paths: &'t [std::path::PathBuf],
         texts: &'t [(String, String)],
@@ -1210,7 +1223,7 @@ mod tests {
             })
             .collect();
         let dev = std::fs::metadata(dir).unwrap().dev();
-        let texts = numbered(&paths, dev);
+        let texts = numbered(&paths);
         let modes: Vec<u32> = (0..13)
             .map(|i| if i % 2 == 0 { 0o640 } else { 0o755 })
             .collect();
@@ -1259,9 +1272,7 @@ mod tests {
         use std::os::unix::fs::MetadataExt;
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
-        let paths: Vec<std::path::PathBuf> = (0..8).map(|i| dir.join(format!("f{i}.py"))).collect();
-        let dev = std::fs::metadata(dir).unwrap().dev();
-        let texts = numbered(&paths, dev);
+        let (paths, dev, texts) = numbered_in(dir, 8);
         let mut reader = std::fs::File::open(&paths[0]).unwrap();
         std::fs::hard_link(&paths[1], dir.join("kept.txt")).unwrap();
         let fs = FileSystems::open([(dev, paths[0].as_path())]).unwrap();
@@ -1296,12 +1307,9 @@ mod tests {
     #[test]
     #[cfg(target_os = "linux")]
     fn a_target_changed_before_the_exchange_is_put_back() {
-        use std::os::unix::fs::MetadataExt;
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
-        let paths: Vec<std::path::PathBuf> = (0..2).map(|i| dir.join(format!("f{i}.py"))).collect();
-        let dev = std::fs::metadata(dir).unwrap().dev();
-        let texts = numbered(&paths, dev);
+        let (paths, dev, texts) = numbered_in(dir, 2);
         let jobs = jobs_of(&paths, &texts, dev);
         let spares = [imp::Spares::make(dev, dir).unwrap()];
         let staged = imp::stage_task(&jobs, false, &spares, Vec::new());

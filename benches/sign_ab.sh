@@ -7,6 +7,8 @@
 # replaces. The builds alternate in the order given; the trees are removed when the script ends.
 # Usage: benches/sign_ab.sh N RUNS BIN...   e.g. benches/sign_ab.sh 100000 3 /tmp/old /tmp/new
 #   GAP=SECONDS to change the spacing (needs python3, for the timing)
+#   PAUSE_CARGO=1 to stop (SIGSTOP) this user's cargo, rustc and test processes during each timed
+#   window and continue them after (for runs beside a build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:?number of tools}
@@ -36,9 +38,11 @@ for i in $(seq "$total"); do
   [ "$at" -le "$now" ] || sleep $((at - now))
   spaces=(--user-space "$out/user" --system-space "gen=$out/system")
   lint=("$bin" lint "$out/project" "${spaces[@]}" --format json --no-progress --no-cache)
+  [ -z "${PAUSE_CARGO:-}" ] || { pkill -STOP -f "cargo|rustc|target/debug|clippy-driver" || true; sleep 1; }
   "${lint[@]}" >/dev/null || true
   read -r lw _ _ _ <<<"$(run "${lint[@]}")"
   read -r sw su ss rss <<<"$(RYE_SIGNING_KEY_DIR=$work/key-$i run "$bin" sign '*' "$out/project" "${spaces[@]}")"
+  [ -z "${PAUSE_CARGO:-}" ] || pkill -CONT -f "cargo|rustc|target/debug|clippy-driver" || true
   items=$(grep -rl 'rye:signed:' "$out/project/.ai/tools" | wc -l)
   echo "$bin run $i: lint $lw s, sign $sw s (user $su s, sys $ss s, $((rss / 1024)) MiB), $items files signed: $(awk -v a="$sw" -v b="$lw" 'BEGIN {printf "%.2f", a / b}')×"
 done

@@ -1211,6 +1211,7 @@ mod tests {
     /// temporary file, no spare folder.
     #[test]
     #[cfg(target_os = "linux")]
+    #[allow(clippy::print_stderr, reason = "says why a check is left out")]
     fn old_files_are_written_again_in_later_segments() {
         use std::os::unix::fs::{MetadataExt, PermissionsExt};
         let tmp = tempfile::tempdir().unwrap();
@@ -1250,8 +1251,12 @@ mod tests {
             assert_eq!(meta.nlink(), 1);
             reused += usize::from(old_inodes.contains(&meta.ino()));
         }
-        // Segments 2, 3 and 4 (7 files) are staged in the old files of segments 0, 1 and 2.
-        assert_eq!(reused, 7);
+        // Segments 2, 3 and 4 (7 files) are staged in the old files of segments 0, 1 and 2 —
+        // where the file system exchanges names and grants leases.
+        match exchanges_and_leases(dir) {
+            Ok(()) => assert_eq!(reused, 7),
+            Err(why) => eprintln!("old files not written again on this file system ({why})"),
+        }
         for d in [dir.to_path_buf(), dir.join("sub")] {
             let left: Vec<String> = std::fs::read_dir(&d)
                 .unwrap()
@@ -1260,6 +1265,44 @@ mod tests {
                 .collect();
             assert!(left.is_empty(), "{left:?}");
         }
+    }
+
+    /// Whether the file system of `dir` exchanges two names (`RENAME_EXCHANGE`) and grants a
+    /// write lease: what writing old files again needs (the tests' temporary folders may be on
+    /// another file system than this project's VM's ext4).
+    #[cfg(target_os = "linux")]
+    fn exchanges_and_leases(dir: &std::path::Path) -> Result<(), String> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        let (a, b) = (dir.join(".probe-a"), dir.join(".probe-b"));
+        std::fs::write(&a, "a").unwrap();
+        std::fs::write(&b, "b").unwrap();
+        let c = |p: &std::path::Path| std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+        let (ca, cb) = (c(&a), c(&b));
+        // SAFETY: both names NUL-terminated; `renameat2` takes exactly these arguments.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_renameat2,
+                libc::AT_FDCWD,
+                ca.as_ptr(),
+                libc::AT_FDCWD,
+                cb.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
+        };
+        let exchanged = (r == 0)
+            .then_some(())
+            .ok_or_else(|| format!("exchange: {}", std::io::Error::last_os_error()));
+        let file = std::fs::OpenOptions::new().write(true).open(&a).unwrap();
+        // SAFETY: the descriptor is open for the call.
+        let leased = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLEASE, libc::F_WRLCK) };
+        let leased = (leased == 0)
+            .then_some(())
+            .ok_or_else(|| format!("lease: {}", std::io::Error::last_os_error()));
+        drop(file);
+        std::fs::remove_file(a).unwrap();
+        std::fs::remove_file(b).unwrap();
+        exchanged.and(leased)
     }
 
     /// An old file something else still has open (a reader that opened it before it was
@@ -1306,9 +1349,14 @@ mod tests {
     /// an untouched one beside it is replaced.
     #[test]
     #[cfg(target_os = "linux")]
+    #[allow(clippy::print_stderr, reason = "a test that skips says why")]
     fn a_target_changed_before_the_exchange_is_put_back() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
+        if let Err(why) = exchanges_and_leases(dir) {
+            eprintln!("skipped: no exchange of names on this file system ({why})");
+            return;
+        }
         let (paths, dev, texts) = numbered_in(dir, 2);
         let jobs = jobs_of(&paths, &texts, dev);
         let spares = [imp::Spares::make(dev, dir).unwrap()];

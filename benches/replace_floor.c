@@ -1,6 +1,8 @@
-/* The floor of `sign '*'`'s writing on the machine it runs on: every listed file replaced
- * atomically and durably as `sign` replaces it (src/cli/replace.rs), and nothing else — no load,
- * no validation, no signing, no checks of stamps. Each file's bytes are read first (not timed)
+/* The floor of `sign '*'`'s writing on the machine it runs on, as `sign` wrote before 4c0c85e
+ * (each file renamed over its target; since then `src/cli/replace.rs` exchanges staged files with
+ * their targets and writes the old files again): every listed file replaced atomically and
+ * durably by a rename, and nothing else — no load, no validation, no signing, no checks of
+ * stamps. Each file's bytes are read first (not timed)
  * and a line of 160 bytes put before them; then, timed: each new text written to a temporary
  * file beside its target (`openat` O_CREAT|O_EXCL, `write`, `close`), one `syncfs`, each
  * temporary renamed over its target (`renameat`), one `syncfs` — on THREADS threads (default 16,

@@ -279,12 +279,17 @@ fn tasks(jobs: &[Result<Replace<'_>, String>]) -> Vec<std::ops::Range<usize>> {
 
 /// The name of a temporary file beside `name`.
 fn temporary_name(name: &str) -> String {
+    format!(".{name}.{}.tmp", unique())
+}
+
+/// `<pid>.<nanos>`: a name part no other process, and no earlier call here, is likely to use.
+fn unique() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
     // (The process id asked once: a system call each time.)
     static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    format!(".{name}.{}.{nanos}.tmp", PID.get_or_init(std::process::id))
+    format!("{}.{nanos}", PID.get_or_init(std::process::id))
 }
 
 #[cfg(unix)]
@@ -297,7 +302,9 @@ mod imp {
     use std::path::{Path, PathBuf};
     use std::sync::atomic::{AtomicU64, Ordering};
 
-    use super::{CHANGED_AFTER, CHANGED_BEFORE, FileStamp, Replace, temporary_name};
+    use std::os::unix::fs::DirBuilderExt as _;
+
+    use super::{CHANGED_AFTER, CHANGED_BEFORE, FileStamp, Replace, temporary_name, unique};
 
     /// A staged temporary file: its name (in the target's folder, or in a spare folder), what
     /// `fstat` said of it once written, and — staged in a spare folder — which one and the stamp
@@ -359,11 +366,10 @@ mod imp {
         Some(unsafe { st.assume_init() })
     }
 
-    /// `fstat` of an open file.
-    fn fstat(file: &std::fs::File) -> Option<libc::stat> {
-        // SAFETY: the file's descriptor is open for the call and `st` points at room for a
-        // `stat`.
-        stat_by(|st| unsafe { libc::fstat(file.as_raw_fd(), st) })
+    /// `fstat` of an open descriptor (a file's, a folder's).
+    fn fstat(fd: &impl AsRawFd) -> Option<libc::stat> {
+        // SAFETY: the descriptor is open for the call and `st` points at room for a `stat`.
+        stat_by(|st| unsafe { libc::fstat(fd.as_raw_fd(), st) })
     }
 
     /// A folder held open (`O_PATH` where there is one: nothing is read through it).
@@ -538,17 +544,10 @@ mod imp {
         /// A spare folder in `dir` on device `dev`; `None` when it cannot be made there, or is
         /// not on `dev`.
         pub fn make(dev: u64, dir: &Path) -> Option<Spares> {
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos());
-            let path = dir.join(format!(".ryechain-sign.{}.{nanos}", std::process::id()));
+            let path = dir.join(format!(".ryechain-sign.{}", unique()));
             std::fs::DirBuilder::new().mode(0o700).create(&path).ok()?;
             let folder = Folder::open(&path).ok();
-            let on_dev = folder.as_ref().and_then(|f| {
-                // SAFETY: the folder's descriptor is open for the call and `st` points at room
-                // for a `stat`.
-                stat_by(|st| unsafe { libc::fstat(f.fd.as_raw_fd(), st) })
-            });
+            let on_dev = folder.as_ref().and_then(|f| fstat(&f.fd));
             match (folder, on_dev) {
                 (Some(folder), Some(st)) if crate::system::os::stamp_of_stat(&st).dev == dev => {
                     Some(Spares {
@@ -572,14 +571,11 @@ mod imp {
 
         /// Remove the (empty by now) spare folder; one that cannot be removed stays.
         pub fn close(self) {
-            let Spares { folder, .. } = self;
-            let path = folder.path.clone();
-            drop(folder);
+            let Folder { path, fd } = self.folder;
+            drop(fd);
             let _ = std::fs::remove_dir(path);
         }
     }
-
-    use std::os::unix::fs::DirBuilderExt as _;
 
     /// Remove an old file left in a spare folder.
     pub fn remove(spares: &[Spares], slot: Slot) {
@@ -589,18 +585,21 @@ mod imp {
     }
 
     /// `slot` (in `spares`) opened to be written again, its write lease held (released when the
-    /// file is closed), when that is safe: a regular file with one link, this process's owner
-    /// and group, no extended attributes, and nothing else has it open (a write lease is
-    /// granted only then; whoever opens it by its spare name while the lease is held waits
-    /// until the file is closed). `None` otherwise.
-    fn reuse(spares: &Spares, slot: &CString) -> Option<std::fs::File> {
+    /// file is closed), and its permission bits — when that is safe: a regular file with one
+    /// link, this process's owner and group, no extended attributes, and nothing else has it
+    /// open (a write lease is granted only then; whoever opens it by its spare name while the
+    /// lease is held waits until the file is closed). `None` otherwise.
+    fn reuse(spares: &Spares, slot: &CString) -> Option<(std::fs::File, u32)> {
+        // The process's identity, asked once.
+        static IDS: std::sync::OnceLock<(libc::uid_t, libc::gid_t)> = std::sync::OnceLock::new();
+        // SAFETY: plain queries of the process's identity.
+        let (uid, gid) = *IDS.get_or_init(|| unsafe { (libc::geteuid(), libc::getegid()) });
         let file = spares.folder.open_at(slot, libc::O_WRONLY, 0).ok()?;
         let st = fstat(&file)?;
-        // SAFETY: plain queries of the process's identity.
-        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         let regular = (st.st_mode & libc::S_IFMT) == libc::S_IFREG;
         (regular && st.st_nlink == 1 && st.st_uid == uid && st.st_gid == gid).then_some(())?;
-        (no_extended_attributes(&file) && lease(&file)).then_some(file)
+        let mode = crate::system::os::stamp_of_stat(&st).mode & 0o7777;
+        (no_extended_attributes(&file) && lease(&file)).then_some((file, mode))
     }
 
     /// Whether `file` has no extended attributes (an ACL or a security label it must not carry
@@ -672,11 +671,10 @@ mod imp {
         slots: Vec<Option<Slot>>,
     ) -> Vec<Result<Staged, String>> {
         let mut slots = slots.into_iter();
-        let Some(first) = jobs.iter().find_map(|j| j.as_ref().ok()) else {
-            slots.flatten().for_each(|s| remove(spares, s));
-            return jobs.iter().map(|j| Err(err_of(j))).collect();
-        };
-        let folder = split(first.path).map(|(dir, _)| Folder::open(dir));
+        let first = jobs.iter().find_map(|j| j.as_ref().ok());
+        let folder = first
+            .and_then(|j| split(j.path))
+            .map(|(dir, _)| Folder::open(dir));
         let staged = jobs
             .iter()
             .map(|job| {
@@ -685,7 +683,7 @@ mod imp {
                     let dev = j.dev?;
                     spares.iter().position(|s| s.dev == dev)
                 });
-                // The slot, when in this job's spare folder, else removed.
+                // The slot goes to its job when in that job's spare folder, else it is removed.
                 let slot = match slot {
                     Some(s) if Some(s.spares) == spare => Some(s.name),
                     Some(s) => {
@@ -694,76 +692,69 @@ mod imp {
                     }
                     None => None,
                 };
-                let job = job.as_ref().map_err(Clone::clone);
-                let folder = match (&folder, &job) {
-                    (Some(Ok(f)), Ok(_)) => Ok(f),
-                    (_, Err(e)) => Err(e.clone()),
-                    (Some(Err(e)), Ok(job)) => Err(format!(
+                let job = job.as_ref().map_err(Clone::clone)?;
+                let folder = match &folder {
+                    Some(Ok(f)) => Ok(f),
+                    Some(Err(e)) => Err(format!(
                         "cannot create a temporary file in {}: {e}",
                         job.path.parent().unwrap_or(job.path).display()
                     )),
-                    (None, Ok(_)) => Err(CHANGED_BEFORE.to_owned()),
+                    None => Err(CHANGED_BEFORE.to_owned()),
                 };
-                let staged = folder.and_then(|folder| {
-                    let job = job.as_ref().expect("a folder only for a kept job");
-                    match spare {
-                        Some(i) => stage_spare(folder, job, &spares[i], i, slot.as_ref()),
-                        None => stage_one(folder, job, sync),
+                let spare = spare.map(|i| (i, &spares[i]));
+                match folder {
+                    Ok(folder) => stage_one(folder, job, sync, spare, slot),
+                    Err(e) => {
+                        if let (Some((_, spares)), Some(name)) = (spare, &slot) {
+                            spares.folder.unlink(name);
+                        }
+                        Err(e)
                     }
-                });
-                // A slot not written again (its job refused or failed before it) goes.
-                if let (Err(_), Some(name), Some(i)) = (&staged, &slot, spare) {
-                    spares[i].folder.unlink(name);
                 }
-                staged
             })
             .collect();
         slots.flatten().for_each(|s| remove(spares, s));
         staged
     }
 
-    fn err_of(job: &Result<Replace<'_>, String>) -> String {
-        match job {
-            Err(e) => e.clone(),
-            Ok(_) => CHANGED_BEFORE.to_owned(),
-        }
-    }
-
-    fn stage_one(folder: &Folder, job: &Replace<'_>, sync: bool) -> Result<Staged, String> {
-        let (_, name) = split(job.path).ok_or_else(|| CHANGED_BEFORE.to_owned())?;
-        let target = c_name(name).ok_or_else(|| CHANGED_BEFORE.to_owned())?;
-        // What was validated and hashed must still be what the file holds.
-        let (mode, _) = folder
-            .check(&target, job)
-            .ok_or_else(|| CHANGED_BEFORE.to_owned())?;
-        let tmp_name = temporary_name(&name.to_string_lossy());
-        let tmp = CString::new(tmp_name).map_err(|_| CHANGED_BEFORE.to_owned())?;
-        let stamp = write_new(folder, &tmp, None, job.new, mode, sync)?;
-        Ok(Staged {
-            tmp,
-            stamp,
-            spare: None,
-        })
-    }
-
-    /// Stage `job` in the spare folder `spares` (index `i`): `slot` written again when that is
-    /// safe (`reuse`), else removed and a new file made.
-    fn stage_spare(
+    /// Stage `job`: check its target still holds what was validated, then write its new text —
+    /// in the spare folder `spare` (index and folder) when given, to `slot` when that is safe
+    /// to write again (`reuse`) else to a new file (the slot is removed), or else to a new file
+    /// beside the target (synced, when `sync`).
+    fn stage_one(
         folder: &Folder,
         job: &Replace<'_>,
-        spares: &Spares,
-        i: usize,
-        slot: Option<&CString>,
+        sync: bool,
+        spare: Option<(usize, &Spares)>,
+        slot: Option<CString>,
     ) -> Result<Staged, String> {
-        let (_, name) = split(job.path).ok_or_else(|| CHANGED_BEFORE.to_owned())?;
-        let target = c_name(name).ok_or_else(|| CHANGED_BEFORE.to_owned())?;
-        let (mode, old) = folder
-            .check(&target, job)
-            .ok_or_else(|| CHANGED_BEFORE.to_owned())?;
-        let (tmp, file) = match slot.map(|s| (s, reuse(spares, s))) {
-            Some((s, Some(file))) => (s.clone(), Some(file)),
+        let checked = split(job.path)
+            .and_then(|(_, name)| Some((name, c_name(name)?)))
+            // What was validated and hashed must still be what the file holds.
+            .and_then(|(name, target)| Some((name, folder.check(&target, job)?)));
+        let Some((name, (mode, old))) = checked else {
+            if let (Some((_, spares)), Some(slot)) = (spare, &slot) {
+                spares.folder.unlink(slot);
+            }
+            return Err(CHANGED_BEFORE.to_owned());
+        };
+        let Some((i, spares)) = spare else {
+            let tmp = CString::new(temporary_name(&name.to_string_lossy()))
+                .map_err(|_| CHANGED_BEFORE.to_owned())?;
+            let stamp = write_new(folder, &tmp, None, job.new, mode, sync)?;
+            return Ok(Staged {
+                tmp,
+                stamp,
+                spare: None,
+            });
+        };
+        let (tmp, file) = match slot.map(|s| {
+            let file = reuse(spares, &s);
+            (s, file)
+        }) {
+            Some((s, Some(file))) => (s, Some(file)),
             Some((s, None)) => {
-                spares.folder.unlink(s);
+                spares.folder.unlink(&s);
                 (spares.fresh_name(), None)
             }
             None => (spares.fresh_name(), None),
@@ -777,13 +768,13 @@ mod imp {
     }
 
     /// Write `new` to `tmp` in `folder` with permission bits `mode` — to `file` (an old file
-    /// opened to be written again: written from its start, cut to the new length) or to a new
-    /// file — and sync it when `sync`; its stamp once written. A file that cannot be written
-    /// is removed.
+    /// opened to be written again, with its permission bits: written from its start, cut to the
+    /// new length) or to a new file — and sync it when `sync`; its stamp once written. A file
+    /// that cannot be written is removed.
     fn write_new(
         folder: &Folder,
         tmp: &CString,
-        file: Option<std::fs::File>,
+        file: Option<(std::fs::File, u32)>,
         new: &[u8],
         mode: u32,
         sync: bool,
@@ -796,7 +787,7 @@ mod imp {
                 .to_string()
         };
         let (mut file, again) = match file {
-            Some(f) => (f, true),
+            Some((f, had)) => (f, Some(had)),
             None => {
                 let f = folder
                     .open_at(tmp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, mode)
@@ -806,30 +797,25 @@ mod imp {
                             folder.path.display()
                         )
                     })?;
-                (f, false)
+                (f, None)
             }
         };
         let written = (|| {
             use std::os::unix::fs::PermissionsExt;
             // A new file's creation mode is masked by the umask: the exact bits are set when
             // it masks any; an old file's are set when they differ.
-            let set_mode = if again {
-                fstat(&file)
-                    .is_none_or(|st| crate::system::os::stamp_of_stat(&st).mode & 0o7777 != mode)
-            } else {
-                umask().is_none_or(|m| m & mode != 0)
+            let set_mode = match again {
+                Some(had) => had != mode,
+                None => umask().is_none_or(|m| m & mode != 0),
             };
             if set_mode {
                 file.set_permissions(std::fs::Permissions::from_mode(mode))
                     .map_err(|e| format!("cannot set the permissions of {}: {e}", tmp_path()))?;
             }
             file.write_all(new)
-                .and_then(|()| {
-                    if again {
-                        file.set_len(new.len() as u64)
-                    } else {
-                        Ok(())
-                    }
+                .and_then(|()| match again {
+                    Some(_) => file.set_len(new.len() as u64),
+                    None => Ok(()),
                 })
                 .and_then(|()| if sync { file.sync_all() } else { Ok(()) })
                 .map_err(|e| format!("cannot write {}: {e}", tmp_path()))?;
@@ -868,48 +854,52 @@ mod imp {
                     (Err(e), _) => return (Err(e), None),
                     (Ok(_), Err(e)) => return (Err(e.clone()), None),
                 };
-                let (in_folder, spare) = match st.spare {
-                    Some((i, old)) => (&spares[i].folder, Some((i, old))),
-                    // (Staged beside a target whose folder cannot be opened now: the temporary
-                    // file cannot be reached to remove it; it stays, as after a crash.)
-                    None => match &folder {
-                        Some(Ok(f)) => (f, None),
-                        Some(Err(e)) => {
-                            let why = format!("cannot replace {}: {e}", job.path.display());
-                            return (Err(why), None);
-                        }
-                        None => return (Err(CHANGED_AFTER.to_owned()), None),
-                    },
+                let cannot = |e: &dyn std::fmt::Display| {
+                    format!("cannot replace {}: {e}", job.path.display())
                 };
-                let folder = match &folder {
-                    Some(Ok(f)) => f,
-                    Some(Err(e)) => {
-                        in_folder.unlink(&st.tmp);
-                        return (
-                            Err(format!("cannot replace {}: {e}", job.path.display())),
-                            None,
-                        );
+                let target_folder = match &folder {
+                    Some(Ok(f)) => Ok(f),
+                    Some(Err(e)) => Err(cannot(e)),
+                    None => Err(CHANGED_AFTER.to_owned()),
+                };
+                let folder = match target_folder {
+                    Ok(f) => f,
+                    // (A file staged beside its target cannot be reached to remove it: it
+                    // stays, as after a crash.)
+                    Err(why) => {
+                        if let Some((i, _)) = st.spare {
+                            spares[i].folder.unlink(&st.tmp);
+                        }
+                        return (Err(why), None);
                     }
-                    None => {
-                        in_folder.unlink(&st.tmp);
-                        return (Err(CHANGED_AFTER.to_owned()), None);
-                    }
+                };
+                // Where the staged file is: a spare folder, or its target's folder.
+                let in_folder = match st.spare {
+                    Some((i, _)) => &spares[i].folder,
+                    None => folder,
+                };
+                let fail = |why: String| {
+                    in_folder.unlink(&st.tmp);
+                    (Err(why), None)
                 };
                 if let Some(why) = failed {
-                    in_folder.unlink(&st.tmp);
-                    return (Err(why.to_owned()), None);
+                    return fail(why.to_owned());
                 }
                 let Some(target) = split(job.path).and_then(|(_, n)| c_name(n)) else {
-                    in_folder.unlink(&st.tmp);
-                    return (Err(CHANGED_AFTER.to_owned()), None);
+                    return fail(CHANGED_AFTER.to_owned());
                 };
-                let swapped = match spare {
-                    Some(_) => in_folder.exchange(&st.tmp, folder, &target),
-                    None => Err(std::io::ErrorKind::Unsupported.into()),
+                // From a spare folder, exchanged (else, or where the file system cannot,
+                // renamed over the target).
+                let exchanged = match st.spare {
+                    Some(_) => match in_folder.exchange(&st.tmp, folder, &target) {
+                        Ok(()) => true,
+                        Err(e) if e.kind() == std::io::ErrorKind::Unsupported => false,
+                        Err(e) => return fail(cannot(&e)),
+                    },
+                    None => false,
                 };
-                let slot = match swapped {
-                    Ok(()) => {
-                        let (i, old) = spare.expect("exchanged from a spare folder");
+                let slot = match st.spare {
+                    Some((i, old)) if exchanged => {
                         // The file taken out must be the one checked; else it goes back.
                         if in_folder.stamp(&st.tmp) != Some(old) {
                             return (put_back(in_folder, &st.tmp, folder, &target), None);
@@ -919,22 +909,11 @@ mod imp {
                             name: st.tmp,
                         })
                     }
-                    Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
+                    _ => {
                         if let Err(e) = in_folder.rename(&st.tmp, folder, &target) {
-                            in_folder.unlink(&st.tmp);
-                            return (
-                                Err(format!("cannot replace {}: {e}", job.path.display())),
-                                None,
-                            );
+                            return fail(cannot(&e));
                         }
                         None
-                    }
-                    Err(e) => {
-                        in_folder.unlink(&st.tmp);
-                        return (
-                            Err(format!("cannot replace {}: {e}", job.path.display())),
-                            None,
-                        );
                     }
                 };
                 let done = if folder.stamp(&target).is_some_and(|s| s == st.stamp) {

@@ -4,7 +4,7 @@
 
 use crate::db::{Db, FileContents, SourceFile, Workspace};
 use crate::diagnostic::Severity;
-use crate::model::Span;
+use crate::model::{SpaceKind, Span};
 
 /// Config file locations relative to a space's `.ai/`.
 pub const CONFIG_RELS: [&str; 2] = ["config/ryechain.yaml", "config/ryechain.yml"];
@@ -18,7 +18,11 @@ pub struct LintConfig {
     pub severity: Vec<(String, Option<Severity>)>,
     pub max_depth: Option<usize>,
     /// `integrity.require_signatures` (`None`: not configured; the execution policy defaults to true).
+    /// A project's `false` never reaches it (see `lowering_ignored`).
     pub require_signatures: Option<bool>,
+    /// Project config files that say `integrity.require_signatures: false`, and where: ignored,
+    /// because a project can never lower the integrity policy (DESIGN.md "Trust").
+    pub lowering_ignored: Vec<(SourceFile, Option<Span>)>,
     /// Problems found in the config files: file, span, message.
     pub problems: Vec<(SourceFile, Option<Span>, String)>,
     /// The config files read, lowest precedence first.
@@ -218,6 +222,23 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
                     format!("unknown section `{other}` (expected lint, chain, integrity)"),
                 ),
             }
+        }
+        let mut doc = doc;
+        // Where the file really lives: a user config that is a symlink into the project is the
+        // project's word.
+        let lives_in = file
+            .link_origin(db)
+            .unwrap_or_else(|| file.space(db).kind());
+        if lives_in == SpaceKind::Project
+            && let Some(integrity) = doc.get_mut("integrity").and_then(|i| i.as_mapping_mut())
+            && integrity
+                .get("require_signatures")
+                .and_then(|v| v.as_bool())
+                == Some(false)
+        {
+            integrity.remove("require_signatures");
+            cfg.lowering_ignored
+                .push((file, key_span(text, "require_signatures")));
         }
         deep_merge(&mut merged, doc);
     }

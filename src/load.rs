@@ -187,12 +187,13 @@ fn load_walking(sys: &dyn System, spaces: &[SpaceSpec], dirs_of: &DirsOf<'_>) ->
 }
 
 /// Directories of a space's `.ai/` the loader walks: items of every kind (§1, §10), the
-/// trust-store layouts (§10.4) and lockfiles (§10.7).
-pub const WALKED_DIRS: [&str; 6] = [
+/// trust-store layouts (§10.4), the person's approvals of project keys and lockfiles (§10.7).
+pub const WALKED_DIRS: [&str; 7] = [
     "tools",
     "directives",
     "knowledge",
     "config/keys/trusted",
+    "config/keys/approved",
     "trusted_keys",
     "lockfiles",
 ];
@@ -1005,9 +1006,10 @@ impl Classifier<'_> {
 /// Directories of a space's `.ai/` the base load of a single item walks (relative to `.ai/`): the
 /// extractors (they define the tool extensions and parsers, §1.5, §1.6) and the trust-store
 /// layouts (§10.4). Config files (`config::CONFIG_RELS`) are read too.
-pub const BASE_DIRS: [&str; 3] = [
+pub const BASE_DIRS: [&str; 4] = [
     "tools/rye/core/extractors",
     "config/keys/trusted",
+    "config/keys/approved",
     "trusted_keys",
 ];
 
@@ -1456,7 +1458,12 @@ mod tests {
     fn a_space_load_walks_each_folder_once() {
         assert_eq!(
             dirs_with("tools", &BASE_DIRS),
-            ["tools", "config/keys/trusted", "trusted_keys"]
+            [
+                "tools",
+                "config/keys/trusted",
+                "config/keys/approved",
+                "trusted_keys"
+            ]
         );
         assert_eq!(
             dirs_with("directives", &BASE_DIRS),
@@ -1464,6 +1471,7 @@ mod tests {
                 "directives",
                 "tools/rye/core/extractors",
                 "config/keys/trusted",
+                "config/keys/approved",
                 "trusted_keys"
             ]
         );

@@ -299,11 +299,49 @@ fn keys_trust_writes_a_toml_document_in_the_chosen_space() {
     let doc = env.read("config/keys/trusted/4b987fd4e40303ac.toml");
     let key = parse_trust_doc("config/keys/trusted/4b987fd4e40303ac.toml", &doc).unwrap();
     assert_eq!(key.owner.as_deref(), Some("alice"));
+    // Written into the project, the key is listed but not trusted until the person approves
+    // it (DESIGN.md "Trust").
+    assert!(
+        stdout(&out).contains("keys trust --project"),
+        "{}",
+        stdout(&out)
+    );
+    let v = json_of(&env.run(&["keys", "list", "--json"]));
+    assert_eq!(v["trusted"].as_array().unwrap().len(), 0, "{v}");
+    assert_eq!(v["unapproved"][0]["fingerprint"], "4b987fd4e40303ac");
+    assert_eq!(v["unapproved"][0]["owner"], "alice");
+    let out = env.run(&["keys", "trust", "--project"]);
+    assert_code(&out, 0);
+    let shown = stdout(&out);
+    assert!(
+        shown.contains("4b987fd4e40303ac")
+            && shown.contains("alice")
+            && shown.contains("4b987fd4e40303ac.toml"),
+        "{shown}"
+    );
+    let approvals: Vec<_> = std::fs::read_dir(env.user.join(".ai/config/keys/approved"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(approvals.len(), 1);
+    assert!(
+        approvals[0].starts_with("4b987fd4e40303ac@"),
+        "{approvals:?}"
+    );
     let v = json_of(&env.run(&["keys", "list", "--json"]));
     assert_eq!(v["trusted"][0]["fingerprint"], "4b987fd4e40303ac");
     assert_eq!(v["trusted"][0]["owner"], "alice");
     assert_eq!(v["trusted"][0]["space"], "project");
+    assert_eq!(v["unapproved"].as_array().unwrap().len(), 0, "{v}");
     assert!(v["signing_key"].is_null());
+    // Approving again has nothing left to do.
+    let out = env.run(&["keys", "trust", "--project", env.project.to_str().unwrap()]);
+    assert_code(&out, 0);
+    assert!(
+        stdout(&out).contains("already approved"),
+        "{}",
+        stdout(&out)
+    );
     // A refused document is listed with its reason.
     env.write(
         "config/keys/trusted/0000000000000000.toml",
@@ -316,6 +354,68 @@ fn keys_trust_writes_a_toml_document_in_the_chosen_space() {
             .as_str()
             .unwrap()
             .ends_with("0000000000000000.toml")
+    );
+}
+
+/// `keys trust` into the user space also writes the layout the reference reads, so a key
+/// trusted with ryechain is trusted by the reference too (§10.4 [R]).
+#[test]
+fn keys_trust_and_generate_write_the_references_layout_too() {
+    let env = Env::new();
+    let pem_file = env.root.join("alice.pem");
+    std::fs::write(&pem_file, SEED3_PEM).unwrap();
+    let out = env.run(&["keys", "trust", pem_file.to_str().unwrap()]);
+    assert_code(&out, 0);
+    let pem =
+        std::fs::read_to_string(env.user.join(".ai/trusted_keys/4b987fd4e40303ac.pem")).unwrap();
+    assert_eq!(pem, SEED3_PEM);
+    let out = env.run(&["keys", "generate"]);
+    assert_code(&out, 0);
+    let fp = stdout(&env.run(&["keys", "fingerprint"])).trim().to_owned();
+    let pem = std::fs::read_to_string(env.user.join(format!(".ai/trusted_keys/{fp}.pem"))).unwrap();
+    assert!(pem.starts_with("-----BEGIN PUBLIC KEY-----"), "{pem}");
+}
+
+/// A project's key approval is bound to the project's real path: another copy of the project
+/// (or a key changed in it) needs approval again.
+#[test]
+fn an_approval_does_not_follow_the_key_to_another_project() {
+    let env = Env::new();
+    let pem_file = env.root.join("alice.pem");
+    std::fs::write(&pem_file, SEED3_PEM).unwrap();
+    let project = env.project.to_str().unwrap();
+    let out = env.run(&[
+        "keys",
+        "trust",
+        pem_file.to_str().unwrap(),
+        project,
+        "--space",
+        "project",
+    ]);
+    assert_code(&out, 0);
+    assert_code(&env.run(&["keys", "trust", "--project"]), 0);
+    let copy = env.root.join("copy");
+    let status = Command::new("cp")
+        .args(["-r", project, copy.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let v = json_of(&env.run(&["keys", "list", copy.to_str().unwrap(), "--json"]));
+    assert_eq!(v["unapproved"][0]["fingerprint"], "4b987fd4e40303ac", "{v}");
+    // Named through a symlink, the approved project is the same project.
+    let link = env.root.join("link");
+    std::os::unix::fs::symlink(&env.project, &link).unwrap();
+    let v = json_of(&env.run(&["keys", "list", link.to_str().unwrap(), "--json"]));
+    assert_eq!(v["unapproved"].as_array().unwrap().len(), 0, "{v}");
+    // `--project` on a folder with no `.ai/` says so.
+    let empty = env.root.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = env.run(&["keys", "trust", "--project", empty.to_str().unwrap()]);
+    assert_code(&out, 2);
+    assert!(
+        stderr(&out).contains("could not find `.ai/`"),
+        "{}",
+        stderr(&out)
     );
 }
 

@@ -500,7 +500,7 @@ fn s14_61_tampered_sibling_refuses_before_spawn() {
     let key = test_key(7);
     let tool = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"rye/core/runtimes/python/script\"\n";
     let fixture = format!(
-        "//- /project/.ai/config/keys/trusted/{fp}.toml\n{doc}//- /project/.ai/tools/acme/pkg/run.py\n{tool}//- /project/.ai/tools/acme/pkg/__init__.py\n",
+        "//- /user/.ai/config/keys/trusted/{fp}.toml\n{doc}//- /project/.ai/tools/acme/pkg/run.py\n{tool}//- /project/.ai/tools/acme/pkg/__init__.py\n",
         fp = key.fp,
         doc = trust::trust_doc_toml(&key.public_pem, "test"),
     );
@@ -827,7 +827,7 @@ fn s07_4_bad_files_are_errors_naming_the_file() {
 fn s07_4_warn_if_unsigned_fail_if_tampered() {
     let key = test_key(3);
     let trust_doc = format!(
-        "//- /project/.ai/config/keys/trusted/{fp}.toml\n{doc}",
+        "//- /user/.ai/config/keys/trusted/{fp}.toml\n{doc}",
         fp = key.fp,
         doc = trust::trust_doc_toml(&key.public_pem, "test"),
     );

@@ -28,7 +28,7 @@ const RUNTIME: &str =
 /// A project with tool → project runtime → embedded system runtime → primitive.
 fn fixture(tool: &str, runtime: &str, key: &TestKey, extra: &str) -> String {
     format!(
-        "//- /project/.ai/config/keys/trusted/{fp}.toml\n{doc}//- /project/.ai/tools/acme/hello.py\n{tool}//- /project/.ai/tools/acme/rt/python.yaml\n{runtime}{extra}",
+        "//- /user/.ai/config/keys/trusted/{fp}.toml\n{doc}//- /project/.ai/tools/acme/hello.py\n{tool}//- /project/.ai/tools/acme/rt/python.yaml\n{runtime}{extra}",
         fp = key.fp,
         doc = trust::trust_doc_toml(&key.public_pem, "test"),
     )
@@ -111,15 +111,181 @@ fn s62_unsigned_elements_are_refused_unless_allowed() {
 }
 
 #[test]
-fn config_can_allow_unsigned_items() {
+fn the_users_config_can_allow_unsigned_items() {
+    let k = test_key(1);
+    let cfg = "//- /user/.ai/config/ryechain.yaml\nintegrity:\n  require_signatures: false\n";
+    let host = host(&fixture(TOOL, RUNTIME, &k, cfg));
+    let db = host.snapshot();
+    let policy = Policy::resolve(&db, false);
+    assert!(policy.allow_unsigned);
+    assert!(Policy::notices(&db).is_empty());
+    let v = verify_chain(&db, "acme/hello", &[]).unwrap();
+    assert_eq!(v.refusal(&policy), None);
+}
+
+/// DESIGN.md "Trust": a project can never lower the integrity policy. Its
+/// `require_signatures: false` is ignored, with a notice for `exec`/`verify` and a lint finding
+/// on the config file; it may still raise the policy over the user's `false`.
+#[test]
+fn a_project_config_cannot_lower_the_policy() {
     let k = test_key(1);
     let cfg = "//- /project/.ai/config/ryechain.yaml\nintegrity:\n  require_signatures: false\n";
     let host = host(&fixture(TOOL, RUNTIME, &k, cfg));
     let db = host.snapshot();
     let policy = Policy::resolve(&db, false);
-    assert!(policy.allow_unsigned);
+    assert!(!policy.allow_unsigned);
     let v = verify_chain(&db, "acme/hello", &[]).unwrap();
-    assert_eq!(v.refusal(&policy), None);
+    assert_eq!(
+        v.refusal(&policy),
+        Some("Unsigned item: /fixture/project/.ai/tools/acme/hello.py")
+    );
+    let notices = Policy::notices(&db);
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].starts_with("/fixture/project/.ai/config/ryechain.yaml: `integrity.require_signatures: false` in a project's config is ignored"),
+        "{notices:?}"
+    );
+    let report = lint(&db, &LintOptions::default(), &|_| {});
+    let found: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| &*f.rule == "project-disables-signatures")
+        .map(|f| (f.path.clone(), f.line))
+        .collect();
+    assert_eq!(
+        found,
+        [("/fixture/project/.ai/config/ryechain.yaml".to_owned(), 2)]
+    );
+
+    // The user's `false` under the project's `true`: the stricter word wins.
+    let both = "//- /user/.ai/config/ryechain.yaml\nintegrity:\n  require_signatures: false\n//- /project/.ai/config/ryechain.yaml\nintegrity:\n  require_signatures: true\n";
+    let host = ryechain::testing::host(&fixture(TOOL, RUNTIME, &k, both));
+    let db = host.snapshot();
+    assert!(!Policy::resolve(&db, false).allow_unsigned);
+    assert!(Policy::notices(&db).is_empty());
+}
+
+/// A project that ships its own key beside tools signed with it: the tree being checked vouching
+/// for itself. Before approval every item it signed is refused, with the way to approve.
+fn self_vouching_project(key: &TestKey, extra: &str) -> String {
+    format!(
+        "//- /project/.ai/config/keys/trusted/{fp}.toml\n{doc}//- /project/.ai/tools/acme/hello.py\n{tool}//- /project/.ai/tools/acme/rt/python.yaml\n{rt}{extra}",
+        fp = key.fp,
+        doc = trust::trust_doc_toml(&key.public_pem, "team"),
+        tool = signed("tools/acme/hello.py", TOOL, key),
+        rt = signed("tools/acme/rt/python.yaml", RUNTIME, key),
+    )
+}
+
+/// The approval document `keys trust --project` writes, for `project`.
+fn approval(key: &TestKey, project: &str) -> (String, String) {
+    let pem = format!("{}\n", key.public_pem.trim());
+    let trusted = trust::parse_trust_doc(&format!("trusted_keys/{}.pem", key.fp), &pem).unwrap();
+    let a = trust::Approval::of(&trusted, project);
+    (
+        a.file_name(),
+        a.to_toml(
+            Some("team"),
+            ".ai/config/keys/trusted/x.toml",
+            "2026-11-27T00:00:00Z",
+        ),
+    )
+}
+
+#[test]
+fn a_project_key_is_not_trusted_until_the_person_approves_it() {
+    let k = test_key(1);
+    let host = host(&self_vouching_project(&k, ""));
+    let db = host.snapshot();
+    let v = verify_chain(&db, "acme/hello", &[]).unwrap();
+    let refusal = v.refusal(&Policy::resolve(&db, false)).unwrap();
+    assert_eq!(
+        refusal,
+        format!(
+            "Untrusted key {fp} for /fixture/project/.ai/tools/acme/hello.py. The project ships this key in /fixture/project/.ai/config/keys/trusted/{fp}.toml, but a key a project ships is trusted only after you approve it: review it with `ryechain keys trust --project /fixture/project`.",
+            fp = k.fp
+        )
+    );
+    // `--allow-unsigned` does not help: the items are signed, by a key nobody trusts.
+    assert!(
+        v.refusal(&Policy {
+            allow_unsigned: true
+        })
+        .is_some()
+    );
+    let report = lint(&db, &LintOptions::default(), &|_| {});
+    let rules = |id: &str| report.findings.iter().filter(|f| &*f.rule == id).count();
+    assert_eq!(rules("untrusted-key"), 2);
+    assert_eq!(rules("unapproved-project-key"), 1);
+    let help = report
+        .findings
+        .iter()
+        .find(|f| &*f.rule == "untrusted-key")
+        .and_then(|f| f.help.clone())
+        .unwrap_or_default();
+    assert!(help.contains("ryechain keys trust --project"), "{help}");
+}
+
+#[test]
+fn an_approval_trusts_that_key_for_that_project_only() {
+    let k = test_key(1);
+    let other = test_key(2);
+    let run = |extra: &str| {
+        let host = host(&self_vouching_project(&k, extra));
+        let db = host.snapshot();
+        let v = verify_chain(&db, "acme/hello", &[]).unwrap();
+        let refusal = v.refusal(&Policy::resolve(&db, false)).map(str::to_owned);
+        let report = lint(&db, &LintOptions::default(), &|_| {});
+        let unapproved = report
+            .findings
+            .iter()
+            .filter(|f| &*f.rule == "unapproved-project-key")
+            .count();
+        (refusal, unapproved)
+    };
+    let (name, doc) = approval(&k, "/fixture/project");
+    let approved = format!("//- /user/.ai/config/keys/approved/{name}\n{doc}");
+    assert_eq!(run(&approved), (None, 0));
+
+    // Approved for another project: still waiting here.
+    let (name, doc) = approval(&k, "/elsewhere/project");
+    let (refusal, unapproved) = run(&format!("//- /user/.ai/config/keys/approved/{name}\n{doc}"));
+    assert!(refusal.unwrap().starts_with("Untrusted key"));
+    assert_eq!(unapproved, 1);
+
+    // An approval of another key under this key's fingerprint: bound to the key itself.
+    let (_, forged) = approval(&other, "/fixture/project");
+    let forged = forged.replace(&other.fp, &k.fp);
+    let (refusal, _) = run(&format!(
+        "//- /user/.ai/config/keys/approved/forged.toml\n{forged}"
+    ));
+    assert!(refusal.unwrap().starts_with("Untrusted key"));
+
+    // The project approving itself: approvals are read from the user space only.
+    let (name, doc) = approval(&k, "/fixture/project");
+    let (refusal, unapproved) = run(&format!(
+        "//- /project/.ai/config/keys/approved/{name}\n{doc}"
+    ));
+    assert!(refusal.unwrap().starts_with("Untrusted key"));
+    assert_eq!(unapproved, 1);
+}
+
+/// Keys of system bundles the person installed, and of the user space, stay trusted without
+/// approval.
+#[test]
+fn user_and_system_keys_need_no_approval() {
+    let k = test_key(1);
+    let text = format!(
+        "//- /system/.ai/config/keys/trusted/{fp}.toml\n{doc}//- /project/.ai/tools/acme/hello.py\n{tool}//- /project/.ai/tools/acme/rt/python.yaml\n{rt}",
+        fp = k.fp,
+        doc = trust::trust_doc_toml(&k.public_pem, "bundle"),
+        tool = signed("tools/acme/hello.py", TOOL, &k),
+        rt = signed("tools/acme/rt/python.yaml", RUNTIME, &k),
+    );
+    let host = host(&text);
+    let db = host.snapshot();
+    let v = verify_chain(&db, "acme/hello", &[]).unwrap();
+    assert_eq!(v.refusal(&Policy::resolve(&db, false)), None);
 }
 
 #[test]
@@ -213,7 +379,7 @@ fn s10_3_batch_verified_lint_equals_single_verification() {
     let k = test_key(1);
     let k2 = test_key(2);
     let mut text = format!(
-        "//- /project/.ai/config/keys/trusted/{fp}.toml\n{doc}//- /project/.ai/config/keys/trusted/{fp2}.toml\n{doc2}//- /project/.ai/tools/acme/rt/python.yaml\n{rt}",
+        "//- /user/.ai/config/keys/trusted/{fp}.toml\n{doc}//- /user/.ai/config/keys/trusted/{fp2}.toml\n{doc2}//- /project/.ai/tools/acme/rt/python.yaml\n{rt}",
         fp = k.fp,
         doc = trust::trust_doc_toml(&k.public_pem, "test"),
         fp2 = k2.fp,

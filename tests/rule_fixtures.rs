@@ -31,6 +31,14 @@ const DOC_SECTIONS: [&str; 4] = [
 const FIXED_NAME_NEAR_MISSES: &[(&str, &str)] = &[
     ("invalid-config", "user/.ai/config/ryechain.yaml"),
     (
+        "project-disables-signatures",
+        "user/.ai/config/ryechain.yaml",
+    ),
+    (
+        "unapproved-project-key",
+        "project/.ai/config/keys/trusted/1cae49885ebad676.toml",
+    ),
+    (
         "invalid-trusted-key",
         "project/.ai/config/keys/trusted/1cae49885ebad676.toml",
     ),
@@ -258,6 +266,8 @@ rule_fixture_tests! {
     untrusted_key => "untrusted-key",
     bad_signature => "bad-signature",
     malformed_signature => "malformed-signature",
+    unapproved_project_key => "unapproved-project-key",
+    project_disables_signatures => "project-disables-signatures",
     invalid_trusted_key => "invalid-trusted-key",
     stale_lockfile => "stale-lockfile",
     unresolvable_interpreter => "unresolvable-interpreter",

@@ -30,6 +30,23 @@ impl Policy {
         }
     }
 
+    /// What the person should know about the policy: each project config that tried to lower
+    /// it (ignored), in the words of the `project-disables-signatures` rule.
+    pub fn notices(db: &dyn Db) -> Vec<String> {
+        let words = crate::rules::rules()
+            .get("project-disables-signatures")
+            .map(|r| (r.message.clone(), r.help.clone()));
+        crate::config::lint_config(db)
+            .lowering_ignored
+            .iter()
+            .map(|(file, _)| {
+                let (message, help) = words.clone().unwrap_or_default();
+                let help = help.map(|h| format!(" ({h})")).unwrap_or_default();
+                format!("{}: {message}{help}", file.path(db).display())
+            })
+            .collect()
+    }
+
     /// Whether a verdict passes under this policy.
     pub fn accepts(&self, v: &Verdict) -> bool {
         v.passed() || (self.allow_unsigned && v.is_unsigned())
@@ -100,7 +117,14 @@ pub fn verify_chain(db: &RootDb, item_id: &str, extra: &[ExtraFile]) -> Option<C
     for x in extra {
         let name = x.path.to_string_lossy();
         let fmt = formats_of(db, x.kind).get(x.kind, extension_of(&name));
-        let verdict = verify_text(x.kind, &fmt, &x.text, &trusted);
+        let verdict = match verify_text(x.kind, &fmt, &x.text, &trusted) {
+            Verdict::UntrustedKey { key_fp, span, .. } => Verdict::UntrustedKey {
+                unapproved: store.approval_hint(db, &key_fp),
+                key_fp,
+                span,
+            },
+            v => v,
+        };
         let error = verdict.error_text(&name);
         files.push(FileVerdict {
             path: x.path.clone(),

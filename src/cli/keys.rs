@@ -21,8 +21,9 @@ use crate::integrity::keys::{
     KeyError, fingerprint, key_pair_from_seed, public_key_from_pem, public_pem,
     signing_key_from_pem,
 };
-use crate::integrity::trust::trust_doc_toml;
+use crate::integrity::trust::{Approval, trust_doc_toml};
 use crate::integrity::trust_store;
+use crate::model::SpaceKind;
 use crate::system::ReadResult;
 
 /// File names of the key pair inside the signing directory (§10.4).
@@ -34,6 +35,11 @@ pub const SIGNING_DIR: &str = ".ai/config/keys/signing";
 pub const LEGACY_KEY_DIR: &str = ".ai/keys";
 /// Where ryechain writes trust documents, under a space base (seed era).
 pub const TRUSTED_DIR: &str = ".ai/config/keys/trusted";
+/// The reference's trust store under the user space base (raw PEM named by fingerprint), which
+/// ryechain also writes so that a key trusted here is trusted by the reference too.
+pub const REFERENCE_TRUSTED_DIR: &str = ".ai/trusted_keys";
+/// Where the person's approvals of project keys are kept, under the user space base.
+pub const APPROVED_DIR: &str = ".ai/config/keys/approved";
 /// Environment variable naming the signing directory instead of the user space's.
 pub const SIGNING_DIR_ENV: &str = "RYE_SIGNING_KEY_DIR";
 /// Owner written into the trust document of one's own key (§10.4).
@@ -60,19 +66,34 @@ pub enum KeysCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Trust a public key: write `<space>/.ai/config/keys/trusted/<fingerprint>.toml`.
+    /// Trust a public key: write `<space>/.ai/config/keys/trusted/<fingerprint>.toml` (and, in
+    /// the user space, the reference's `.ai/trusted_keys/<fingerprint>.pem`). With `--project`,
+    /// approve the keys a project ships instead.
     Trust {
         /// An Ed25519 public key in SPKI PEM form.
-        pem_file: PathBuf,
+        #[arg(required_unless_present = "project")]
+        pem_file: Option<PathBuf>,
         /// The project directory (used with `--space project`).
         #[arg(default_value = ".")]
         path: PathBuf,
-        /// Which space trusts the key.
+        /// Which space trusts the key (a key written into the project is trusted by each
+        /// person only after they approve it with `--project`).
         #[arg(long, value_enum, default_value = "user")]
         space: WritableSpace,
         /// Who the key belongs to (the document's `owner`).
         #[arg(long)]
         owner: Option<String>,
+        /// Show the keys the project at PATH ships (fingerprint, owner, file) and approve them
+        /// for that project: recorded in your user space, bound to each key and the project's
+        /// path. A new or changed key needs approval again.
+        #[arg(
+            long,
+            value_name = "PATH",
+            num_args = 0..=1,
+            default_missing_value = ".",
+            conflicts_with_all = ["pem_file", "owner"]
+        )]
+        project: Option<PathBuf>,
     },
     /// Print a public key's fingerprint (default: the signing key's).
     Fingerprint {
@@ -258,6 +279,17 @@ pub fn write_trust_doc(base: &Path, public_pem: &str, owner: &str) -> anyhow::Re
     Ok(path)
 }
 
+/// Write the reference's `<user>/.ai/trusted_keys/<fp>.pem` for a public key (the PEM trimmed,
+/// one `\n`: its fingerprint is then the one ryechain's document is named by); returns its path.
+pub fn write_reference_trust(user: &Path, public_pem: &str) -> anyhow::Result<PathBuf> {
+    let dir = user.join(REFERENCE_TRUSTED_DIR);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join(format!("{}.pem", trusted_fingerprint(public_pem)));
+    let pem = format!("{}\n", public_pem.trim());
+    write_atomically(&path, pem.as_bytes(), 0o644)?;
+    Ok(path)
+}
+
 #[cfg(unix)]
 fn set_mode(path: &Path, mode: u32) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt;
@@ -428,18 +460,32 @@ pub fn keys(ctx: &Context<'_>, cmd: KeysCommand) -> anyhow::Result<u8> {
         KeysCommand::Generate { force } => generate(ctx, force),
         KeysCommand::List { path, json } => list(ctx, &path, json),
         KeysCommand::Trust {
+            project: Some(project),
+            ..
+        } => approve_project_keys(ctx, &project),
+        KeysCommand::Trust {
             pem_file,
             path,
             space,
             owner,
-        } => trust(ctx, &pem_file, &path, space, owner.as_deref()),
+            project: None,
+        } => {
+            let Some(pem_file) = pem_file else {
+                bail!(
+                    "name a public key file to trust, or pass --project to approve a project's keys"
+                );
+            };
+            trust(ctx, &pem_file, &path, space, owner.as_deref())
+        }
         KeysCommand::Fingerprint { pem_file } => print_fingerprint(ctx, pem_file.as_deref()),
     }
 }
 
 fn generate(ctx: &Context<'_>, force: bool) -> anyhow::Result<u8> {
     let pair = generate_key(ctx, force)?;
-    let doc = write_trust_doc(&user_base(ctx)?, &pair.public_pem, OWNER_LOCAL)?;
+    let user = user_base(ctx)?;
+    let doc = write_trust_doc(&user, &pair.public_pem, OWNER_LOCAL)?;
+    let reference = write_reference_trust(&user, &pair.public_pem)?;
     outln!("generated Ed25519 signing key {}", pair.fingerprint);
     outln!(
         "  private key  {} (mode 0600)",
@@ -450,6 +496,10 @@ fn generate(ctx: &Context<'_>, force: bool) -> anyhow::Result<u8> {
         pair.dir.join(PUBLIC_KEY_FILE).display()
     );
     outln!("  trusted by   {}", doc.display());
+    outln!(
+        "               {} (the reference's layout)",
+        reference.display()
+    );
     Ok(0)
 }
 
@@ -483,6 +533,17 @@ fn list(ctx: &Context<'_>, path: &Path, json: bool) -> anyhow::Result<u8> {
             })
         })
         .collect();
+    let unapproved: Vec<serde_json::Value> = store
+        .unapproved
+        .iter()
+        .map(|(k, f)| {
+            serde_json::json!({
+                "fingerprint": k.fingerprint,
+                "owner": k.owner,
+                "file": f.path(db).display().to_string(),
+            })
+        })
+        .collect();
     let signing_json = signing.as_ref().map(|p| {
         serde_json::json!({
             "fingerprint": p.fingerprint,
@@ -495,6 +556,7 @@ fn list(ctx: &Context<'_>, path: &Path, json: bool) -> anyhow::Result<u8> {
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "trusted": trusted,
+                "unapproved": unapproved,
                 "refused": refused,
                 "signing_key": signing_json,
             }))?
@@ -511,6 +573,19 @@ fn list(ctx: &Context<'_>, path: &Path, json: bool) -> anyhow::Result<u8> {
                 k.fingerprint,
                 k.owner.as_deref().filter(|o| !o.is_empty()).unwrap_or("-"),
                 f.space(db).label(),
+                f.path(db).display()
+            );
+        }
+    }
+    if !store.unapproved.is_empty() {
+        outln!(
+            "keys the project ships, not trusted until you approve them (`ryechain keys trust --project`):"
+        );
+        for (k, f) in &store.unapproved {
+            outln!(
+                "  {}  owner {:<14} {}",
+                k.fingerprint,
+                k.owner.as_deref().filter(|o| !o.is_empty()).unwrap_or("-"),
                 f.path(db).display()
             );
         }
@@ -592,6 +667,13 @@ fn trust(
     let fp = trusted_fingerprint(&pem);
     outln!("trusted key {fp} in the {} space", space.name());
     outln!("  {}", doc.display());
+    if space == WritableSpace::User {
+        outln!("  {}", write_reference_trust(&base, &pem)?.display());
+    } else {
+        outln!(
+            "  each person who clones the project trusts it after approving it once with `ryechain keys trust --project`"
+        );
+    }
     let raw = fingerprint(pem.as_bytes());
     if raw != fp {
         errln!(
@@ -599,6 +681,80 @@ fn trust(
             file.display()
         );
     }
+    Ok(0)
+}
+
+/// `keys trust --project PATH`: show every key the project ships that waits for approval and
+/// record the person's approval of each in the user space (`integrity::trust::Approval`).
+fn approve_project_keys(ctx: &Context<'_>, project: &Path) -> anyhow::Result<u8> {
+    let (host, notices) = ctx.host(project, Settings::default())?;
+    print_notices(&notices);
+    let db = host.snapshot();
+    let db: &dyn Db = &db;
+    let Some(root) = db
+        .workspace()
+        .roots(db)
+        .iter()
+        .copied()
+        .find(|r| r.space(db).kind() == SpaceKind::Project)
+    else {
+        bail!("no project space at {}", project.display());
+    };
+    let project_dir = root.root(db).parent().map(Path::to_path_buf);
+    let Some(project_dir) = project_dir.filter(|_| ctx.sys.is_dir(root.root(db))) else {
+        bail!(
+            "could not find `.ai/` in {}; a project's keys live in its `.ai/config/keys/trusted/`",
+            absolute(ctx.sys, project)?.display()
+        );
+    };
+    let store = trust_store(db);
+    let approved: Vec<_> = store
+        .keys
+        .iter()
+        .filter(|(_, f)| f.space(db).kind() == SpaceKind::Project)
+        .collect();
+    if store.unapproved.is_empty() {
+        if approved.is_empty() {
+            outln!("{} ships no keys", project_dir.display());
+        } else {
+            outln!(
+                "every key {} ships is already approved ({})",
+                project_dir.display(),
+                approved.len()
+            );
+        }
+        return Ok(0);
+    }
+    let user = user_base(ctx)?;
+    let dir = user.join(APPROVED_DIR);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let (secs, _) = super::now();
+    let when = crate::integrity::timefmt::signature_timestamp(secs);
+    outln!(
+        "approving {} key(s) shipped by {} for this project:",
+        store.unapproved.len(),
+        project_dir.display()
+    );
+    for (key, file) in &store.unapproved {
+        let approval = Approval::of(key, &project_dir.display().to_string());
+        let doc = approval.to_toml(
+            key.owner.as_deref(),
+            &format!(".ai/{}", file.rel(db)),
+            &when,
+        );
+        let path = dir.join(approval.file_name());
+        write_atomically(&path, doc.as_bytes(), 0o644)?;
+        outln!(
+            "  {}  owner {:<14} {}",
+            key.fingerprint,
+            key.owner
+                .as_deref()
+                .filter(|o| !o.is_empty())
+                .unwrap_or("-"),
+            file.path(db).display()
+        );
+    }
+    outln!("recorded in {}", dir.display());
     Ok(0)
 }
 

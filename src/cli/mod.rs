@@ -392,6 +392,9 @@ impl Context<'_> {
         if !sys.is_dir(&project) {
             anyhow::bail!("project path {} is not a directory", project.display());
         }
+        // The project's real path: approvals of the keys it ships are bound to it, whichever
+        // way the project was named (`..`, a symlink).
+        let project = sys.canonicalize(&project).unwrap_or(project);
         let mut specs = vec![SpaceSpec {
             space: Space::Project,
             source: SpaceSource::Dir(project.clone()),

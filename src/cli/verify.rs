@@ -33,6 +33,7 @@ pub fn verify(
     print_notices(&notices);
     let db = host.snapshot();
     let policy = Policy::resolve(&db, allow_unsigned);
+    print_notices(&Policy::notices(&db));
     let mut files: Vec<FileVerdict> = Vec::new();
     if items.is_empty() {
         files = verify_all(&db);

@@ -14,10 +14,13 @@ pub mod trust;
 #[cfg(test)]
 mod proptests;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use rustc_hash::FxHashSet;
+
 use crate::db::{Db, FileContents, SourceFile};
-use crate::model::Span;
+use crate::model::{SpaceKind, Span};
 use crate::resolve::extractor::{EXTRACTORS_DIR, extractor_item_type};
 
 pub use sigline::{SigLine, Signature, SignatureFormat};
@@ -222,6 +225,9 @@ fn hash_of(db: &dyn Db, file: SourceFile) -> Result<String, String> {
 pub struct TrustStore {
     /// (key, the document that vouches for it), first match wins on lookup.
     pub keys: Vec<(TrustedKey, SourceFile)>,
+    /// Keys the project ships that the person has not approved for this project (and that no
+    /// other space trusts): listed, never trusted (DESIGN.md "Trust").
+    pub unapproved: Vec<(TrustedKey, SourceFile)>,
     /// Refused documents and why (shown by lint as `untrusted-key` context, never trusted).
     pub problems: Vec<(SourceFile, String)>,
     /// The Ed25519 key of each entry of `keys` (same order), parsed from its PEM once per run
@@ -234,21 +240,93 @@ impl TrustStore {
         self.keys.iter().find(|(k, _)| k.fingerprint == fp)
     }
 
+    /// The project document shipping `fp` when the key is waiting for the person's approval.
+    pub fn unapproved(&self, fp: &str) -> Option<&(TrustedKey, SourceFile)> {
+        self.unapproved.iter().find(|(k, _)| k.fingerprint == fp)
+    }
+
     /// The parsed key trusted under `fp`: `None` when no key is, `Some(None)` when its PEM does
     /// not parse (every signature under it is then bad).
     pub fn verifying_key(&self, fp: &str) -> Option<Option<ed25519_dalek::VerifyingKey>> {
         let at = self.keys.iter().position(|(k, _)| k.fingerprint == fp)?;
         Some(self.verifying.get(at).copied().flatten())
     }
+
+    /// What an untrusted-key verdict says about `fp` when the project ships it unapproved.
+    pub fn approval_hint(&self, db: &dyn Db, fp: &str) -> Option<Box<Unapproved>> {
+        let (_, file) = self.unapproved(fp)?;
+        Some(Box::new(Unapproved {
+            document: file.path(db).as_ref().clone(),
+            project: project_dir_of(db, *file)?,
+        }))
+    }
+}
+
+/// The project directory (the folder holding `.ai/`) of a project file, as approvals name it.
+pub fn project_dir_of(db: &dyn Db, file: SourceFile) -> Option<PathBuf> {
+    let root = db
+        .workspace()
+        .roots(db)
+        .iter()
+        .find(|r| r.space(db) == file.space(db))?;
+    Some(root.root(db).parent()?.to_path_buf())
+}
+
+/// The project directory of a space root, as approvals record it (`None` for other spaces).
+fn approval_project(db: &dyn Db, root: crate::db::SpaceRoot) -> Option<String> {
+    (root.space(db).kind() == SpaceKind::Project)
+        .then(|| root.root(db).parent().map(|p| p.display().to_string()))
+        .flatten()
+}
+
+/// A trust document of `root` that lives in `root`'s space, or why it is ignored.
+fn own_text(db: &dyn Db, file: SourceFile, what: &str) -> Result<String, String> {
+    if let Some(origin) = file.link_origin(db)
+        && origin != file.space(db).kind()
+    {
+        return Err(format!(
+            "this {what} is a symlink into the {} space; a space trusts only its own key files, so it is ignored",
+            origin.name()
+        ));
+    }
+    match file.contents(db) {
+        FileContents::Text(text) => Ok(text.as_str().into_owned()),
+        FileContents::SymlinkEscape { .. } => Err(format!(
+            "this {what} is a symlink out of every space; it is ignored"
+        )),
+        _ => Err(format!("this {what} cannot be read")),
+    }
 }
 
 /// The trust store read from all three layouts of §10.4: project → user → bundles, and within a
 /// space `.toml` before `.pem`, seed-era directory first. A document that is a symlink into
-/// another space, or out of every space, is ignored with a problem.
+/// another space, or out of every space, is ignored with a problem. Keys the project ships count
+/// only when the user space holds the person's approval of that key for that project
+/// (`trust::Approval`); approvals anywhere but the user space are not read.
 #[salsa::tracked(returns(ref))]
 pub fn trust_store(db: &dyn Db) -> TrustStore {
     let mut store = TrustStore::default();
-    for root in db.workspace().roots(db) {
+    let roots = db.workspace().roots(db);
+    let mut approvals = FxHashSet::default();
+    for root in roots
+        .iter()
+        .filter(|r| r.space(db).kind() == SpaceKind::User)
+    {
+        for (rel, file) in root.entries_under(db, trust::APPROVED_DIR) {
+            if !trust::is_approval_doc(rel) {
+                continue;
+            }
+            match own_text(db, file, "key approval").and_then(|text| trust::parse_approval(&text)) {
+                Ok(a) => {
+                    approvals.insert(a);
+                }
+                Err(e) => store.problems.push((file, e)),
+            }
+        }
+    }
+    let mut waiting = Vec::new();
+    for &root in roots {
+        let project = approval_project(db, root);
         let mut docs: Vec<(u8, SourceFile)> = trust::TRUST_DIRS
             .iter()
             .flat_map(|dir| root.entries_under(db, dir))
@@ -256,42 +334,36 @@ pub fn trust_store(db: &dyn Db) -> TrustStore {
             .collect();
         docs.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.rel(db).cmp(b.1.rel(db))));
         for (_, file) in docs {
-            if let Some(origin) = file.link_origin(db)
-                && origin != file.space(db).kind()
-            {
-                store.problems.push((
-                    file,
-                    format!(
-                        "this trusted-key file is a symlink into the {} space; a space trusts only its own key files, so it is ignored",
-                        origin.name()
-                    ),
-                ));
-                continue;
-            }
-            match file.contents(db) {
-                FileContents::Text(text) => {
-                    match trust::parse_trust_doc(file.rel(db), &text.as_str()) {
-                        Ok(key) => store.keys.push((key, file)),
-                        Err(e) => store.problems.push((file, e)),
-                    }
+            let key = own_text(db, file, "trusted-key file")
+                .and_then(|text| trust::parse_trust_doc(file.rel(db), &text));
+            match (key, &project) {
+                (Err(e), _) => store.problems.push((file, e)),
+                (Ok(key), Some(project))
+                    if !approvals.contains(&trust::Approval::of(&key, project)) =>
+                {
+                    waiting.push((key, file));
                 }
-                FileContents::SymlinkEscape { .. } => store.problems.push((
-                    file,
-                    "this trusted-key file is a symlink out of every space; it is ignored"
-                        .to_owned(),
-                )),
-                _ => store
-                    .problems
-                    .push((file, "this trusted-key file cannot be read".to_owned())),
+                (Ok(key), _) => store.keys.push((key, file)),
             }
         }
     }
+    // A key the person trusts some other way is not waiting for anything.
+    waiting.retain(|(k, _)| store.lookup(&k.fingerprint).is_none());
+    store.unapproved = waiting;
     store.verifying = store
         .keys
         .iter()
         .map(|(k, _)| keys::public_key_from_pem(&k.pem).ok())
         .collect();
     store
+}
+
+/// Where a key an item is signed with waits for the person's approval: the project document
+/// that ships it, and the project to approve it for.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Unapproved {
+    pub document: PathBuf,
+    pub project: PathBuf,
 }
 
 /// The integrity verdict of one item (§10.5 order: parse → hash → trust → signature).
@@ -324,6 +396,8 @@ pub enum Verdict {
     UntrustedKey {
         key_fp: String,
         span: Span,
+        /// The key is shipped by the project and waits for the person's approval.
+        unapproved: Option<Box<Unapproved>>,
     },
     BadSignature {
         key_fp: String,
@@ -361,6 +435,15 @@ impl Verdict {
                 "Integrity failed: {path} (expected {}…, got {}…)",
                 &expected[..expected.len().min(16)],
                 &got[..got.len().min(16)]
+            ),
+            Verdict::UntrustedKey {
+                key_fp,
+                unapproved: Some(u),
+                ..
+            } => format!(
+                "Untrusted key {key_fp} for {path}. The project ships this key in {}, but a key a project ships is trusted only after you approve it: review it with `ryechain keys trust --project {}`.",
+                u.document.display(),
+                u.project.display()
             ),
             Verdict::UntrustedKey { key_fp, .. } => format!(
                 "Untrusted key {key_fp} for {path}. Add the key to the trust store via the sign tool."
@@ -497,6 +580,7 @@ fn claim_from(
         return Claim::Settled(Verdict::UntrustedKey {
             key_fp: sig.key_fp,
             span,
+            unapproved: None,
         });
     };
     // A trusted PEM that is no Ed25519 key, or a signature that is not 64 bytes of base64url:
@@ -573,7 +657,16 @@ pub fn claim_of(db: &dyn Db, file: SourceFile) -> Claim {
     }
     let store = trust_store(db);
     let key_for = |fp: &str| store.verifying_key(fp);
-    claim_from(signature_line(db, file), got, &key_for)
+    match claim_from(signature_line(db, file), got, &key_for) {
+        Claim::Settled(Verdict::UntrustedKey { key_fp, span, .. }) => {
+            Claim::Settled(Verdict::UntrustedKey {
+                unapproved: store.approval_hint(db, &key_fp),
+                key_fp,
+                span,
+            })
+        }
+        claim => claim,
+    }
 }
 
 #[cfg(test)]
@@ -620,7 +713,8 @@ mod tests {
         assert_eq!(
             Verdict::UntrustedKey {
                 key_fp: "0123456789abcdef".into(),
-                span: Span::empty(0)
+                span: Span::empty(0),
+                unapproved: None,
             }
             .error_text(p)
             .unwrap(),

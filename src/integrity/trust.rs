@@ -9,11 +9,18 @@
 //! line is a TOML comment. A key is trusted only when the fingerprint recomputed from its PEM
 //! matches the file name (registry.pem: matched by its computed fingerprint) — never because a
 //! field says so.
+//!
+//! Keys a project ships are trusted only once the person approves them (DESIGN.md "Trust"): an
+//! approval is a document in the *user* space, `.ai/config/keys/approved/<fp>@<project>.toml`,
+//! bound to the key (its fingerprint and the SHA-256 of its PEM) and to the project's directory.
 
 use super::keys::{fingerprint, public_key_from_pem};
 
 /// Trust-store directories relative to a space's `.ai/`, in lookup order.
 pub const TRUST_DIRS: [&str; 2] = ["config/keys/trusted/", "trusted_keys/"];
+
+/// Where approvals of project keys live, relative to the user space's `.ai/`.
+pub const APPROVED_DIR: &str = "config/keys/approved/";
 
 /// A key a trust document vouches for.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -91,6 +98,78 @@ pub fn parse_trust_doc(rel: &str, text: &str) -> Result<TrustedKey, String> {
     })
 }
 
+/// The person's approval of one key a project ships, for that project only.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Approval {
+    /// The project directory (the folder holding `.ai/`), as the loader names it.
+    pub project: String,
+    pub fingerprint: String,
+    /// SHA-256 of the key's PEM (as normalised for its fingerprint): the approval names this key,
+    /// not only its 64-bit fingerprint.
+    pub pem_sha256: String,
+}
+
+impl Approval {
+    /// The approval of `key` for the project at `project`.
+    pub fn of(key: &TrustedKey, project: &str) -> Approval {
+        Approval {
+            project: project.to_owned(),
+            fingerprint: key.fingerprint.clone(),
+            pem_sha256: super::hash::sha256_hex(key.pem.as_bytes()),
+        }
+    }
+
+    /// The document's file name under [`APPROVED_DIR`]: one per (key, project).
+    pub fn file_name(&self) -> String {
+        let project = super::hash::sha256_hex(self.project.as_bytes());
+        format!("{}@{}.toml", self.fingerprint, &project[..16])
+    }
+
+    /// The document recording this approval (`owner` and `document` are for the reader).
+    pub fn to_toml(&self, owner: Option<&str>, document: &str, approved_at: &str) -> String {
+        let mut doc = toml::Table::new();
+        doc.insert("project".into(), self.project.clone().into());
+        doc.insert("fingerprint".into(), self.fingerprint.clone().into());
+        doc.insert("pem_sha256".into(), self.pem_sha256.clone().into());
+        doc.insert("owner".into(), owner.unwrap_or("").into());
+        doc.insert("document".into(), document.into());
+        doc.insert("approved_at".into(), approved_at.into());
+        format!(
+            "# Approved with `ryechain keys trust --project`: this key is trusted for this project only.\n{doc}"
+        )
+    }
+}
+
+/// Whether `rel` (relative to `.ai/`) is an approval document.
+pub fn is_approval_doc(rel: &str) -> bool {
+    rel.strip_prefix(APPROVED_DIR)
+        .is_some_and(|name| !name.contains('/') && name.ends_with(".toml"))
+}
+
+/// Parse an approval document. `Err` says what is wrong, for a diagnostic naming the file.
+pub fn parse_approval(text: &str) -> Result<Approval, String> {
+    let doc: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| format!("invalid TOML: {}", e.message()))?;
+    let field = |name: &str| {
+        doc.get(name)
+            .and_then(|v| v.as_str())
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .ok_or_else(|| format!("missing `{name}`"))
+    };
+    let approval = Approval {
+        project: field("project")?,
+        fingerprint: field("fingerprint")?,
+        pem_sha256: field("pem_sha256")?,
+    };
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    if !hex(&approval.fingerprint, 16) || !hex(&approval.pem_sha256, 64) {
+        return Err("`fingerprint` must be 16 and `pem_sha256` 64 hex digits".to_owned());
+    }
+    Ok(approval)
+}
+
 /// The seed-era TOML trust document ryechain writes for a public key.
 pub fn trust_doc_toml(public_pem: &str, owner: &str) -> String {
     let pem = format!("{}\n", public_pem.trim());
@@ -130,6 +209,27 @@ mod tests {
         assert!(parse_trust_doc("trusted_keys/4b987fd4e40303ac.toml", &signed).is_ok());
         assert!(parse_trust_doc("trusted_keys/4b987fd4e40303ac.pem", PEM).is_ok());
         assert!(parse_trust_doc("trusted_keys/registry.pem", PEM).is_ok());
+    }
+
+    #[test]
+    fn approvals_round_trip_and_name_key_and_project() {
+        let key = parse_trust_doc("trusted_keys/4b987fd4e40303ac.pem", PEM).unwrap();
+        let a = Approval::of(&key, "/home/me/proj");
+        let text = a.to_toml(Some("team"), ".ai/config/keys/trusted/x.toml", "now");
+        assert_eq!(parse_approval(&text), Ok(a.clone()));
+        assert!(is_approval_doc(&format!("{APPROVED_DIR}{}", a.file_name())));
+        assert!(a.file_name().starts_with("4b987fd4e40303ac@"));
+        assert_ne!(
+            a.file_name(),
+            Approval::of(&key, "/home/me/other").file_name()
+        );
+        assert!(!is_approval_doc("config/keys/approved/sub/x.toml"));
+        assert!(parse_approval("project = \"/p\"").is_err());
+        assert!(
+            parse_approval(&text.replace(&a.pem_sha256, "zz"))
+                .unwrap_err()
+                .contains("hex")
+        );
     }
 
     #[test]

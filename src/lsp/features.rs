@@ -63,6 +63,13 @@ fn verdict_words(v: &Verdict) -> String {
         Verdict::HashMismatch { .. } => {
             "content changed since it was signed (hash mismatch)".to_owned()
         }
+        Verdict::UntrustedKey {
+            key_fp,
+            unapproved: Some(_),
+            ..
+        } => format!(
+            "signed by `{key_fp}`, a key the project ships that you have not approved (`ryechain keys trust --project`)"
+        ),
         Verdict::UntrustedKey { key_fp, .. } => format!("signed by an untrusted key `{key_fp}`"),
         Verdict::BadSignature { key_fp, .. } => format!("bad signature (key `{key_fp}`)"),
         Verdict::Unhashable { reason } => format!("cannot be verified: {reason}"),

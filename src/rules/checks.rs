@@ -415,6 +415,11 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
                 }
             }
         }
+        if let Some(rule) = rule_for(|c| matches!(c, Check::ProjectDisablesSignatures { .. })) {
+            for (_, span) in cfg.lowering_ignored.iter().filter(|(f, _)| *f == file) {
+                out.push(rule.emit(site(*span), &[], None, Vec::new()));
+            }
+        }
         return out;
     }
     // Extractor problems (an unknown parser name) belong to the extractor file.

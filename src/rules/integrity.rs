@@ -1,5 +1,5 @@
 //! L4 integrity checks (§10): the per-file query behind `unsigned-item`, `content-hash-mismatch`,
-//! `untrusted-key`, `bad-signature`, `malformed-signature`, `invalid-trusted-key` and `stale-lockfile`. It reads only
+//! `untrusted-key`, `bad-signature`, `malformed-signature`, `invalid-trusted-key`, `unapproved-project-key` and `stale-lockfile`. It reads only
 //! integrity queries of the file itself and the trust store, never a chain query.
 
 use super::checks::rule_for;
@@ -47,6 +47,36 @@ pub fn compute_integrity_diagnostics_given(
                 None,
                 Vec::new(),
             ));
+        }
+    }
+    for (key, _) in trust_store(db)
+        .unapproved
+        .iter()
+        .filter(|(_, f)| *f == file)
+    {
+        if let Some(rule) = rule_for(|c| matches!(c, Check::UnapprovedProjectKey { .. })) {
+            let project = crate::integrity::project_dir_of(db, file)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| ".".to_owned());
+            out.push(
+                rule.emit(
+                    site(None),
+                    &[
+                        ("item", item.clone()),
+                        ("key_fp", key.fingerprint.clone()),
+                        (
+                            "owner",
+                            key.owner
+                                .clone()
+                                .filter(|o| !o.is_empty())
+                                .unwrap_or_else(|| "not given".to_owned()),
+                        ),
+                        ("project", project),
+                    ],
+                    None,
+                    Vec::new(),
+                ),
+            );
         }
     }
     if let Some((span, problem)) = crate::integrity::lockfile::stale_lockfile(db, file)
@@ -98,11 +128,25 @@ pub fn compute_integrity_diagnostics_given(
             ],
             None,
         ),
-        Verdict::UntrustedKey { key_fp, span } => emit(
+        Verdict::UntrustedKey {
+            key_fp,
+            span,
+            unapproved,
+        } => emit(
             &|c| matches!(c, Check::UntrustedKey { .. }),
             Some(*span),
-            &[("item", item), ("key_fp", key_fp.clone())],
-            None,
+            &[
+                ("item", item),
+                ("key_fp", key_fp.clone()),
+                (
+                    "shipped_in",
+                    unapproved
+                        .as_ref()
+                        .map(|u| u.document.display().to_string())
+                        .unwrap_or_default(),
+                ),
+            ],
+            unapproved.is_some().then_some("unapproved"),
         ),
         Verdict::BadSignature { key_fp, span } => emit(
             &|c| matches!(c, Check::BadSignature { .. }),

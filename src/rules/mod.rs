@@ -97,6 +97,8 @@ pub enum Check {
     BadSignature {},
     MalformedSignature {},
     InvalidTrustedKey {},
+    UnapprovedProjectKey {},
+    ProjectDisablesSignatures {},
     StaleLockfile {},
 }
 
@@ -169,10 +171,16 @@ impl Check {
             }
             Check::UnsignedItem { .. } => (File, &["item", "kind"], &["legacy"]),
             Check::HashMismatch { .. } => (File, &["item", "expected", "got"], &[]),
-            Check::UntrustedKey { .. } => (File, &["item", "key_fp"], &[]),
+            Check::UntrustedKey { .. } => {
+                (File, &["item", "key_fp", "shipped_in"], &["unapproved"])
+            }
             Check::BadSignature { .. } => (File, &["item", "key_fp"], &[]),
             Check::MalformedSignature { .. } => (File, &["item", "reason"], &[]),
             Check::InvalidTrustedKey { .. } => (File, &["item", "reason"], &[]),
+            Check::UnapprovedProjectKey { .. } => {
+                (File, &["item", "key_fp", "owner", "project"], &[])
+            }
+            Check::ProjectDisablesSignatures { .. } => (File, &[], &[]),
             Check::StaleLockfile { .. } => (File, &["item", "problem"], &[]),
         };
         CheckSpec {

@@ -495,6 +495,43 @@ pub fn item_id_problem(id: &str) -> Option<&'static str> {
     None
 }
 
+/// A path below a space's `.ai/` built from item text (an id, a version): every `/`-separated
+/// segment is checked (not empty, not `.` or `..`, no backslash or NUL, not absolute), so it
+/// can only name a place inside the space. The one way to join item text onto a space's folder
+/// (DESIGN.md: "one checked path builder"); writing it is `system::space_write`'s, which also
+/// refuses to follow a symlink out of the space.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SpaceRel(String);
+
+impl SpaceRel {
+    /// `rel` when every segment stays inside the space; otherwise why not, in words.
+    pub fn new(rel: impl Into<String>) -> Result<SpaceRel, String> {
+        let rel = rel.into();
+        match item_id_problem(&rel) {
+            None => Ok(SpaceRel(rel)),
+            Some(reason) => Err(format!(
+                "`{rel}` does not name a file inside the space: {}",
+                reason.replacen("the id", "the path", 1)
+            )),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The segments, first to last.
+    pub fn segments(&self) -> impl Iterator<Item = &str> {
+        self.0.split('/')
+    }
+}
+
+impl std::fmt::Display for SpaceRel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -584,5 +621,35 @@ mod tests {
             Span::default(),
         )]));
         assert_eq!(io_names(&named), vec!["q"]);
+    }
+
+    /// DESIGN.md "one checked path builder": text from an item's header can never name a
+    /// place outside the space.
+    #[test]
+    fn space_rels_stay_inside_the_space() {
+        assert_eq!(
+            SpaceRel::new("lockfiles/acme/x@1.0.0.lock.json")
+                .unwrap()
+                .segments()
+                .collect::<Vec<_>>(),
+            ["lockfiles", "acme", "x@1.0.0.lock.json"]
+        );
+        for bad in [
+            "lockfiles/x@1.0.0/../../../../tmp/x.lock.json",
+            "/etc/passwd",
+            "lockfiles//x",
+            "lockfiles/./x",
+            "lockfiles\\x",
+            "c:/x",
+            "",
+            "x\0y",
+        ] {
+            let e = SpaceRel::new(bad).unwrap_err();
+            assert!(
+                e.contains("does not name a file inside the space"),
+                "{bad}: {e}"
+            );
+            assert!(!e.contains("the id"), "{e}");
+        }
     }
 }

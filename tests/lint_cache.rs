@@ -776,6 +776,42 @@ fn a_damaged_or_foreign_cache_is_discarded_with_a_warning_and_rebuilt() {
     assert_eq!(out, edited_cold);
 }
 
+/// A FIFO (or any special file) where the cache file should be is discarded without a read: it
+/// used to block `lint` for ever on its open.
+#[test]
+fn a_fifo_at_the_cache_path_is_discarded_not_waited_on() {
+    let t = generated(20, 6);
+    let caches = t._tmp.path().join("caches");
+    let (cold_out, _) = run_lint(&t.dir, &caches, &["--no-cache"]);
+    run_lint(&t.dir, &caches, &[]);
+    let file = cache_files(&caches).pop().expect("a cache file");
+    std::fs::remove_file(&file).unwrap();
+    let made = Command::new("mkfifo").arg(&file).status().unwrap();
+    assert!(made.success(), "mkfifo is part of coreutils");
+    let mut child = lint_cmd(&t.dir, &caches)
+        .env("RYECHAIN_CACHE_REPORT", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A hung lint is killed after a minute, so that this test fails instead of hanging.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("lint hung on a FIFO at the cache path");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("discarding the lint cache") && err.contains("not a regular file"),
+        "{err}"
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), cold_out);
+}
+
 #[test]
 fn concurrent_runs_share_the_cache_safely() {
     let t = generated(200, 9);

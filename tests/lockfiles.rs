@@ -137,6 +137,34 @@ fn built_lockfile_has_the_reference_fields_and_passes_its_check() {
     assert_eq!(stale(&db, file), None);
 }
 
+/// DESIGN.md primitives, §1.7: a user (or project) copy of a primitive is resolved through the
+/// spaces from the element that names it, as the reference resolves it, and the lockfile
+/// records the space it came from. It stays terminal whatever it says.
+#[test]
+fn a_user_copy_of_a_primitive_is_taken_and_recorded_with_its_space() {
+    let copy = "//- /user/.ai/tools/rye/core/primitives/subprocess.yaml
+version: \"1.0.0\"
+tool_type: primitive
+executor_id: acme/elsewhere
+";
+    let lock = built(&format!("{TOOL}{RUNTIME}{copy}"), "acme/x");
+    let last = lock.resolved_chain.last().unwrap();
+    assert_eq!(last["item_id"], "rye/core/primitives/subprocess");
+    assert_eq!(last["space"], "user");
+    assert_eq!(lock.resolved_chain.len(), 3, "the copy stays terminal");
+    // A project copy is not visible from a user runtime (the current-space rule).
+    let project_copy = copy.replace("/user/", "/project/");
+    let lock = built(&format!("{TOOL}{RUNTIME}{project_copy}"), "acme/x");
+    assert_eq!(
+        lock.resolved_chain.last().unwrap()["space"],
+        "system:ryechain"
+    );
+    // From a project runtime, the project copy wins.
+    let project_runtime = RUNTIME.replace("/user/", "/project/");
+    let lock = built(&format!("{TOOL}{project_runtime}{project_copy}"), "acme/x");
+    assert_eq!(lock.resolved_chain.last().unwrap()["space"], "project");
+}
+
 #[test]
 fn s62_root_edit_is_a_lockfile_integrity_mismatch() {
     let lock = built(&format!("{TOOL}{RUNTIME}"), "acme/x");
@@ -415,7 +443,11 @@ executor_id: rye/core/primitives/subprocess
     assert_eq!(lock.root.version, "2.1.0");
     let fx = format!(
         "{versioned}{}",
-        lock_section("project", &lockfile_rel("acme/y", "2.1.0"), &lock.to_text())
+        lock_section(
+            "project",
+            lockfile_rel("acme/y", "2.1.0").unwrap().as_str(),
+            &lock.to_text(),
+        )
     );
     assert!(matches!(check(&fx, "acme/y").1, LockCheck::Ok { .. }));
 }
@@ -579,4 +611,94 @@ fn cli_lock_writes_the_lockfile_and_refuses_to_overwrite() {
             .code(),
         Some(2)
     );
+}
+
+/// Every file under `dir`, relative, sorted (what a run left behind).
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = walk(dir)
+        .into_iter()
+        .map(|p| p.strip_prefix(dir).unwrap().display().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if e.file_type().unwrap().is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A project with one runnable python tool of version `version`.
+fn runnable(version: &str) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    let user = tmp.path().join("user");
+    std::fs::create_dir_all(user.join(".ai")).unwrap();
+    write(
+        &project.join(".ai/tools/acme/x.py"),
+        &format!(
+            "__version__ = {version:?}\n__executor_id__ = \"rye/core/runtimes/python/script\"\nprint('{{\"ok\": true}}')\n"
+        ),
+    );
+    (tmp, project, user)
+}
+
+/// DESIGN.md "one checked path builder" (§10.7): a version is header text. One that is not a
+/// valid version string gets no lockfile, from `lock` (a clear error) or from a successful
+/// `exec` (a warning), and nothing is written outside the project.
+#[test]
+fn a_hostile_version_never_places_a_lockfile() {
+    let (tmp, project, user) = runnable("1.0.0/../../../../x");
+    let p = project.to_str().unwrap();
+    let out = ryechain(&["lock", "acme/x", p], &user);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("acme/x has no lockfile: its version `1.0.0/../../../../x` is not a valid version string"),
+        "{stderr}"
+    );
+    let out = ryechain(&["exec", "acme/x", p, "--allow-unsigned"], &user);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("is not a valid version string (") && stdout.contains("none is written"),
+        "{stdout}"
+    );
+    assert_eq!(
+        files_under(tmp.path()),
+        ["project/.ai/tools/acme/x.py"],
+        "nothing but the tool exists"
+    );
+}
+
+/// A symlinked `.ai/lockfiles` is never written through, by `lock` or by `exec`.
+#[test]
+fn a_symlinked_lockfiles_folder_is_not_written_through() {
+    let (tmp, project, user) = runnable("1.0.0");
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, project.join(".ai/lockfiles")).unwrap();
+    let p = project.to_str().unwrap();
+    let out = ryechain(&["lock", "acme/x", p], &user);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("is a symlink or not a folder"), "{stderr}");
+    let out = ryechain(&["exec", "acme/x", p, "--allow-unsigned"], &user);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("the lockfile was not written") && stderr.contains("is a symlink"),
+        "{stderr}"
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["metadata"]["lockfile_created"], false, "{json}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
 }

@@ -174,6 +174,7 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
         (Space::User, SpaceSource::Dir(dir)) => Some(dir.clone()),
         _ => None,
     });
+    super::print_notices(&Policy::notices(host.db()));
     let req = ExecRequest {
         item_id: args.item.clone(),
         project_path: project.clone(),
@@ -273,16 +274,17 @@ fn write_lockfile(
     db: &crate::db::RootDb,
     item_id: &str,
     project: &Path,
-    rel: &str,
+    rel: &crate::model::SpaceRel,
 ) -> anyhow::Result<()> {
     let (secs, micros) = super::now();
     let generated_at = crate::integrity::timefmt::iso_timestamp(secs, micros);
     let lock = crate::integrity::lockfile::build_lockfile(db, item_id, &generated_at)
         .map_err(|e| anyhow::anyhow!(e))?;
-    let path = project.join(".ai").join(rel);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    super::keys::write_atomically(&path, lock.to_text().as_bytes(), 0o644)?;
+    crate::system::space_write::write_in_space(
+        &project.join(".ai"),
+        rel,
+        lock.to_text().as_bytes(),
+        0o644,
+    )?;
     Ok(())
 }

@@ -9,12 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
-
 use super::{Context, absolute, print_notices};
 use crate::analysis::chain_view::chain_of;
 use crate::db::Settings;
-use crate::integrity::lockfile::{build_lockfile, lockfile_name};
+use crate::integrity::lockfile::{build_lockfile, lockfile_rel};
 use crate::integrity::timefmt::iso_timestamp;
 use crate::model::item_id_problem;
 
@@ -54,10 +52,15 @@ pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::
             return Ok(1);
         }
     };
-    let target: PathBuf = project
-        .join(".ai")
-        .join("lockfiles")
-        .join(lockfile_name(&lock.root.tool_id, &lock.root.version));
+    let rel = match lockfile_rel(&lock.root.tool_id, &lock.root.version) {
+        Ok(rel) => rel,
+        Err(e) => {
+            errln!("error: {e}");
+            return Ok(1);
+        }
+    };
+    let ai = project.join(".ai");
+    let target: PathBuf = ai.join(rel.as_str());
     if !force && target.exists() {
         errln!(
             "error: {} already exists; pass --force to overwrite it",
@@ -75,9 +78,8 @@ pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::
             errln!("warning: {text} (execution verifies every chain element)");
         }
     }
-    let dir = target.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    super::keys::write_atomically(&target, lock.to_text().as_bytes(), 0o644)?;
-    outln!("{}", target.display());
+    let written =
+        crate::system::space_write::write_in_space(&ai, &rel, lock.to_text().as_bytes(), 0o644)?;
+    outln!("{}", written.display());
     Ok(0)
 }

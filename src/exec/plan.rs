@@ -80,7 +80,7 @@ pub struct Prepared {
     /// Whether a lockfile was found and checked before the run.
     pub lockfile_used: bool,
     /// The lockfile to write after a successful run: (path relative to `.ai/`, version).
-    pub lockfile_due: Option<(String, String)>,
+    pub lockfile_due: Option<(crate::model::SpaceRel, String)>,
 }
 
 /// Trace events (§11.2), kept only when asked for.
@@ -192,7 +192,12 @@ fn lockfile_stage(db: &RootDb, req: &ExecRequest, ask: &Ask<'_>) -> Option<LockC
     let Some(version) = tool_version(dbr, root.file) else {
         return Some(LockCheck::NoLockfile);
     };
-    if !ask.space_file_loaded(&lockfile_rel(&req.item_id, &version)) {
+    // A version that makes no lockfile name (§10.7, DESIGN.md): no lockfile to check; the run
+    // says why none is written.
+    let Ok(rel) = lockfile_rel(&req.item_id, &version) else {
+        return Some(LockCheck::NoLockfile);
+    };
+    if !ask.space_file_loaded(rel.as_str()) {
         return None;
     }
     if let Some(file) = lockfile::find_lockfile(dbr, &req.item_id, &version)
@@ -294,13 +299,16 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
     if let Some(err) = ch.run_error(id) {
         return refuse(req, err, &ids, trace);
     }
+    let mut warnings = warnings;
     if req.use_lockfile
         && !lockfile_used
         && let Some(version) = tool_version(dbr, root_file)
     {
-        lockfile_due = Some((lockfile_rel(id, &version), version));
+        match lockfile_rel(id, &version) {
+            Ok(rel) => lockfile_due = Some((rel, version)),
+            Err(why) => warnings.push(format!("{why}; none is written")),
+        }
     }
-    let mut warnings = warnings;
     let primitive = ch.elements.last().map_or("", |e| e.item_id.as_str());
     if !SUBPROCESS_IDS.contains(&primitive) {
         let msg = format!(

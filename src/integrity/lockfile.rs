@@ -30,6 +30,7 @@ use crate::resolve::{chain, extractor_config, metadata, resolve, resolve_root};
 
 use super::content_hash;
 use crate::error::py_truthy;
+use crate::model::SpaceRel;
 
 /// The directory (relative to a space's `.ai/`) lockfiles live in.
 pub const LOCKFILES_DIR: &str = "lockfiles/";
@@ -83,9 +84,20 @@ pub fn lockfile_name(tool_id: &str, version: &str) -> String {
     format!("{tool_id}@{version}{LOCKFILE_SUFFIX}")
 }
 
-/// The path of a lockfile relative to a space's `.ai/`.
-pub fn lockfile_rel(tool_id: &str, version: &str) -> String {
-    format!("{LOCKFILES_DIR}{}", lockfile_name(tool_id, version))
+/// The path of a lockfile relative to a space's `.ai/`, built from header text and so checked:
+/// the version must be a valid version string (semver, as `invalid-version` asks) and the whole
+/// path must stay inside the space (`SpaceRel`). `Err` says why there is no lockfile.
+pub fn lockfile_rel(tool_id: &str, version: &str) -> Result<SpaceRel, String> {
+    if let Err(e) = semver::Version::parse(version) {
+        return Err(format!(
+            "{tool_id} has no lockfile: its version `{version}` is not a valid version string ({e})"
+        ));
+    }
+    SpaceRel::new(format!(
+        "{LOCKFILES_DIR}{}",
+        lockfile_name(tool_id, version)
+    ))
+    .map_err(|e| format!("{tool_id} has no lockfile: {e}"))
 }
 
 /// Whether a path relative to `.ai/` names a lockfile (`lockfiles/**.lock.json`).
@@ -442,9 +454,8 @@ pub fn lockfile_index(db: &dyn Db) -> FxHashMap<Arc<str>, SourceFile> {
 
 /// The lockfile file read for (tool id, version), if any exists.
 pub fn find_lockfile(db: &dyn Db, tool_id: &str, version: &str) -> Option<SourceFile> {
-    lockfile_index(db)
-        .get(lockfile_rel(tool_id, version).as_str())
-        .copied()
+    let rel = lockfile_rel(tool_id, version).ok()?;
+    lockfile_index(db).get(rel.as_str()).copied()
 }
 
 /// The loaded lockfile of a file, or the reference's load error.
@@ -658,8 +669,16 @@ pub fn stale_lockfile(db: &dyn Db, file: SourceFile) -> Option<(Option<Span>, St
     };
     let text = file.contents(db).text().unwrap_or_default();
     let at = |path: &[Seg<'_>]| value_span(&text, path);
-    let expected = lockfile_rel(&lock.root.tool_id, &lock.root.version);
-    if rel.as_ref() != expected {
+    let expected = match lockfile_rel(&lock.root.tool_id, &lock.root.version) {
+        Ok(expected) => expected,
+        Err(e) => {
+            return Some((
+                at(&[Seg::Key("root"), Seg::Key("version")]),
+                format!("{e}; this lockfile is never read. Delete stale lockfile."),
+            ));
+        }
+    };
+    if rel.as_ref() != expected.as_str() {
         return Some((
             at(&[Seg::Key("root"), Seg::Key("tool_id")]),
             format!(
@@ -732,7 +751,15 @@ mod tests {
     #[test]
     fn names() {
         assert_eq!(lockfile_name("acme/x", "1.0.0"), "acme/x@1.0.0.lock.json");
-        assert_eq!(lockfile_rel("x", "0.0.0"), "lockfiles/x@0.0.0.lock.json");
+        assert_eq!(
+            lockfile_rel("x", "0.0.0").unwrap().as_str(),
+            "lockfiles/x@0.0.0.lock.json"
+        );
+        // §10.7 + DESIGN.md: a version is header text; it never moves the lockfile.
+        let e = lockfile_rel("x", "1.0.0/../../../../tmp/x").unwrap_err();
+        assert!(e.contains("is not a valid version string"), "{e}");
+        assert!(lockfile_rel("x", "1.0").is_err());
+        assert!(lockfile_rel("../x", "1.0.0").is_err());
         assert!(is_lockfile_rel("lockfiles/acme/x@1.0.0.lock.json"));
         assert!(!is_lockfile_rel("lockfiles/README.md"));
         assert!(!is_lockfile_rel("lockfiles/.lock.json"));

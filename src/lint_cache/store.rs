@@ -240,7 +240,19 @@ fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result
 
 /// Read the cache file at `path` (its head; [`Payload::body`] reads the rest).
 pub fn read(path: &Path) -> Read {
-    match std::fs::File::open(path) {
+    // Non-blocking, so that a FIFO (or a device) at the cache's path cannot hang the lint on
+    // its open; anything but a regular file is discarded before a byte is read.
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK);
+    }
+    match opts.open(path) {
+        Ok(file) if !file.metadata().is_ok_and(|m| m.is_file()) => {
+            Read::Discarded("it is not a regular file".to_owned())
+        }
         Ok(file) => match open(file) {
             Ok(payload) => Read::Hit(payload),
             Err(why) => Read::Discarded(why),

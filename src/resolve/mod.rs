@@ -591,9 +591,11 @@ pub fn suggestions<'db>(db: &'db dyn Db, id: &str, from: SpaceKind) -> &'db Sugg
     suggest_ids(db, ResolveKey::new(db, id, from))
 }
 
-/// The first system-bundle file carrying a primitive id, if any (DESIGN.md: loaded when present).
-fn primitive_file(db: &dyn Db, id: &str) -> Option<Candidate> {
-    resolve(db, id, SpaceKind::System).found.clone()
+/// The file carrying a primitive id, if any, resolved from the space of the element that names
+/// it like any item (DESIGN.md: a project or user copy wins, as in the reference, and is
+/// verified; it stays terminal whatever it says).
+fn primitive_file(db: &dyn Db, id: &str, from: SpaceKind) -> Option<Candidate> {
+    resolve(db, id, from).found.clone()
 }
 
 /// The label of the first bundle (synthetic primitive elements live there, §3.6).
@@ -791,7 +793,7 @@ pub fn walk_chain(db: &dyn Db, file: SourceFile) -> Chain {
         }
         let from = current.space.kind();
         if is_primitive_id(db, next) {
-            let (file, space) = match primitive_file(db, next) {
+            let (file, space) = match primitive_file(db, next, from) {
                 Some(c) => (Some(c.file), c.space),
                 None => (None, first_bundle(db)),
             };

@@ -1,7 +1,10 @@
 //! L1 the operating-system boundary as a trait: walking, reading, canonicalizing, environment.
-//! `os.rs` is the only implementation that touches `std::fs`/`std::env`; core code never does I/O.
+//! `os.rs` is the only implementation that touches `std::fs`/`std::env`; `space_write.rs` writes
+//! a file below a space's `.ai/` without following symlinks; core code never does I/O.
 
 pub mod os;
+#[cfg(unix)]
+pub mod space_write;
 
 use std::path::{Path, PathBuf};
 

@@ -776,6 +776,78 @@ fn a_damaged_or_foreign_cache_is_discarded_with_a_warning_and_rebuilt() {
     assert_eq!(out, edited_cold);
 }
 
+/// Lockfiles are ordinary tracked inputs: an edit to a file of a lockfile's chain re-checks the
+/// lockfile (its `stale-lockfile` finding comes and goes as in a cold lint), an unrelated edit
+/// does not, and an edited lockfile is re-checked alone; none of it is a full run.
+#[test]
+fn lockfiles_are_followed_file_by_file() {
+    let t = generated(40, 11);
+    let caches = t._tmp.path().join("caches");
+    // Lock every project tool whose chain can be locked.
+    let mut locked: Vec<(String, PathBuf)> = Vec::new();
+    for file in item_files(&t.dir) {
+        let rel = file
+            .strip_prefix(&t.dir)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let Some(id) = rel
+            .strip_prefix("project/.ai/tools/")
+            .and_then(|r| r.rsplit_once('.'))
+            .map(|(id, _)| id.to_owned())
+        else {
+            continue;
+        };
+        let out = Command::new(bin())
+            .args(["lock", &id, "project", "--user-space", "user"])
+            .args(["--system-space", "gen=system"])
+            .current_dir(&t.dir)
+            .output()
+            .unwrap();
+        if out.status.success() {
+            locked.push((id, t.dir.join(&rel)));
+        }
+    }
+    assert!(locked.len() >= 2, "the tree has lockable tools: {locked:?}");
+    let check = |what: &str, expect: &str| {
+        let (cold, _) = run_lint(&t.dir, &caches, &["--no-cache"]);
+        let (out, err) = run_lint(&t.dir, &caches, &[]);
+        assert!(err.contains(expect), "{what}: {err}");
+        assert!(!err.contains("full run"), "{what}: {err}");
+        assert_eq!(out, cold, "{what}");
+        out
+    };
+    run_lint(&t.dir, &caches, &[]);
+    check("unchanged", "cache: reused");
+    let stale = |out: &str, id: &str| {
+        out.matches("stale-lockfile").count() > 0 && out.contains(&format!("{id}@"))
+    };
+    // The root of the first lockfile edited: its lockfile is re-checked and turns stale.
+    let (id, file) = &locked[0];
+    append(file, "\n# an edit\n");
+    let out = check("root edited", "cache: partial");
+    assert!(stale(&out, id), "{out}");
+    // An unrelated edit keeps that finding without re-checking the lockfile.
+    let unrelated = item_files(&t.dir)
+        .into_iter()
+        .find(|f| !locked.iter().any(|(_, l)| l == f) && f.starts_with(t.dir.join("project")))
+        .unwrap();
+    append(&unrelated, "\n# unrelated\n");
+    let out = check("unrelated edit", "cache: partial");
+    assert!(stale(&out, id), "{out}");
+    // The lockfile itself rewritten: re-checked alone, fresh again.
+    let out = Command::new(bin())
+        .args(["lock", id, "project", "--user-space", "user", "--force"])
+        .args(["--system-space", "gen=system"])
+        .current_dir(&t.dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let out = check("lockfile rewritten", "cache: partial (1 files re-checked");
+    assert!(!stale(&out, id), "{out}");
+}
+
 /// A FIFO (or any special file) where the cache file should be is discarded without a read: it
 /// used to block `lint` for ever on its open.
 #[test]

@@ -88,3 +88,41 @@ fn every_rule_fixture_stays_equal_to_a_fresh_lint_through_edits_and_removals() {
         "most steps re-check only what they reach: {partial}"
     );
 }
+
+/// `--watch` (and the editor) follow a lockfile's chain: editing a tool a sound lockfile pins
+/// makes that lockfile stale in the live report, as in a fresh lint, without a full re-check.
+#[test]
+fn a_tool_edit_turns_the_lockfile_that_pins_it_stale_in_the_live_lint() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/stale-lockfile");
+    let settings = every_rule();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("stale-lockfile");
+    copy_tree(&root, &dir);
+    let specs = ryechain::testing::fixture_spaces(&dir);
+    let mut host = loaded(&specs, &settings);
+    let mut live = LiveLint::new(&host.snapshot(), opts(&dir), &|_| {});
+    let stale_fresh = |report: &ryechain::analysis::LintReport| {
+        report
+            .findings
+            .iter()
+            .any(|f| &*f.rule == "stale-lockfile" && f.path.contains("ok_fresh@1.0.0"))
+    };
+    assert!(!stale_fresh(&live.report()));
+    let tool = dir.join("project/.ai/tools/acme/ok_fresh.py");
+    let mut text = std::fs::read(&tool).unwrap();
+    text.extend_from_slice(b"\n# an edit\n");
+    std::fs::write(&tool, text).unwrap();
+    let mut reloader = Reloader::new(&OsSystem, &specs);
+    let db = host.snapshot();
+    let change = reloader.reload(std::slice::from_ref(&tool), &|d| db.paths_under(d));
+    drop(db);
+    let delta = live.apply(&mut host, change);
+    assert!(delta.full.is_none(), "{:?}", delta.full);
+    let fresh = lint(&loaded(&specs, &settings).snapshot(), &opts(&dir), &|_| {});
+    assert!(stale_fresh(&fresh));
+    assert_same_reports(
+        "after the edit",
+        ("live", &live.report()),
+        ("fresh", &fresh),
+    );
+}

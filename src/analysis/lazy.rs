@@ -98,6 +98,29 @@ pub fn file_chain_ids(db: &dyn Db, file: SourceFile) -> ChainIds {
     chain_ids_of(db, file, &walk_chain(db, file))
 }
 
+/// The ids the checks of lockfile `file` read (`stale-lockfile`): its root tool's and every
+/// chain entry's, whose files it resolves and hashes (§10.7). A change to a file of none of
+/// these ids leaves its findings as they were. A lockfile that does not load reads no id.
+pub fn lockfile_chain_ids(db: &dyn Db, file: SourceFile) -> ChainIds {
+    let mut ids: Vec<String> = Vec::new();
+    if let Ok(lock) = crate::integrity::lockfile::lockfile(db, file) {
+        let entries = lock
+            .resolved_chain
+            .iter()
+            .filter_map(|e| e.get("item_id").and_then(serde_json::Value::as_str));
+        for id in std::iter::once(lock.root.tool_id.as_str()).chain(entries) {
+            if item_id_problem(id).is_none() && !ids.iter().any(|n| n == id) {
+                ids.push(id.to_owned());
+            }
+        }
+    }
+    ChainIds {
+        ids,
+        cycle: false,
+        missing: None,
+    }
+}
+
 /// [`file_chain_ids`] from the tool's chain `ch` (`walk_chain`), already walked.
 pub fn chain_ids_of(db: &dyn Db, file: SourceFile, ch: &Chain) -> ChainIds {
     let own = tool_id(db, file);

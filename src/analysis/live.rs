@@ -36,11 +36,15 @@ pub fn is_global(rel: &str) -> bool {
 }
 
 /// Whether the lint checks an item file of this `rel` (`lint_files`: tools of a known
-/// extension, directives, knowledge).
+/// extension, directives, knowledge, lockfiles: files a change to another file can re-check).
 pub fn lintable(db: &dyn Db, rel: &str) -> bool {
     match split_tool_rel(rel) {
         Some((_, ext)) if extractor_config(db).has_extension(ext) => true,
-        _ => rel.starts_with("directives/") || rel.starts_with("knowledge/"),
+        _ => {
+            rel.starts_with("directives/")
+                || rel.starts_with("knowledge/")
+                || crate::integrity::lockfile::is_lockfile_rel(rel)
+        }
     }
 }
 

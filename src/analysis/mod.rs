@@ -108,7 +108,8 @@ pub fn effective_severity(db: &dyn Db, rule: &Rule) -> Option<Severity> {
 pub fn lint_files(db: &dyn Db) -> Vec<SourceFile> {
     let mut files = tool_files(db).clone();
     files.extend(lint_config(db).sources.iter().copied());
-    // Directives, knowledge, trust-store documents and lockfiles (tools are already in).
+    // Directives, knowledge, trust-store documents, key approvals and lockfiles (tools are
+    // already in).
     for root in db.workspace().roots(db) {
         files.extend(
             root.entries(db)
@@ -117,6 +118,7 @@ pub fn lint_files(db: &dyn Db) -> Vec<SourceFile> {
                         || rel.starts_with("knowledge/")
                         || rel.starts_with("lockfiles/")
                         || crate::integrity::trust::trust_doc_rank(rel).is_some()
+                        || crate::integrity::trust::is_approval_doc(rel)
                 })
                 .map(|(_, f)| f),
         );
@@ -139,6 +141,12 @@ pub fn integrity_enabled(db: &dyn Db) -> bool {
 
 /// `file`'s diagnostics and whether a panic was caught; with `chain_ids`, also the ids its
 /// chain reads when it is a tool (`lazy::chain_ids_of`, from the same walk of its chain).
+/// What a lockfile's findings read (`None` for any other file that is not a tool).
+fn lockfile_ids(db: &RootDb, file: SourceFile) -> Option<lazy::ChainIds> {
+    crate::integrity::lockfile::is_lockfile_rel(file.rel(db))
+        .then(|| lazy::lockfile_chain_ids(db, file))
+}
+
 fn check_file(
     db: &RootDb,
     file: SourceFile,
@@ -154,8 +162,13 @@ fn check_file(
             if integrity {
                 d.extend(integrity_diagnostics(db, file).iter().cloned());
             }
-            let ids = (chain_ids && tool_id_ref(db, file).is_some())
-                .then(|| lazy::file_chain_ids(db, file));
+            let ids = if !chain_ids {
+                None
+            } else if tool_id_ref(db, file).is_some() {
+                Some(lazy::file_chain_ids(db, file))
+            } else {
+                lockfile_ids(db, file)
+            };
             (d, ids)
         }
         Checks::OneShot => {
@@ -165,6 +178,8 @@ fn check_file(
                 let ch = walk_chain(db, file);
                 d.extend(compute_chain_diagnostics_of(db, file, &ch));
                 ids = chain_ids.then(|| lazy::chain_ids_of(db, file, &ch));
+            } else if chain_ids {
+                ids = lockfile_ids(db, file);
             }
             if integrity {
                 d.extend(compute_integrity_diagnostics_given(db, file, verdict));

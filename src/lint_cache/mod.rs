@@ -10,7 +10,7 @@
 //!   the run that cached it and that stamp was not taken while the file could still change
 //!   ("racy": its ctime is too close to the start of that run); otherwise it is read and its
 //!   content hash compared;
-//! - a change to a config, extractor, trust-store file or lockfile, or anything the partial
+//! - a change to a config, extractor or trust-store file, or anything the partial
 //!   re-check cannot vouch for (a cycle, a missing executor whose "did you mean" reads every
 //!   id), falls back to a full run; the cache never decides a finding, it only replays one.
 pub mod store;
@@ -22,8 +22,8 @@ use std::sync::Arc;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::lazy::file_chain_needs;
-use crate::analysis::live::{is_global, lintable};
+use crate::analysis::lazy::{file_chain_needs, lockfile_chain_ids};
+use crate::analysis::live::lintable;
 use crate::analysis::{
     Checks, DepIds, Host, LintOptions, LintParts, LintReport, LintedFile, display_path,
     integrity_enabled, lint_chunk, par_chunks, report_of,
@@ -31,6 +31,7 @@ use crate::analysis::{
 use crate::db::{Db, FileContents, RootDb, Settings, SourceFile};
 use crate::diagnostic::{Finding, compare_findings};
 use crate::exec::facts::Loaded;
+use crate::integrity::lockfile::is_lockfile_rel;
 use crate::load::{
     Census, CensusDir, CensusKind, ItemLoader, KnownAt, SpaceSource, SpaceSpec, census, load,
 };
@@ -40,6 +41,13 @@ use crate::resolve::{
 };
 use crate::system::os::now_ns;
 use crate::system::{FileStamp, KnownDir, Settled, SettledRecords, System};
+
+/// Files whose change the cache cannot follow file by file (config, extractors, the trust
+/// store): a full run. Lockfiles are followed: their findings record the ids they read
+/// (`lazy::lockfile_chain_ids`).
+fn is_global(rel: &str) -> bool {
+    crate::analysis::live::is_global(rel) && !is_lockfile_rel(rel)
+}
 
 /// Owner of a graph-wide finding (executor cycles).
 const GRAPH: u32 = u32::MAX;
@@ -1320,7 +1328,6 @@ fn partial(
             return Err(format!(".ai/{rel} was removed"));
         }
     }
-    let lockfiles = data.entries.iter().any(|e| e.rel.starts_with("lockfiles/"));
 
     // Read what may have changed through the single-item loader. Its base load holds the
     // extractors, config and trust store: a global file read again must hash as before.
@@ -1373,11 +1380,6 @@ fn partial(
             _ if is_global(&e.rel) => return Err(format!(".ai/{} changed", e.rel)),
             _ => changed.push(ci),
         }
-    }
-    if lockfiles && !(changed.is_empty() && removed.is_empty()) {
-        return Err(
-            "the tree has lockfiles, whose findings read every file of their chain".to_owned(),
-        );
     }
     let reread = to_read.len();
     let stamp_entry = |data: &mut CacheData, ci: usize, hash: u128| {
@@ -1557,6 +1559,14 @@ fn partial(
         .collect();
     let c = loader.probe_items(host.db(), &rel_ids);
     host.apply(c);
+    // A lockfile checked again because a file of its chain changed was not read yet.
+    let lock_rels: Vec<String> = recheck
+        .iter()
+        .filter(|(_, r)| is_lockfile_rel(r))
+        .map(|(_, r)| r.clone())
+        .collect();
+    let c = loader.probe_space_files(&lock_rels);
+    host.apply(c);
     let mut targets: Vec<SourceFile>;
     loop {
         let files = files_of(host.db(), specs);
@@ -1570,10 +1580,19 @@ fn partial(
         let loaded = Loaded::Some(loader.probed_items().clone());
         let mut needs: Vec<String> = Vec::new();
         for &f in &targets {
-            if tool_id(host.db(), f).is_none() {
+            let wanted = if tool_id(host.db(), f).is_some() {
+                file_chain_needs(host.db(), f, &loaded)
+            } else if is_lockfile_rel(f.rel(host.db())) {
+                // The ids whose files the lockfile's check resolves and hashes.
+                lockfile_chain_ids(host.db(), f)
+                    .ids
+                    .into_iter()
+                    .filter(|id| !loaded.contains(id))
+                    .collect()
+            } else {
                 continue;
-            }
-            for n in file_chain_needs(host.db(), f, &loaded) {
+            };
+            for n in wanted {
                 if !needs.contains(&n) {
                     needs.push(n);
                 }

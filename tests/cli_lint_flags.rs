@@ -7,7 +7,7 @@
     reason = "the test runs the binary and reads the files it writes"
 )]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn repo() -> PathBuf {
@@ -172,14 +172,46 @@ fn quiet_prints_only_the_findings() {
     assert_eq!(out(&o), "All checks passed (42 tools checked).\n");
 }
 
+/// Issue 30 item 10: the findings' paths are relative to the project root whatever the
+/// working directory, as cargo's are relative to its workspace.
+#[test]
+fn paths_are_relative_to_the_project_root_from_any_working_directory() {
+    let lint_from = |cwd: &Path, project: &Path| {
+        let o = Command::new(env!("CARGO_BIN_EXE_ryechain"))
+            .arg("lint")
+            .arg(project)
+            .args(["--user-space"])
+            .arg(repo().join("examples/user"))
+            .args(["--no-progress", "--no-cache", "--format", "json"])
+            .current_dir(cwd)
+            .env("NO_COLOR", "1")
+            .env_remove("RYE_SYSTEM_SPACE")
+            .output()
+            .unwrap();
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let project = repo().join("examples/project");
+    let from_repo = lint_from(&repo(), &project);
+    let from_inside = lint_from(&project.join(".ai/tools"), &project);
+    let from_tmp = lint_from(&std::env::temp_dir(), &project);
+    assert!(from_repo.contains("\"path\": \".ai/tools/"), "{from_repo}");
+    assert_eq!(from_repo, from_inside);
+    assert_eq!(from_repo, from_tmp);
+}
+
 #[test]
 fn show_files_lists_what_would_be_checked() {
     let o = run(&["--show-files"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let text = out(&o);
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines.contains(&"examples/project/.ai/tools/acme/data/csv_profile.py"));
-    assert!(lines.contains(&"examples/user/.ai/tools/personal/notes/sync_notes.py"));
+    // Relative to the project root (not the working directory); outside it, in full.
+    assert!(
+        lines.contains(&".ai/tools/acme/data/csv_profile.py"),
+        "{text}"
+    );
+    let user = repo().join("examples/user/.ai/tools/personal/notes/sync_notes.py");
+    assert!(lines.contains(&user.to_str().unwrap()), "{text}");
     assert!(
         lines
             .iter()

@@ -320,6 +320,41 @@ fn s12_4_dry_run_is_the_chain_json_answer() {
     assert!(dry["metadata"]["duration_ms"].is_u64());
     dry.as_object_mut().unwrap().remove("metadata");
     assert_eq!(dry, chain.json);
+    // Seed 000's shape (ids, pairs) and seed 003's texts, plus what the reference's answer has:
+    // each element's space and integrity hash (DESIGN.md output decision).
+    assert_eq!(dry["message"], "Tool chain validation passed (dry run)");
+    assert_eq!(
+        dry["chain"],
+        serde_json::json!([
+            "t/echo",
+            "rye/core/runtimes/python/script",
+            "rye/core/primitives/subprocess"
+        ])
+    );
+    let pairs = dry["validated_pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 2);
+    assert_eq!(pairs[0]["child"], "t/echo");
+    assert_eq!(pairs[0]["parent"], "rye/core/runtimes/python/script");
+    let detail = dry["chain_detail"].as_array().unwrap();
+    let spaces: Vec<_> = detail
+        .iter()
+        .map(|d| d["space"].as_str().unwrap())
+        .collect();
+    assert_eq!(spaces, ["project", "system:ryechain", "system:ryechain"]);
+    // The hash the lockfile records for the tool (§10.2: the tool text as hashed).
+    let out = ryechain(&t.user(), &["lock", "t/echo", p]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lock: Json = serde_json::from_str(
+        &std::fs::read_to_string(project.join(".ai/lockfiles/t/echo@1.0.0.lock.json")).unwrap(),
+    )
+    .unwrap();
+    for (d, entry) in detail
+        .iter()
+        .zip(lock["resolved_chain"].as_array().unwrap())
+    {
+        assert_eq!(d["integrity"], entry["integrity"], "{d}");
+        assert_eq!(d["integrity"].as_str().unwrap().len(), 64);
+    }
 }
 
 #[test]

@@ -266,7 +266,9 @@ fn validator_io_and_version_messages() {
     assert!(!r.pairs[0].io_ok && !r.pairs[0].version_ok && r.pairs[0].space_ok);
 }
 
-/// The primitive rule of DESIGN.md: a project file with a primitive id never becomes a link.
+/// The primitive rule of DESIGN.md: a project file with a primitive id never becomes a link. It
+/// is the element (resolved through the spaces as the reference resolves it, so verified like
+/// any other file), but its own `executor_id` is never followed.
 #[test]
 fn project_file_cannot_reroute_a_primitive() {
     let text = "//- /project/.ai/tools/t.py\n__executor_id__ = \"rye/core/primitives/subprocess\"\n\
@@ -276,7 +278,7 @@ fn project_file_cannot_reroute_a_primitive() {
     assert!(view.passed(), "{view:#?}");
     assert_eq!(view.elements.len(), 2);
     assert!(view.elements[1].primitive);
-    assert_eq!(view.elements[1].space, "system:ryechain");
+    assert_eq!(view.elements[1].space, "project");
 }
 
 /// Settings reach the chain: a lower max depth refuses a chain the default accepts.

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use crate::db::RootDb;
+use crate::integrity::content_hash;
 use crate::model::SpaceKind;
 use crate::resolve::{ChainEnd, chain, metadata, resolve_root};
 use crate::rules::validate::{Link, ValidationResult, validate_chain};
@@ -20,6 +21,9 @@ pub struct ElementView {
     pub primitive: bool,
     pub tool_type: Option<String>,
     pub executor_id: Option<String>,
+    /// The file's content hash (§10.2), as lockfiles and the reference's chain record it
+    /// (`None`: no file, or one that cannot be hashed).
+    pub integrity: Option<String>,
     pub shadowed: Vec<(PathBuf, String)>,
 }
 
@@ -75,6 +79,9 @@ pub fn chain_of(db: &RootDb, item_id: &str) -> ChainView {
                 .and_then(|m| m.executor_id())
                 .and_then(|v| v.value.as_str())
                 .map(str::to_owned),
+            integrity: e
+                .file
+                .and_then(|f| content_hash(db, f).as_ref().ok().map(|h| h.to_string())),
             shadowed: shadowed
                 .iter()
                 .map(|c| (c.file.path(db).as_ref().clone(), c.space.label()))
@@ -128,6 +135,7 @@ impl ChainView {
                     "space": e.space,
                     "tool_type": e.tool_type,
                     "executor_id": e.executor_id,
+                    "integrity": e.integrity,
                     "shadowed": e.shadowed.iter().map(|(p, s)| json!({"path": p.display().to_string(), "space": s})).collect::<Vec<_>>(),
                 })
             })

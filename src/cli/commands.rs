@@ -62,7 +62,9 @@ pub fn lint(
             "`--watch` prints human or JSON lines; it cannot be combined with `--format sarif`"
         );
     }
-    let cwd = ctx.sys.current_dir().ok();
+    // Paths are shown relative to the project root (as cargo shows them relative to its
+    // workspace), wherever the command runs from; files outside it keep their full path.
+    let cwd = Some(ctx.project_root(path)?);
     let opts = LintOptions {
         display_base: cwd.clone(),
     };

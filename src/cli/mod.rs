@@ -384,17 +384,22 @@ impl Context<'_> {
             .map(PathBuf::from))
     }
 
-    /// The spaces in search order: project, user, bundles.
-    pub fn spaces(&self, project: &Path) -> anyhow::Result<(Vec<SpaceSpec>, Vec<String>)> {
+    /// The project directory, absolute and real: approvals of the keys it ships are bound to
+    /// it, whichever way it was named (`..`, a symlink), and paths are shown relative to it.
+    pub fn project_root(&self, project: &Path) -> anyhow::Result<PathBuf> {
         let sys = self.sys;
-        let mut notices = Vec::new();
         let project = absolute(sys, project)?;
         if !sys.is_dir(&project) {
             anyhow::bail!("project path {} is not a directory", project.display());
         }
-        // The project's real path: approvals of the keys it ships are bound to it, whichever
-        // way the project was named (`..`, a symlink).
-        let project = sys.canonicalize(&project).unwrap_or(project);
+        Ok(sys.canonicalize(&project).unwrap_or(project))
+    }
+
+    /// The spaces in search order: project, user, bundles.
+    pub fn spaces(&self, project: &Path) -> anyhow::Result<(Vec<SpaceSpec>, Vec<String>)> {
+        let sys = self.sys;
+        let mut notices = Vec::new();
+        let project = self.project_root(project)?;
         let mut specs = vec![SpaceSpec {
             space: Space::Project,
             source: SpaceSource::Dir(project.clone()),

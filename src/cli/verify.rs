@@ -48,7 +48,7 @@ pub fn verify(
             }
         }
     }
-    let base = ctx.sys.current_dir().ok();
+    let base = ctx.project_root(path).ok();
     let shown = |f: &FileVerdict| display_path(&f.path, base.as_deref());
     let failed = files.iter().filter(|f| !policy.accepts(&f.verdict)).count();
     if json_out {

@@ -273,3 +273,63 @@ fn readme_shows_the_ci_setup() {
     assert!(text.contains("github/codeql-action/upload-sarif"));
     assert!(text.contains("sarif_file: ryechain.sarif"));
 }
+
+/// Issue 30 item 10: a bundle's own repository linted as the project with itself as the system
+/// space is read once, as the project: no "symlink into the system space", no space violation
+/// between its own files, no item counted twice.
+#[test]
+fn a_project_that_is_also_the_system_space_is_loaded_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bundle = tmp.path().canonicalize().unwrap().join("bundle");
+    let tools = bundle.join(".ai/tools");
+    std::fs::create_dir_all(tools.join("acme")).unwrap();
+    std::fs::write(
+        tools.join("acme/rt.yaml"),
+        "version: \"1.0.0\"\ntool_type: runtime\nexecutor_id: acme/prim\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tools.join("acme/prim.yaml"),
+        "version: \"1.0.0\"\ntool_type: primitive\nexecutor_id: rye/core/primitives/subprocess\n",
+    )
+    .unwrap();
+    // The bundle's extractors (they make `.yaml` a tool extension), as every bundle has them.
+    let extractors = repo().join(".ai/tools/rye/core/extractors");
+    let mut files = 2;
+    for kind in ["tool", "directive", "knowledge"] {
+        let to = tools.join("rye/core/extractors").join(kind);
+        std::fs::create_dir_all(&to).unwrap();
+        for e in std::fs::read_dir(extractors.join(kind)).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            files += 1;
+        }
+    }
+    let user = tmp.path().join("user");
+    std::fs::create_dir_all(user.join(".ai")).unwrap();
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_ryechain"))
+            .args(args)
+            .arg(&bundle)
+            .arg("--system-space")
+            .arg(&bundle)
+            .arg("--user-space")
+            .arg(&user)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        (
+            String::from_utf8(o.stdout).unwrap(),
+            String::from_utf8(o.stderr).unwrap(),
+        )
+    };
+    let (out, err) = run(&["lint", "--no-cache", "--ignore", "integrity"]);
+    assert!(
+        err.contains("is the project directory; it is loaded once, as the project"),
+        "{err}"
+    );
+    assert!(out.contains(&format!("({files} tools checked)")), "{out}");
+    let (out, _) = run(&["chain", "acme/rt"]);
+    assert!(!out.contains("symlink"), "{out}");
+    assert!(out.contains("acme/rt (project)"), "{out}");
+}

@@ -430,3 +430,47 @@ fn s10_3_batch_verified_lint_equals_single_verification() {
     assert_eq!(single_bad, planted);
     assert_eq!(batch_findings, single_findings);
 }
+
+/// Issue 30 item 10: an item of an installed system bundle is not the person's to sign, so its
+/// findings never advise `ryechain sign`; a project item's do.
+#[test]
+fn system_items_get_no_re_sign_advice() {
+    let k = test_key(1);
+    let extractor = ryechain::rules::embedded_system_files()
+        .iter()
+        .find(|(p, _)| p.ends_with("extractors/tool/tool_extractor.yaml"))
+        .map(|(_, b)| String::from_utf8(b.to_vec()).unwrap())
+        .unwrap();
+    let tampered = format!("{}# tampered\n", signed("tools/acme/sealed.py", TOOL, &k));
+    let text = format!(
+        "//- /system/.ai/tools/rye/core/extractors/tool/tool_extractor.yaml\n{extractor}\
+         //- /system/.ai/tools/acme/bundled.py\n{TOOL}\
+         //- /system/.ai/tools/acme/sealed.py\n{tampered}\
+         //- /project/.ai/tools/acme/mine.py\n{TOOL}\
+         //- /project/.ai/tools/acme/edited.py\n{tampered}"
+    );
+    let host = host(&text);
+    let db = host.snapshot();
+    let report = lint(&db, &LintOptions::default(), &|_| {});
+    let help = |rule: &str, file: &str| {
+        report
+            .findings
+            .iter()
+            .find(|f| &*f.rule == rule && f.path.ends_with(file))
+            .and_then(|f| f.help.clone())
+            .unwrap_or_else(|| panic!("{rule} at {file}: {:#?}", report.findings))
+    };
+    for (rule, file) in [
+        ("unsigned-item", "system/.ai/tools/acme/bundled.py"),
+        ("content-hash-mismatch", "system/.ai/tools/acme/sealed.py"),
+    ] {
+        let h = help(rule, file);
+        assert!(h.contains("installed system bundle"), "{h}");
+        assert!(
+            !h.contains("re-sign") && !h.contains("ryechain sign"),
+            "{h}"
+        );
+    }
+    assert!(help("unsigned-item", "project/.ai/tools/acme/mine.py").contains("ryechain sign"));
+    assert!(help("content-hash-mismatch", "project/.ai/tools/acme/edited.py").contains("re-sign"));
+}

@@ -296,3 +296,49 @@ fn max_depth_setting_is_honoured() {
         Some("Chain too deep (max 2): a. Possible circular dependency or excessive nesting.")
     );
 }
+
+/// Issue 30 item 10: the `unknown-primitive` help names a runtime the file can reach from its
+/// own space — not one that only ryechain's embedded bundle has — or says to pick a visible one.
+#[test]
+fn the_unknown_primitive_help_names_only_a_visible_runtime() {
+    let extractor = ryechain::rules::embedded_system_files()
+        .iter()
+        .find(|(p, _)| p.ends_with("extractors/tool/tool_extractor.yaml"))
+        .map(|(_, b)| String::from_utf8(b.to_vec()).unwrap())
+        .unwrap();
+    let forgot = "//- /project/.ai/tools/acme/forgot.py\n__version__ = \"1.0.0\"\nif __name__ == \"__main__\":\n    print(1)\n";
+    let help_with = |bundle: &str| {
+        let text = format!(
+            "//- /system/.ai/tools/rye/core/extractors/tool/tool_extractor.yaml\n{extractor}{bundle}{forgot}"
+        );
+        let host = host(&text);
+        let report = lint(&host.snapshot(), &LintOptions::default(), &|_| {});
+        report
+            .findings
+            .iter()
+            .find(|f| &*f.rule == "unknown-primitive")
+            .and_then(|f| f.help.clone())
+            .expect("the tool forgot its executor")
+    };
+    // A bundle with only the reference-era runtime: that one is named.
+    let legacy = "//- /system/.ai/tools/rye/core/runtimes/python_script_runtime.yaml\nversion: \"1.0.0\"\ntool_type: runtime\nexecutor_id: rye/core/primitives/subprocess\n";
+    let h = help_with(legacy);
+    assert!(
+        h.contains("`rye/core/runtimes/python_script_runtime`"),
+        "{h}"
+    );
+    // No runtime for `.py` anywhere: none is named.
+    let h = help_with("");
+    assert!(!h.contains("rye/core/runtimes/"), "{h}");
+    assert!(h.contains("visible from the project space"), "{h}");
+    // With the embedded bundle, its runtime.
+    let host = host(forgot);
+    let report = lint(&host.snapshot(), &LintOptions::default(), &|_| {});
+    let h = report
+        .findings
+        .iter()
+        .find(|f| &*f.rule == "unknown-primitive")
+        .and_then(|f| f.help.clone())
+        .unwrap();
+    assert!(h.contains("`rye/core/runtimes/python/script`"), "{h}");
+}

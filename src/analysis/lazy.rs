@@ -135,7 +135,23 @@ pub fn chain_ids_of(db: &dyn Db, file: SourceFile, ch: &Chain) -> ChainIds {
         _ => (None, None),
     };
     let mut ids: Vec<String> = Vec::new();
-    let all = ch.elements.iter().map(|e| e.item_id.as_str()).chain(stop);
+    // A chain that ends at this file without a primitive: the help of `unknown-primitive`
+    // names the first of its runtimes that resolves (`rules::checks::runtime_candidates`).
+    let suggested: Vec<&str> = if matches!(ch.end, ChainEnd::Terminal) {
+        crate::rules::rules()
+            .with_check(|c| matches!(c, crate::rules::Check::TerminalNotPrimitive { .. }))
+            .flat_map(|r| crate::rules::checks::runtime_candidates(db, file, &r.check))
+            .map(String::as_str)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let all = ch
+        .elements
+        .iter()
+        .map(|e| e.item_id.as_str())
+        .chain(stop)
+        .chain(suggested);
     for id in all {
         if Some(id) != own.as_deref() && !ids.iter().any(|n| n == id) {
             ids.push(id.to_owned());

@@ -452,6 +452,16 @@ impl Context<'_> {
             if !sys.is_dir(&dir.join(".ai")) {
                 anyhow::bail!("system space {} has no `.ai/` directory", dir.display());
             }
+            // A bundle's own repository checked as the project: its files are read once, as the
+            // project's (the reference resolves them from the project first), never also as a
+            // second space whose every file would be a "symlink" into the other.
+            if sys.canonicalize(&dir).ok().as_deref() == Some(project.as_path()) {
+                notices.push(format!(
+                    "the system space {} is the project directory; it is loaded once, as the project",
+                    dir.display()
+                ));
+                continue;
+            }
             let id = id.unwrap_or_else(|| {
                 dir.file_name().map_or_else(
                     || format!("bundle{i}"),

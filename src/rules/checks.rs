@@ -583,6 +583,7 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
                 let data_types = rule.map(|r| match &r.check {
                     Check::TerminalNotPrimitive {
                         non_executable_tool_types,
+                        ..
                     }
                     | Check::UnrunnableItem {
                         non_executable_tool_types,
@@ -602,10 +603,16 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
                     } else {
                         tool_type.to_owned()
                     };
+                    let runtime = suggested_runtime(db, file, &rule.check);
                     out.push(rule.emit(
                         site(span),
-                        &[("item_id", item_id.to_owned()), ("tool_type", shown)],
-                        None,
+                        &[
+                            ("item_id", item_id.to_owned()),
+                            ("tool_type", shown),
+                            ("runtime", runtime.clone().unwrap_or_default()),
+                            ("space", space.label()),
+                        ],
+                        runtime.is_none().then_some("no_runtime"),
                         Vec::new(),
                     ));
                 }
@@ -937,6 +944,27 @@ pub fn graph_diagnostics(db: &dyn Db) -> Vec<Diagnostic> {
         out.push(rule.emit(site, &vars, None, notes));
     }
     out
+}
+
+/// The runtimes an `unknown-primitive` help may name for `file` (its rule's list for the file's
+/// extension, in order): what that help reads besides the chain (`lazy::chain_ids_of` lists
+/// them, so the lint cache re-checks the file when one comes or goes).
+pub fn runtime_candidates<'r>(db: &dyn Db, file: SourceFile, check: &'r Check) -> &'r [String] {
+    let Check::TerminalNotPrimitive { runtimes, .. } = check else {
+        return &[];
+    };
+    let ext = crate::integrity::extension_of(file.rel(db));
+    runtimes.get(ext).map_or(&[], Vec::as_slice)
+}
+
+/// The first runtime of [`runtime_candidates`] visible from the file's own space: a help never
+/// names a runtime the file could not reach (one only ryechain's embedded bundle has, say).
+fn suggested_runtime(db: &dyn Db, file: SourceFile, check: &Check) -> Option<String> {
+    let from = file.space(db).kind();
+    runtime_candidates(db, file, check)
+        .iter()
+        .find(|id| crate::resolve::resolve(db, id, from).found.is_some())
+        .cloned()
 }
 
 #[cfg(test)]

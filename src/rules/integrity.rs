@@ -7,6 +7,7 @@ use super::{Check, Site};
 use crate::db::{Db, SourceFile};
 use crate::diagnostic::Diagnostic;
 use crate::integrity::{ItemKind, Verdict, trust_store, verdict_of};
+use crate::model::SpaceKind;
 use crate::resolve::tool_id_ref;
 
 /// Integrity findings of one file: its verdict if it is an item, its refusal if it is a
@@ -100,19 +101,21 @@ pub fn compute_integrity_diagnostics_given(
         rule_for(pred).map(|rule| rule.emit(site(span), vars, variant, Vec::new()))
     };
     let verdict = verdict.unwrap_or_else(|| verdict_of(db, file));
+    // An installed bundle is not the person's to sign: its items get no "re-sign" advice.
+    let system = (file.space(db).kind() == SpaceKind::System).then_some("system");
     let d = match &verdict {
         Verdict::Verified { .. } | Verdict::Embedded { .. } => None,
         Verdict::Unsigned { legacy, span } => emit(
             &|c| matches!(c, Check::UnsignedItem { .. }),
             *span,
             &[("item", item), ("kind", kind.name().to_owned())],
-            legacy.then_some("legacy"),
+            system.or(legacy.then_some("legacy")),
         ),
         Verdict::Malformed { reason, span } => emit(
             &|c| matches!(c, Check::MalformedSignature { .. }),
             Some(*span),
             &[("item", item), ("reason", reason.clone())],
-            None,
+            system,
         ),
         Verdict::HashMismatch {
             expected,
@@ -126,7 +129,7 @@ pub fn compute_integrity_diagnostics_given(
                 ("expected", expected.chars().take(16).collect()),
                 ("got", got.chars().take(16).collect()),
             ],
-            None,
+            system,
         ),
         Verdict::UntrustedKey {
             key_fp,
@@ -152,7 +155,7 @@ pub fn compute_integrity_diagnostics_given(
             &|c| matches!(c, Check::BadSignature { .. }),
             Some(*span),
             &[("item", item), ("key_fp", key_fp.clone())],
-            None,
+            system,
         ),
         // A directive without XML cannot be hashed: the reference's plain error, reported as a
         // metadata problem of the file.

@@ -78,6 +78,10 @@ pub enum Check {
     MissingExecutor {},
     TerminalNotPrimitive {
         non_executable_tool_types: Vec<String>,
+        /// The runtimes the help may suggest for a file of each extension (`.py`: …), in order;
+        /// the first one visible from the file's space is named.
+        #[serde(default)]
+        runtimes: BTreeMap<String, Vec<String>>,
     },
     UnrunnableItem {
         non_executable_tool_types: Vec<String>,
@@ -140,7 +144,11 @@ impl Check {
                 ],
                 &["hidden"],
             ),
-            Check::TerminalNotPrimitive { .. } => (ChainEdge, &["item_id", "tool_type"], &[]),
+            Check::TerminalNotPrimitive { .. } => (
+                ChainEdge,
+                &["item_id", "tool_type", "runtime", "space"],
+                &["no_runtime"],
+            ),
             Check::UnrunnableItem { .. } => (ChainEdge, &["item_id", "tool_type"], &[]),
             Check::SpacePrecedence { .. } => (
                 ChainEdge,
@@ -169,13 +177,13 @@ impl Check {
             Check::ExecutorCycle { .. } => {
                 (Graph, &["first", "members", "count", "trapped_count"], &[])
             }
-            Check::UnsignedItem { .. } => (File, &["item", "kind"], &["legacy"]),
-            Check::HashMismatch { .. } => (File, &["item", "expected", "got"], &[]),
+            Check::UnsignedItem { .. } => (File, &["item", "kind"], &["legacy", "system"]),
+            Check::HashMismatch { .. } => (File, &["item", "expected", "got"], &["system"]),
             Check::UntrustedKey { .. } => {
                 (File, &["item", "key_fp", "shipped_in"], &["unapproved"])
             }
-            Check::BadSignature { .. } => (File, &["item", "key_fp"], &[]),
-            Check::MalformedSignature { .. } => (File, &["item", "reason"], &[]),
+            Check::BadSignature { .. } => (File, &["item", "key_fp"], &["system"]),
+            Check::MalformedSignature { .. } => (File, &["item", "reason"], &["system"]),
             Check::InvalidTrustedKey { .. } => (File, &["item", "reason"], &[]),
             Check::UnapprovedProjectKey { .. } => {
                 (File, &["item", "key_fp", "owner", "project"], &[])

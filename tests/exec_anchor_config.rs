@@ -12,8 +12,8 @@ use ryechain::analysis::verify::{Policy, verify_chain};
 use ryechain::db::change::{FileSpec, RootSpec};
 use ryechain::db::{Change, FileContents, Settings};
 use ryechain::exec::anchor::{
-    AnchorContext, AnchorElement, AnchorMode, AnchorRoot, EnvPath, apply_env_paths, dep_files,
-    plan_anchor, template,
+    AnchorContext, AnchorElement, AnchorMode, AnchorRoot, EnvPath, anchor_lib_problem,
+    apply_env_paths, dep_files, plan_anchor, template,
 };
 use ryechain::exec::config_resolve::{ConfigMode, ResolvedConfig, inject, resolve_config};
 use ryechain::exec::facts::{Ask, DepFile, DepListing, DepWalk, Facts, Need, PathFact, PathKind};
@@ -63,6 +63,7 @@ fn chain_with(anchor: J, verify: Option<J>) -> Vec<AnchorElement> {
             path: Some(RUNTIME.into()),
             anchor: Some(anchor),
             verify_deps: verify,
+            space_root: Some("/sys/.ai".into()),
         },
         AnchorElement {
             item_id: "rye/core/primitives/subprocess".into(),
@@ -264,6 +265,25 @@ fn s06_2_first_anchor_wins_and_runtime_lib_is_relative_to_its_element() {
         ctx.runtime_lib,
         "/sys/.ai/tools/rye/core/runtimes/python/../lib/py"
     );
+}
+
+/// DESIGN.md "one checked path builder": an `anchor.lib` whose `..` climb out of its element's
+/// space (or an absolute one) is refused with what it names; inside, `..` is kept as before.
+#[test]
+fn an_anchor_lib_that_leaves_its_space_is_refused() {
+    let with_lib = |lib: &str| {
+        let mut a = python_anchor();
+        a["lib"] = json!(lib);
+        chain_with(a, None)
+    };
+    assert_eq!(anchor_lib_problem(&with_lib("../lib/./py")), None);
+    assert_eq!(anchor_lib_problem(&with_lib("../../../../../lib")), None);
+    let e = anchor_lib_problem(&with_lib("../../../../../../etc")).unwrap();
+    assert_eq!(
+        e,
+        "The anchor `lib: ../../../../../../etc` of rye/core/runtimes/python/script leaves its space: it names /sys/etc, outside /sys/.ai"
+    );
+    assert!(anchor_lib_problem(&with_lib("/usr/lib/python3")).is_some());
 }
 
 /// §6.2: an element of the embedded bundle has no directory on disk: its `lib` gives an empty

@@ -29,6 +29,9 @@ pub struct AnchorElement {
     pub anchor: Option<J>,
     /// The element's `verify_deps` metadata.
     pub verify_deps: Option<J>,
+    /// The `.ai` folder of the element's space (`None` without a file): what its `anchor.lib`
+    /// must stay inside.
+    pub space_root: Option<PathBuf>,
 }
 
 impl AnchorElement {
@@ -46,6 +49,13 @@ impl AnchorElement {
                     path: e.file.map(|f| f.path(db).as_ref().clone()),
                     anchor: json(|m| m.anchor().map(|v| v.value.to_json())),
                     verify_deps: json(|m| m.verify_deps().map(|v| v.value.to_json())),
+                    space_root: e.file.and_then(|f| {
+                        db.workspace()
+                            .roots(db)
+                            .iter()
+                            .find(|r| r.space(db) == f.space(db))
+                            .map(|r| r.root(db).as_ref().clone())
+                    }),
                 }
             })
             .collect()
@@ -304,6 +314,46 @@ pub fn anchor_context(
         user_space: user_space.to_owned(),
         system_space: system_space.to_owned(),
     }
+}
+
+/// `path` with `.` dropped and each `..` taking away the component before it (lexically, as a
+/// path written in a header is read before anything on disk is consulted).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Why the chain's `anchor.lib` (the one `runtime_lib` is made from) leaves its element's
+/// space, if it does (DESIGN.md: every path built from item text stays inside its space). An
+/// absolute `lib`, or one whose `..` climb out of the space's `.ai/`, would put a folder outside
+/// every space on the tool's search path.
+pub fn anchor_lib_problem(chain: &[AnchorElement]) -> Option<String> {
+    let (e, lib) = chain.iter().find_map(|e| {
+        let lib = e.anchor.as_ref()?.get("lib").filter(|l| py_truthy(l))?;
+        Some((e, lib.as_str()?))
+    })?;
+    let (path, root) = (e.path.as_deref()?, e.space_root.as_deref()?);
+    if is_embedded(&path_str(path)) {
+        return None;
+    }
+    let joined = lexical(&parent_of(path).join(lib));
+    (!joined.starts_with(lexical(root))).then(|| {
+        format!(
+            "The anchor `lib: {lib}` of {} leaves its space: it names {}, outside {}",
+            e.item_id,
+            joined.display(),
+            root.display()
+        )
+    })
 }
 
 /// Whether the anchor applies (§6.3): never/disabled ⇒ no; always ⇒ yes; auto ⇒ any marker is a

@@ -14,7 +14,7 @@ use crate::analysis::verify::{ChainVerification, Policy, verify_chain};
 use crate::analysis::{effective_severity, lazy::chain_needs};
 use crate::db::{Db, RootDb, SourceFile};
 use crate::diagnostic::Severity;
-use crate::exec::anchor::{AnchorElement, plan_anchor};
+use crate::exec::anchor::{AnchorElement, anchor_lib_problem, plan_anchor};
 use crate::exec::config_resolve::{inject, resolve_config};
 use crate::exec::env::{EnvElement, EnvOutcome, resolve_chain_env};
 use crate::exec::facts::{Ask, Facts, Need};
@@ -326,6 +326,9 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
             .unwrap_or_default()
     };
     let project = req.project_path.display().to_string();
+    if let Some(problem) = anchor_lib_problem(&elements) {
+        return refuse(req, problem, &ids, trace);
+    }
     let Some(anchor) = plan_anchor(
         &elements,
         &project,

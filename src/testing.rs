@@ -58,6 +58,16 @@ pub fn parse_fixture(text: &str) -> Vec<FixtureFile> {
     files
 }
 
+/// The text of the embedded bundle's file whose path ends with `suffix` (a fixture's own system
+/// space that needs, say, the bundle's tool extractor).
+pub fn embedded_text(suffix: &str) -> String {
+    crate::rules::embedded_system_files()
+        .iter()
+        .find(|(p, _)| p.ends_with(suffix))
+        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_else(|| panic!("the embedded bundle has no `{suffix}`"))
+}
+
 /// The `.ai` directory of a space in fixtures.
 pub fn ai_dir(space: &Space) -> PathBuf {
     let name = match space {

@@ -436,11 +436,7 @@ fn s10_3_batch_verified_lint_equals_single_verification() {
 #[test]
 fn system_items_get_no_re_sign_advice() {
     let k = test_key(1);
-    let extractor = ryechain::rules::embedded_system_files()
-        .iter()
-        .find(|(p, _)| p.ends_with("extractors/tool/tool_extractor.yaml"))
-        .map(|(_, b)| String::from_utf8(b.to_vec()).unwrap())
-        .unwrap();
+    let extractor = ryechain::testing::embedded_text("extractors/tool/tool_extractor.yaml");
     let tampered = format!("{}# tampered\n", signed("tools/acme/sealed.py", TOOL, &k));
     let text = format!(
         "//- /system/.ai/tools/rye/core/extractors/tool/tool_extractor.yaml\n{extractor}\

@@ -18,6 +18,8 @@ use ryechain::model::Space;
 use ryechain::resolve::resolve_root;
 use ryechain::testing::{ai_dir, host};
 
+mod common;
+
 const GENERATED_AT: &str = "2023-11-14T22:13:20.000042+00:00";
 
 /// Project tool `acme/x` → user runtime `acme/rt` → the embedded subprocess primitive.
@@ -615,25 +617,10 @@ fn cli_lock_writes_the_lockfile_and_refuses_to_overwrite() {
 
 /// Every file under `dir`, relative, sorted (what a run left behind).
 fn files_under(dir: &Path) -> Vec<String> {
-    let mut out: Vec<String> = walk(dir)
-        .into_iter()
+    common::files_under(dir)
+        .iter()
         .map(|p| p.strip_prefix(dir).unwrap().display().to_string())
-        .collect();
-    out.sort();
-    out
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if e.file_type().unwrap().is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
+        .collect()
 }
 
 /// A project with one runnable python tool of version `version`.

@@ -301,11 +301,7 @@ fn max_depth_setting_is_honoured() {
 /// own space — not one that only ryechain's embedded bundle has — or says to pick a visible one.
 #[test]
 fn the_unknown_primitive_help_names_only_a_visible_runtime() {
-    let extractor = ryechain::rules::embedded_system_files()
-        .iter()
-        .find(|(p, _)| p.ends_with("extractors/tool/tool_extractor.yaml"))
-        .map(|(_, b)| String::from_utf8(b.to_vec()).unwrap())
-        .unwrap();
+    let extractor = ryechain::testing::embedded_text("extractors/tool/tool_extractor.yaml");
     let forgot = "//- /project/.ai/tools/acme/forgot.py\n__version__ = \"1.0.0\"\nif __name__ == \"__main__\":\n    print(1)\n";
     let help_with = |bundle: &str| {
         let text = format!(

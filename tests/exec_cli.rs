@@ -110,11 +110,9 @@ fn s14_59_collision_rule_and_params_json_on_stdin() {
     // The runtime's program ran the tool; the caller's command/args did not replace it (§8.5).
     assert_eq!(data["argv"][0], tool.to_str().unwrap());
     assert_eq!(data["argv"][1], "--project-path");
-    // params_json is Python's json.dumps of the caller parameters, byte for byte (§8.2.6).
-    assert_eq!(
-        data["stdin"],
-        r#"{"command": "ls", "args": ["-l"], "x": 1, "\u00e9": "\u00fc"}"#
-    );
+    // params_json is Python's json.dumps of the caller parameters, byte for byte, less the
+    // primitive's own keys as the reference leaves them out (§8.2.6 [R]).
+    assert_eq!(data["stdin"], r#"{"x": 1, "\u00e9": "\u00fc"}"#);
     assert_eq!(
         out.json["chain"],
         json!([
@@ -124,6 +122,68 @@ fn s14_59_collision_rule_and_params_json_on_stdin() {
         ])
     );
     assert!(out.json["metadata"]["duration_ms"].is_u64());
+}
+
+/// A project runtime with an anchor (cwd `{anchor_path}`) that hands the context to a bash tool
+/// as arguments and the parameters on stdin; the tool prints what it got.
+const ANCHORED_RUNTIME: &str = r#"version: "1.0.0"
+tool_type: runtime
+executor_id: rye/core/primitives/subprocess
+anchor:
+  enabled: true
+  mode: always
+  root: tool_dir
+  cwd: "{anchor_path}"
+config:
+  command: /bin/bash
+  args: ["{tool_path}", "{anchor_path}", "{tool_dir}", "{project_path}"]
+  input_data: "{params_json}"
+  timeout: 300
+"#;
+
+const SHOW_TOOL: &str = r#"__version__="1.0.0"
+__executor_id__="t/anchored-rt"
+params=$(cat)
+printf '{"argv": ["%s", "%s", "%s"], "cwd": "%s", "params": %s}\n' "$1" "$2" "$3" "$PWD" "$params"
+"#;
+
+/// §8.2.6 as the reference passes it: `params_json` holds every caller parameter except
+/// `command`, `args`, `cwd`, `env` and `timeout`, so caller keys named like the context
+/// (`anchor_path`, `tool_dir`, `project_path`) reach the tool as data — while the context the
+/// chain runs with (arguments, working directory) stays ryechain's own (§15.24).
+#[test]
+fn s8_2_6_params_json_keeps_context_named_caller_keys_as_data() {
+    if !have("bash") {
+        return;
+    }
+    let t = Tree::new();
+    t.write(".ai/tools/t/anchored-rt.yaml", ANCHORED_RUNTIME);
+    let tool = t.write(".ai/tools/t/show.sh", SHOW_TOOL);
+    let params = r#"{"anchor_path":"/evil","tool_dir":"x","project_path":"y","n":1,"command":"c","timeout":5}"#;
+    let out = t.exec("t/show", &["--params", params, "--no-lockfile"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let data = &out.json["data"];
+    assert_eq!(
+        data["params"],
+        json!({"anchor_path": "/evil", "tool_dir": "x", "project_path": "y", "n": 1}),
+        "{}",
+        out.stdout
+    );
+    let keys: Vec<&str> = data["params"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["anchor_path", "tool_dir", "project_path", "n"]);
+    let dir = tool.parent().unwrap().to_str().unwrap();
+    let project = t.project();
+    assert_eq!(data["argv"], json!([dir, dir, project.to_str().unwrap()]));
+    let cwd = PathBuf::from(data["cwd"].as_str().unwrap());
+    assert_eq!(
+        cwd.canonicalize().unwrap(),
+        Path::new(dir).canonicalize().unwrap()
+    );
 }
 
 #[test]

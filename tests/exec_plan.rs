@@ -105,10 +105,11 @@ fn s12_3_python_script_plan_printed_without_running() {
             "/fixture/project"
         ]
     );
-    // §8.5: the caller's `command` reaches the tool only through params_json on stdin.
+    // §8.5: the caller's `command` never replaces the runtime's; §8.2.6 [R]: nor is it passed on
+    // in params_json on stdin.
     assert_eq!(
         plan.stdin.as_deref(),
-        Some(br#"{"name": "Ada", "command": "ls"}"#.as_slice())
+        Some(br#"{"name": "Ada"}"#.as_slice())
     );
     assert_eq!(
         plan.env.get("RYE_PYTHON").map(String::as_str),

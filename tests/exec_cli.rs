@@ -284,7 +284,7 @@ fn s15_25_null_stdin_even_when_ours_is_an_open_pipe() {
     );
     t.write(
         ".ai/tools/t/cat.yaml",
-        "version: \"1.0.0\"\nexecutor_id: t/cat-rt\n",
+        "version: \"1.0.0\"\nexecutor_id: t/cat-rt\nconfig:\n  command: cat\n",
     );
     let project = t.project();
     let mut child = Command::new(BIN)
@@ -725,5 +725,97 @@ fn s13_s15_32_shipped_runtimes_run_the_example_tools() {
         assert_eq!(out.json["status"], "success", "{item}");
         assert_eq!(out.json["data"]["runtime"], runtime, "{item}");
         assert_eq!(out.json["data"]["params"], json!({"name": "Ada"}), "{item}");
+    }
+}
+
+/// A CommonJS tool printing its own script path (`process.argv[1]`) and its parameters.
+const NODE_TOOL: &str = r#"const __version__ = "1.0.0";
+const __executor_id__ = "EXECUTOR";
+let input = "";
+process.stdin.on("data", (c) => (input += c));
+process.stdin.on("end", () => {
+  console.log(JSON.stringify({ script: process.argv[1], from: "the tool", params: JSON.parse(input) }));
+});
+"#;
+
+/// §13 node/node (and the reference-era id `node_runtime`, whose reference YAML passed no
+/// arguments, §15.40): node runs the tool file itself, and the tool's own output comes back.
+#[test]
+fn s13_s15_40_node_runtimes_run_the_tool_file() {
+    if !have("node") {
+        return;
+    }
+    let t = Tree::new();
+    for (name, runtime) in [
+        ("nested", "rye/core/runtimes/node/node"),
+        ("flat", "rye/core/runtimes/node_runtime"),
+    ] {
+        let tool = t.write(
+            &format!(".ai/tools/t/{name}.js"),
+            &NODE_TOOL.replace("EXECUTOR", runtime),
+        );
+        let out = t.exec(
+            &format!("t/{name}"),
+            &["--params", r#"{"n": 1}"#, "--no-lockfile"],
+        );
+        assert_eq!(out.code, 0, "{name}: {}\n{}", out.stdout, out.stderr);
+        assert_eq!(
+            out.json["data"],
+            json!({"script": tool.to_str().unwrap(), "from": "the tool", "params": {"n": 1}}),
+            "{name}"
+        );
+    }
+}
+
+/// A run that did not run the tool is never a success: a runtime like the reference's
+/// `node_runtime.yaml` (`args: []`, §15.40) started `node` with the parameters on stdin as its
+/// script, which printed nothing and answered success. Now the planner refuses before spawning.
+#[test]
+fn s15_40_a_chain_that_never_names_the_tool_is_refused_before_spawning() {
+    let t = Tree::new();
+    let marker = t.project().join("ran");
+    t.write(
+        ".ai/tools/t/node_rt.yaml",
+        "version: \"1.0.0\"\ntool_type: runtime\nexecutor_id: rye/core/primitives/subprocess\nconfig:\n  command: node\n  args: []\n  input_data: \"{params_json}\"\n",
+    );
+    let tool = t.write(
+        ".ai/tools/t/hi.js",
+        &format!(
+            "const __version__ = \"1.0.0\";\nconst __executor_id__ = \"t/node_rt\";\nrequire(\"fs\").writeFileSync({:?}, \"x\");\nconsole.log(\"{{}}\");\n",
+            marker.display().to_string()
+        ),
+    );
+    let out = t.exec("t/hi", &["--no-lockfile"]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.json["status"], "error");
+    let err = out.json["error"].as_str().unwrap();
+    assert!(
+        err.starts_with(&format!(
+            "The chain of t/hi never runs t/hi: its command line `node` does not name the tool file {}",
+            tool.display()
+        )),
+        "{err}"
+    );
+    assert!(!marker.exists(), "nothing may run after a refusal");
+}
+
+/// Calling a runtime directly runs no tool: its `{tool_path}` is its own YAML file, which
+/// `/bin/bash` (or node, or python) would run as a script.
+#[test]
+fn calling_a_runtime_directly_is_refused() {
+    let t = Tree::new();
+    for id in [
+        "rye/core/runtimes/bash_runtime",
+        "rye/core/runtimes/node/node",
+    ] {
+        let out = t.exec(id, &["--no-lockfile"]);
+        assert_eq!(out.code, 1, "{id}: {}", out.stdout);
+        assert_eq!(out.json["status"], "error", "{id}");
+        let err = out.json["error"].as_str().unwrap();
+        assert!(
+            err.starts_with(&format!("`{id}` is a runtime: it runs the tools")),
+            "{id}: {err}"
+        );
+        assert!(out.json.get("data").is_none(), "{id}: nothing ran");
     }
 }

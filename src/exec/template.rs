@@ -424,7 +424,7 @@ fn env_value(env: &BTreeMap<String, String>, name: &str, default: Option<&str>) 
 }
 
 /// Python's `shlex.quote` for a non-empty text with unsafe characters.
-fn shlex_quote(s: &str) -> String {
+pub(crate) fn shlex_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\"'\"'"))
 }
 

@@ -819,3 +819,115 @@ fn calling_a_runtime_directly_is_refused() {
         assert!(out.json.get("data").is_none(), "{id}: nothing ran");
     }
 }
+
+/// Whether the process is gone (absent, or a zombie waiting for its parent to reap it).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
+}
+
+/// Sleeps a test started, read from a pid file: killed when the test ends, pass or fail, while
+/// still a `sleep` (never a process that reused the number), so none leaks.
+struct Sleeps(Vec<u32>);
+
+impl Sleeps {
+    fn from_file(path: &Path) -> Sleeps {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        Sleeps(text.lines().filter_map(|l| l.trim().parse().ok()).collect())
+    }
+    /// Whether every one is gone, allowing a short while for the kernel to finish a kill.
+    fn all_gone(&self) -> bool {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !self.0.iter().all(|&p| gone(p)) {
+            if std::time::Instant::now() > until {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        true
+    }
+}
+
+impl Drop for Sleeps {
+    fn drop(&mut self) {
+        for &pid in &self.0 {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if !gone(pid) && cmdline.starts_with(b"sleep") {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            }
+        }
+    }
+}
+
+/// Ways a tool leaves a `sleep 300` behind, writing its pid to `$PIDS`: in the background (same
+/// process group), as a daemon in its own session, double-forked, and double-forked into its own
+/// session (re-parented twice, in no group of the tool's).
+const LEFT_BEHIND: [&str; 4] = [
+    "sleep 300 & echo $! > \"$PIDS\"",
+    "setsid sleep 300 >/dev/null 2>&1 & echo $! > \"$PIDS\"",
+    "( (sleep 300 >/dev/null 2>&1 & echo $! > \"$PIDS\") & )",
+    "( (setsid sleep 300 >/dev/null 2>&1 & echo $! > \"$PIDS\") & )",
+];
+
+/// Run a bash tool that starts `start`, waits until the pid file is written, then runs `end`;
+/// assert that the sleep it left is gone once `ryechain exec` has answered.
+fn assert_nothing_outlives(start: &str, end: &str, extra: &[&str], want_status: &str) {
+    let t = Tree::new();
+    let pids = t.project().join("pids");
+    t.write(
+        ".ai/tools/t/leave.sh",
+        &format!(
+            "__version__=\"1.0.0\"\n__executor_id__=\"rye/core/runtimes/bash/bash\"\nPIDS={:?}\n{start}\nwhile [ ! -s \"$PIDS\" ]; do sleep 0.01; done\n{end}\n",
+            pids.display().to_string()
+        ),
+    );
+    let mut args = vec!["--no-lockfile"];
+    args.extend_from_slice(extra);
+    let out = t.exec("t/leave", &args);
+    let sleeps = Sleeps::from_file(&pids);
+    assert_eq!(
+        out.json["status"], want_status,
+        "{start} {extra:?}: {}",
+        out.stdout
+    );
+    assert_eq!(sleeps.0.len(), 1, "{start} {extra:?}: {}", out.stdout);
+    assert!(
+        sleeps.all_gone(),
+        "{start} {extra:?}: the sleep {:?} outlived the run",
+        sleeps.0
+    );
+}
+
+/// §9.1.6, issue 30 item 3: nothing a tool starts outlives its run — after a normal exit, whether it
+/// stayed in the tool's process group or left it (`setsid`, double fork). With `--no-cgroup` the
+/// process group and the orphans re-parented to ryechain (a subreaper) are all there is; by
+/// default a cgroup holds them too where one can be made.
+#[test]
+fn nothing_a_tool_starts_outlives_a_normal_exit() {
+    if !have("bash") || !have("setsid") || !have("sleep") || !Path::new("/proc/self").exists() {
+        return;
+    }
+    for start in LEFT_BEHIND {
+        for extra in [&["--no-cgroup"][..], &[]] {
+            assert_nothing_outlives(start, "exit 0", extra, "success");
+        }
+    }
+}
+
+/// The same after a timeout (§9.1.6): a `setsid` daemon used to survive it (only the group was killed).
+#[test]
+fn nothing_a_tool_starts_outlives_a_timeout() {
+    if !have("bash") || !have("setsid") || !have("sleep") || !Path::new("/proc/self").exists() {
+        return;
+    }
+    for start in LEFT_BEHIND {
+        for extra in [&["--no-cgroup", "--timeout", "1"][..], &["--timeout", "1"]] {
+            assert_nothing_outlives(start, "sleep 100", extra, "error");
+        }
+    }
+}

@@ -408,7 +408,12 @@ pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome 
     }
     kill_group(pgid);
     let _ = reap_tx.send(());
-    let status = status_rx.recv_timeout(KILL_GRACE).ok();
+    let status = if notify.is_some() {
+        // It never exited (stuck after SIGKILL past KILL_GRACE): take a status only if it is in.
+        status_rx.try_recv().ok()
+    } else {
+        status_rx.recv_timeout(KILL_GRACE).ok()
+    };
     contain::sweep(pid, pgid, cgroup.as_ref(), Instant::now() + KILL_GRACE);
     drop(cgroup); // removes the (now empty) cgroup
     let exit = match status {

@@ -110,7 +110,8 @@ fn s14_59_collision_rule_and_params_json_on_stdin() {
     // The runtime's program ran the tool; the caller's command/args did not replace it (§8.5).
     assert_eq!(data["argv"][0], tool.to_str().unwrap());
     assert_eq!(data["argv"][1], "--project-path");
-    // params_json is Python's json.dumps of the caller parameters, byte for byte (§8.2.6).
+    // params_json is Python's json.dumps of the caller parameters, byte for byte (§8.2.6); the
+    // caller's command/args reach the tool there and only there (§8.5).
     assert_eq!(
         data["stdin"],
         r#"{"command": "ls", "args": ["-l"], "x": 1, "\u00e9": "\u00fc"}"#
@@ -124,6 +125,72 @@ fn s14_59_collision_rule_and_params_json_on_stdin() {
         ])
     );
     assert!(out.json["metadata"]["duration_ms"].is_u64());
+}
+
+/// A project runtime with an anchor (cwd `{anchor_path}`) that hands the context to a bash tool
+/// as arguments and the parameters on stdin; the tool prints what it got.
+const ANCHORED_RUNTIME: &str = r#"version: "1.0.0"
+tool_type: runtime
+executor_id: rye/core/primitives/subprocess
+anchor:
+  enabled: true
+  mode: always
+  root: tool_dir
+  cwd: "{anchor_path}"
+config:
+  command: /bin/bash
+  args: ["{tool_path}", "{anchor_path}", "{tool_dir}", "{project_path}"]
+  input_data: "{params_json}"
+  timeout: 300
+"#;
+
+const SHOW_TOOL: &str = r#"__version__="1.0.0"
+__executor_id__="t/anchored-rt"
+params=$(cat)
+printf '{"argv": ["%s", "%s", "%s"], "cwd": "%s", "params": %s}\n' "$1" "$2" "$3" "$PWD" "$params"
+"#;
+
+/// §8.2.6 as the reference passes it: `params_json` holds every caller parameter except `cwd`,
+/// `env` and `timeout` (and, unlike the reference, keeps `command`/`args`: §8.5), so caller keys
+/// named like the context (`anchor_path`, `tool_dir`, `project_path`) reach the tool as data —
+/// while the context the chain runs with (arguments, working directory) stays ryechain's own
+/// (§15.24).
+#[test]
+fn s8_2_6_params_json_keeps_context_named_caller_keys_as_data() {
+    if !have("bash") {
+        return;
+    }
+    let t = Tree::new();
+    t.write(".ai/tools/t/anchored-rt.yaml", ANCHORED_RUNTIME);
+    let tool = t.write(".ai/tools/t/show.sh", SHOW_TOOL);
+    let params = r#"{"anchor_path":"/evil","tool_dir":"x","project_path":"y","n":1,"command":"c","timeout":5}"#;
+    let out = t.exec("t/show", &["--params", params, "--no-lockfile"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let data = &out.json["data"];
+    assert_eq!(
+        data["params"],
+        json!({"anchor_path": "/evil", "tool_dir": "x", "project_path": "y", "n": 1, "command": "c"}),
+        "{}",
+        out.stdout
+    );
+    let keys: Vec<&str> = data["params"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        ["anchor_path", "tool_dir", "project_path", "n", "command"]
+    );
+    let dir = tool.parent().unwrap().to_str().unwrap();
+    let project = t.project();
+    assert_eq!(data["argv"], json!([dir, dir, project.to_str().unwrap()]));
+    let cwd = PathBuf::from(data["cwd"].as_str().unwrap());
+    assert_eq!(
+        cwd.canonicalize().unwrap(),
+        Path::new(dir).canonicalize().unwrap()
+    );
 }
 
 #[test]
@@ -224,7 +291,7 @@ fn s15_25_null_stdin_even_when_ours_is_an_open_pipe() {
     );
     t.write(
         ".ai/tools/t/cat.yaml",
-        "version: \"1.0.0\"\nexecutor_id: t/cat-rt\n",
+        "version: \"1.0.0\"\nexecutor_id: t/cat-rt\nconfig:\n  command: cat\n",
     );
     let project = t.project();
     let mut child = Command::new(BIN)
@@ -700,5 +767,213 @@ fn s13_s15_32_shipped_runtimes_run_the_example_tools() {
         assert_eq!(out.json["status"], "success", "{item}");
         assert_eq!(out.json["data"]["runtime"], runtime, "{item}");
         assert_eq!(out.json["data"]["params"], json!({"name": "Ada"}), "{item}");
+    }
+}
+
+/// A CommonJS tool printing its own script path (`process.argv[1]`) and its parameters.
+const NODE_TOOL: &str = r#"const __version__ = "1.0.0";
+const __executor_id__ = "EXECUTOR";
+let input = "";
+process.stdin.on("data", (c) => (input += c));
+process.stdin.on("end", () => {
+  console.log(JSON.stringify({ script: process.argv[1], from: "the tool", params: JSON.parse(input) }));
+});
+"#;
+
+/// §13 node/node (and the reference-era id `node_runtime`, whose reference YAML passed no
+/// arguments, §15.40): node runs the tool file itself, and the tool's own output comes back.
+#[test]
+fn s13_s15_40_node_runtimes_run_the_tool_file() {
+    if !have("node") {
+        return;
+    }
+    let t = Tree::new();
+    for (name, runtime) in [
+        ("nested", "rye/core/runtimes/node/node"),
+        ("flat", "rye/core/runtimes/node_runtime"),
+    ] {
+        let tool = t.write(
+            &format!(".ai/tools/t/{name}.js"),
+            &NODE_TOOL.replace("EXECUTOR", runtime),
+        );
+        let out = t.exec(
+            &format!("t/{name}"),
+            &["--params", r#"{"n": 1}"#, "--no-lockfile"],
+        );
+        assert_eq!(out.code, 0, "{name}: {}\n{}", out.stdout, out.stderr);
+        assert_eq!(
+            out.json["data"],
+            json!({"script": tool.to_str().unwrap(), "from": "the tool", "params": {"n": 1}}),
+            "{name}"
+        );
+    }
+}
+
+/// A run that did not run the tool is never a success: a runtime like the reference's
+/// `node_runtime.yaml` (`args: []`, §15.40) started `node` with the parameters on stdin as its
+/// script, which printed nothing and answered success. Now the planner refuses before spawning.
+#[test]
+fn s15_40_a_chain_that_never_names_the_tool_is_refused_before_spawning() {
+    let t = Tree::new();
+    let marker = t.project().join("ran");
+    t.write(
+        ".ai/tools/t/node_rt.yaml",
+        "version: \"1.0.0\"\ntool_type: runtime\nexecutor_id: rye/core/primitives/subprocess\nconfig:\n  command: node\n  args: []\n  input_data: \"{params_json}\"\n",
+    );
+    let tool = t.write(
+        ".ai/tools/t/hi.js",
+        &format!(
+            "const __version__ = \"1.0.0\";\nconst __executor_id__ = \"t/node_rt\";\nrequire(\"fs\").writeFileSync({:?}, \"x\");\nconsole.log(\"{{}}\");\n",
+            marker.display().to_string()
+        ),
+    );
+    let out = t.exec("t/hi", &["--no-lockfile"]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(out.json["status"], "error");
+    let err = out.json["error"].as_str().unwrap();
+    assert!(
+        err.starts_with(&format!(
+            "The chain of t/hi never runs t/hi: its command line `node` does not name the tool file {}",
+            tool.display()
+        )),
+        "{err}"
+    );
+    assert!(!marker.exists(), "nothing may run after a refusal");
+}
+
+/// Calling a runtime directly runs no tool: its `{tool_path}` is its own YAML file, which
+/// `/bin/bash` (or node, or python) would run as a script.
+#[test]
+fn calling_a_runtime_directly_is_refused() {
+    let t = Tree::new();
+    for id in [
+        "rye/core/runtimes/bash_runtime",
+        "rye/core/runtimes/node/node",
+    ] {
+        let out = t.exec(id, &["--no-lockfile"]);
+        assert_eq!(out.code, 1, "{id}: {}", out.stdout);
+        assert_eq!(out.json["status"], "error", "{id}");
+        let err = out.json["error"].as_str().unwrap();
+        assert!(
+            err.starts_with(&format!("`{id}` is a runtime: it runs the tools")),
+            "{id}: {err}"
+        );
+        assert!(out.json.get("data").is_none(), "{id}: nothing ran");
+    }
+}
+
+/// Whether the process is gone (absent, or a zombie waiting for its parent to reap it).
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
+}
+
+/// Sleeps a test started, read from a pid file: killed when the test ends, pass or fail, while
+/// still a `sleep` (never a process that reused the number), so none leaks.
+struct Sleeps(Vec<u32>);
+
+impl Sleeps {
+    fn from_file(path: &Path) -> Sleeps {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        Sleeps(text.lines().filter_map(|l| l.trim().parse().ok()).collect())
+    }
+    /// Whether every one is gone, allowing a short while for the kernel to finish a kill.
+    fn all_gone(&self) -> bool {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !self.0.iter().all(|&p| gone(p)) {
+            if std::time::Instant::now() > until {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        true
+    }
+}
+
+impl Drop for Sleeps {
+    fn drop(&mut self) {
+        for &pid in &self.0 {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if !gone(pid) && cmdline.starts_with(b"sleep") {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            }
+        }
+    }
+}
+
+/// Ways a tool leaves a `sleep 300` behind, writing its pid to `$PIDS`: in the background (same
+/// process group), as a daemon in its own session, double-forked, and double-forked into its own
+/// session (re-parented twice, in no group of the tool's).
+const LEFT_BEHIND: [&str; 4] = [
+    "sleep 300 & echo $! > \"$PIDS\"",
+    "setsid sleep 300 >/dev/null 2>&1 & echo $! > \"$PIDS\"",
+    "( (sleep 300 >/dev/null 2>&1 & echo $! > \"$PIDS\") & )",
+    "( (setsid sleep 300 >/dev/null 2>&1 & echo $! > \"$PIDS\") & )",
+];
+
+/// Run a bash tool that starts `start`, waits until the pid file is written, then runs `end`;
+/// assert that the sleep it left is gone once `ryechain exec` has answered.
+fn assert_nothing_outlives(start: &str, end: &str, extra: &[&str], want_status: &str) {
+    let t = Tree::new();
+    let pids = t.project().join("pids");
+    t.write(
+        ".ai/tools/t/leave.sh",
+        &format!(
+            "__version__=\"1.0.0\"\n__executor_id__=\"rye/core/runtimes/bash/bash\"\nPIDS={:?}\n{start}\nwhile [ ! -s \"$PIDS\" ]; do sleep 0.01; done\n{end}\n",
+            pids.display().to_string()
+        ),
+    );
+    let mut args = vec!["--no-lockfile"];
+    args.extend_from_slice(extra);
+    let out = t.exec("t/leave", &args);
+    let sleeps = Sleeps::from_file(&pids);
+    assert_eq!(
+        out.json["status"], want_status,
+        "{start} {extra:?}: {}",
+        out.stdout
+    );
+    assert_eq!(sleeps.0.len(), 1, "{start} {extra:?}: {}", out.stdout);
+    assert!(
+        sleeps.all_gone(),
+        "{start} {extra:?}: the sleep {:?} outlived the run",
+        sleeps.0
+    );
+}
+
+/// §9.1.6, issue 30 item 3: nothing a tool starts outlives its run — after a normal exit, whether it
+/// stayed in the tool's process group or left it (`setsid`, double fork). With `--no-cgroup` the
+/// process group and the orphans re-parented to ryechain (a subreaper) are all there is; by
+/// default a cgroup holds them too where one can be made.
+#[test]
+fn nothing_a_tool_starts_outlives_a_normal_exit() {
+    if !have("bash") || !have("setsid") || !have("sleep") || !Path::new("/proc/self").exists() {
+        return;
+    }
+    for start in LEFT_BEHIND {
+        // A bound on a tool that never writes its pid file (the runtime's is 300 s).
+        for extra in [
+            &["--no-cgroup", "--timeout", "30"][..],
+            &["--timeout", "30"],
+        ] {
+            assert_nothing_outlives(start, "exit 0", extra, "success");
+        }
+    }
+}
+
+/// The same after a timeout (§9.1.6): a `setsid` daemon used to survive it (only the group was killed).
+#[test]
+fn nothing_a_tool_starts_outlives_a_timeout() {
+    if !have("bash") || !have("setsid") || !have("sleep") || !Path::new("/proc/self").exists() {
+        return;
+    }
+    for start in LEFT_BEHIND {
+        for extra in [&["--no-cgroup", "--timeout", "1"][..], &["--timeout", "1"]] {
+            assert_nothing_outlives(start, "sleep 100", extra, "error");
+        }
     }
 }

@@ -239,7 +239,8 @@ config:
 
 /// A runtime whose config is the subprocess primitive's own (§9.1), for the scenarios of the
 /// reference's subprocess tests that are about templating (in ryechain the config is templated
-/// once, in the core, before the plan exists).
+/// once, in the core, before the plan exists). The tool is a command: its own config names the
+/// program, so the chain runs it without naming a tool file.
 fn echo_runtime(args: &str, executor: &str) -> String {
     format!(
         "//- /project/.ai/tools/t/rt.yaml
@@ -250,11 +251,12 @@ env_config:
   env:
     VAR1: \"${{VAR1:-default1}}\"
 config:
-  command: echo
   args: {args}
-//- /project/.ai/tools/t/tool.py
-__version__ = \"1.0.0\"
-__executor_id__ = \"t/rt\"
+//- /project/.ai/tools/t/tool.yaml
+version: \"1.0.0\"
+executor_id: t/rt
+config:
+  command: echo
 "
     )
 }
@@ -376,4 +378,133 @@ fn s11_2_other_extensions_in_the_same_space_are_not_shadowed() {
         json!([{"path": "/fixture/user/.ai/tools/t/echo.py", "space": "user"}]),
         "the project's echo.yaml loses to echo.py by extension order, but is not 'shadowed'"
     );
+}
+
+/// A run that did not run the tool is never a success: the reference's `node_runtime.yaml` had
+/// `args: []` (§15.40), so node read the parameters on stdin as its script and answered success
+/// with no output. The planner refuses such a chain before anything is spawned.
+#[test]
+fn s15_40_a_chain_whose_command_line_never_names_the_tool_is_refused() {
+    let fixture = "//- /project/.ai/tools/t/node_rt.yaml
+version: \"1.0.0\"
+tool_type: runtime
+executor_id: rye/core/primitives/subprocess
+config:
+  command: node
+  args: []
+  input_data: \"{params_json}\"
+//- /project/.ai/tools/t/hi.js
+const __version__ = \"1.0.0\";
+const __executor_id__ = \"t/node_rt\";
+console.log(\"hi\");
+";
+    let req = request("t/hi", json!({}));
+    let err = plan_of(fixture, &req, &[]).expect_err("refused");
+    assert_eq!(
+        err["error"],
+        "The chain of t/hi never runs t/hi: its command line `node` does not name the tool file \
+         /fixture/project/.ai/tools/t/hi.js, and the tool's own config supplies none of it; the \
+         runtime `t/node_rt` must pass `{tool_path}` in its `args` or `input_data` (or the tool's \
+         config set `command`)"
+    );
+    assert_eq!(
+        err["chain"],
+        json!(["t/hi", "t/node_rt", "rye/core/primitives/subprocess"])
+    );
+}
+
+#[test]
+fn a_runtime_called_directly_is_refused() {
+    for id in [
+        "rye/core/runtimes/bash_runtime",
+        "rye/core/runtimes/bash/bash",
+        "rye/core/runtimes/node/node",
+        "rye/core/runtimes/python/function",
+    ] {
+        let req = request(id, json!({}));
+        let err = plan_of(SCRIPT_TOOL, &req, &[]).expect_err("refused");
+        assert_eq!(
+            err["error"],
+            format!(
+                "`{id}` is a runtime: it runs the tools whose executor_id names it and has no tool \
+                 of its own, so calling it directly would run nothing but its own YAML file; run \
+                 one of its tools instead"
+            )
+        );
+    }
+}
+
+/// Every bundled runtime's kind of tool still plans: the tool file is named as a path
+/// (python/script, python/function, node, bash, state graph) or through the tool's own config
+/// (an MCP tool's `server_config_path` and `tool_name`; a command tool's `command`).
+#[test]
+fn s13_every_bundled_runtime_names_its_tool() {
+    let fixture = "//- /project/.ai/tools/t/script.py
+__version__ = \"1.0.0\"
+__executor_id__ = \"rye/core/runtimes/python/script\"
+//- /project/.ai/tools/t/function.py
+__version__ = \"1.0.0\"
+__executor_id__ = \"rye/core/runtimes/python/function\"
+def execute(params, project_path):
+    return params
+//- /project/.ai/tools/t/flat.py
+__version__ = \"1.0.0\"
+__executor_id__ = \"rye/core/runtimes/python_function_runtime\"
+def execute(params, project_path):
+    return params
+//- /project/.ai/tools/t/node.js
+const __version__ = \"1.0.0\";
+const __executor_id__ = \"rye/core/runtimes/node/node\";
+//- /project/.ai/tools/t/node_flat.js
+const __version__ = \"1.0.0\";
+const __executor_id__ = \"rye/core/runtimes/node_runtime\";
+//- /project/.ai/tools/t/shell.sh
+__version__=\"1.0.0\"
+__executor_id__=\"rye/core/runtimes/bash/bash\"
+//- /project/.ai/tools/t/graph.yaml
+version: \"1.0.0\"
+tool_type: graph
+executor_id: rye/core/runtimes/state-graph/runtime
+config:
+  start: done
+  nodes:
+    done:
+      type: return
+//- /project/.ai/tools/t/mcp.yaml
+version: \"1.0.0\"
+tool_type: mcp
+executor_id: rye/core/runtimes/mcp/stdio
+config:
+  server: mcp/servers/x
+  server_config_path: \"{project_path}/.ai/tools/mcp/servers/x.yaml\"
+  tool_name: list_issues
+//- /project/.ai/tools/t/cmd_rt.yaml
+version: \"1.0.0\"
+tool_type: runtime
+executor_id: rye/core/primitives/subprocess
+config:
+  args: [\"--version\"]
+//- /project/.ai/tools/t/cmd.yaml
+version: \"1.0.0\"
+executor_id: t/cmd_rt
+config:
+  command: git
+";
+    for (id, named) in [
+        ("t/script", "/fixture/project/.ai/tools/t/script.py"),
+        ("t/function", "/fixture/project/.ai/tools/t/function.py"),
+        ("t/flat", "/fixture/project/.ai/tools/t/flat.py"),
+        ("t/node", "/fixture/project/.ai/tools/t/node.js"),
+        ("t/node_flat", "/fixture/project/.ai/tools/t/node_flat.js"),
+        ("t/shell", "/fixture/project/.ai/tools/t/shell.sh"),
+        ("t/graph", "/fixture/project/.ai/tools/t/graph.yaml"),
+        ("t/mcp", "list_issues"),
+        ("t/cmd", "git"),
+    ] {
+        let req = request(id, json!({}));
+        let plan = plan_of(fixture, &req, &[("RYE_KERNEL_PYTHON", "/usr/bin/python3")])
+            .unwrap_or_else(|e| panic!("{id} plans: {e}"));
+        let line: Vec<&String> = std::iter::once(&plan.program).chain(&plan.args).collect();
+        assert!(line.iter().any(|a| *a == named), "{id}: {line:?}");
+    }
 }

@@ -64,6 +64,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("src/rules/", 4),
     ("src/analysis/", 5),
     ("src/exec/run.rs", 6),
+    ("src/exec/run/", 6),
     ("src/exec/gather.rs", 6),
     ("src/exec/", 5),
     ("src/synth.rs", 5),

@@ -58,6 +58,10 @@ pub struct ExecArgs {
     /// Neither check nor write the tool's lockfile.
     #[arg(long)]
     no_lockfile: bool,
+    /// Do not run the tool in a cgroup of its own (Linux): what it leaves behind is then ended
+    /// through its process group and as orphans re-parented to ryechain only.
+    #[arg(long)]
+    no_cgroup: bool,
     /// Output format (default: human on a terminal, JSON otherwise).
     #[arg(long, value_enum)]
     format: Option<ExecFormat>,
@@ -192,6 +196,10 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect();
     let mut facts = Facts::lazy(env);
+    // Nothing a tool (or an interpreter probe) starts outlives its run: this process spawns
+    // children only through `exec::run`, one at a time, so it may adopt and end their orphans.
+    run::adopt_orphans();
+    run::use_cgroups(!args.no_cgroup);
     for _ in 0..MAX_ROUNDS {
         let step = plan(host.db(), &req, &facts);
         match step {

@@ -299,6 +299,9 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
     if let Some(err) = ch.run_error(id) {
         return refuse(req, err, &ids, trace);
     }
+    if metadata(dbr, root_file).tool_type_str() == Some("runtime") {
+        return refuse(req, NotRun::RuntimeCalledDirectly.message(id), &ids, trace);
+    }
     let mut warnings = warnings;
     if req.use_lockfile
         && !lockfile_used
@@ -430,6 +433,21 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
     let config = build_config(&config_refs, &params, &context, &env);
     match plan_from_config(req, &config, env) {
         Err(e) => refuse(req, e, &ids, trace),
+        Ok(plan)
+            if !runs_the_tool(
+                &plan,
+                &anchor.context.tool_path,
+                configs.first().unwrap_or(&Json::Null),
+                &config,
+            ) =>
+        {
+            let not_run = NotRun::ToolNotNamed {
+                plan: &plan,
+                tool_path: &anchor.context.tool_path,
+                runtime: ids.get(1).map_or("", String::as_str),
+            };
+            refuse(req, not_run.message(id), &ids, trace)
+        }
         Ok(plan) => Step::Run(Box::new(Prepared {
             plan,
             chain: ids,
@@ -439,6 +457,129 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
             lockfile_due,
         })),
     }
+}
+
+/// Why a chain would run without running its tool: a run that did not run the tool is never a
+/// success, so the planner refuses these before anything is spawned. The texts live here only.
+enum NotRun<'a> {
+    /// The item called is a runtime: its `{tool_path}` is its own YAML file.
+    RuntimeCalledDirectly,
+    /// The final command line names neither the tool's file nor anything of the tool's own config
+    /// (the reference's `node_runtime.yaml` with `args: []`, §15.40).
+    ToolNotNamed {
+        plan: &'a super::ExecutionPlan,
+        tool_path: &'a str,
+        runtime: &'a str,
+    },
+}
+
+impl NotRun<'_> {
+    fn message(&self, id: &str) -> String {
+        match self {
+            NotRun::RuntimeCalledDirectly => format!(
+                "`{id}` is a runtime: it runs the tools whose executor_id names it and has no \
+                 tool of its own, so calling it directly would run nothing but its own YAML file; \
+                 run one of its tools instead"
+            ),
+            NotRun::ToolNotNamed {
+                plan,
+                tool_path,
+                runtime,
+            } => format!(
+                "The chain of {id} never runs {id}: its command line `{}` does not name the tool \
+                 file {tool_path}, and the tool's own config supplies none of it; the runtime \
+                 `{runtime}` must pass `{{tool_path}}` in its `args` or `input_data` (or the tool's \
+                 config set `command`)",
+                command_line(plan)
+            ),
+        }
+    }
+}
+
+/// The plan's program and arguments as a shell would show them, long arguments shortened.
+fn command_line(plan: &super::ExecutionPlan) -> String {
+    const LONG: usize = 60;
+    std::iter::once(&plan.program)
+        .chain(&plan.args)
+        .map(|a| {
+            let short = match a.char_indices().nth(LONG) {
+                Some((at, _)) => format!("{}…", &a[..at]),
+                None => a.clone(),
+            };
+            let plain = !short.is_empty()
+                && short
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "@%+=:,./-_…{}".contains(c));
+            if plain {
+                short
+            } else {
+                crate::exec::template::shlex_quote(&short)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether the final command line runs the tool: it names the tool's file — its path in the
+/// program, an argument or the stdin text; its file name or module stem as an argument while the
+/// tool's directory is the working directory or an entry of a `:`-list in the environment
+/// (`PYTHONPATH`, `NODE_PATH`); or `package.stem` while the package's parent is — or the tool's
+/// own config shapes it: it sets
+/// `command`, `args` or `input_data`, or one of its string values (as templated) is the program
+/// or an argument (an MCP tool's `tool_name` and `server_config_path`). A chain element without
+/// a file has nothing to name.
+fn runs_the_tool(
+    plan: &super::ExecutionPlan,
+    tool_path: &str,
+    tool_config: &Json,
+    config: &Map<String, Json>,
+) -> bool {
+    if tool_path.is_empty() {
+        return true;
+    }
+    let line = || std::iter::once(&plan.program).chain(&plan.args);
+    let stdin = plan.stdin.as_deref().map(String::from_utf8_lossy);
+    if line().any(|a| a.contains(tool_path)) || stdin.is_some_and(|s| s.contains(tool_path)) {
+        return true;
+    }
+    let path = std::path::Path::new(tool_path);
+    let looked_in = |dir: &std::path::Path| {
+        plan.cwd.as_deref() == Some(dir)
+            || plan
+                .env
+                .values()
+                .any(|v| v.split(':').any(|e| std::path::Path::new(e) == dir))
+    };
+    if let (Some(dir), Some(name), Some(stem)) = (
+        path.parent(),
+        path.file_name().and_then(|n| n.to_str()),
+        path.file_stem().and_then(|n| n.to_str()),
+    ) {
+        if looked_in(dir) && line().any(|a| a == name || a == stem) {
+            return true;
+        }
+        if let (Some(base), Some(package)) =
+            (dir.parent(), dir.file_name().and_then(|n| n.to_str()))
+        {
+            let module = format!("{package}.{stem}");
+            if looked_in(base) && line().any(|a| *a == module) {
+                return true;
+            }
+        }
+    }
+    let Json::Object(own) = tool_config else {
+        return false;
+    };
+    if ["command", "args", "input_data"]
+        .iter()
+        .any(|k| own.contains_key(*k))
+    {
+        return true;
+    }
+    own.keys()
+        .filter_map(|k| config.get(k).and_then(Json::as_str))
+        .filter(|v| !v.is_empty())
+        .any(|v| line().any(|a| a == v))
 }
 
 /// Ids of the subprocess primitive (DESIGN.md: `execute` is its seed-001 alias).
@@ -587,5 +728,96 @@ pub fn finish(req: &ExecRequest, prepared: &Prepared, outcome: &super::ProcessOu
     Answer {
         response: Json::Object(r),
         success: result.success,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::exec::ExecutionPlan;
+
+    const TOOL: &str = "/p/.ai/tools/t/greet.py";
+
+    fn plan(program: &str, args: &[&str]) -> ExecutionPlan {
+        ExecutionPlan {
+            program: program.to_owned(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: BTreeMap::new(),
+            cwd: None,
+            stdin: None,
+            timeout: Duration::from_secs(1),
+            output_cap: 1,
+        }
+    }
+
+    fn runs(p: &ExecutionPlan) -> bool {
+        runs_the_tool(p, TOOL, &Json::Null, &Map::new())
+    }
+
+    #[test]
+    fn the_path_anywhere_in_the_command_line_or_stdin_names_the_tool() {
+        assert!(runs(&plan("python3", &[TOOL, "--project-path", "/p"])));
+        assert!(runs(&plan(
+            "python3",
+            &["-c", "...", &format!("--file={TOOL}")]
+        )));
+        let mut p = plan("python3", &["-"]);
+        p.stdin = Some(format!("exec(open({TOOL:?}).read())").into_bytes());
+        assert!(runs(&p));
+        assert!(!runs(&plan("node", &[])));
+        assert!(!runs(&plan("python3", &["/p/.ai/tools/t/other.py"])));
+    }
+
+    #[test]
+    fn the_module_or_file_name_names_the_tool_where_the_process_looks() {
+        let mut p = plan("python3", &["-m", "greet"]);
+        assert!(!runs(&p), "no directory of the tool in sight");
+        p.env
+            .insert("PYTHONPATH".into(), "/x:/p/.ai/tools/t".into());
+        assert!(runs(&p));
+        let mut p = plan("python3", &["-m", "t.greet"]);
+        p.env.insert("PYTHONPATH".into(), "/p/.ai/tools/t".into());
+        assert!(!runs(&p), "`t.greet` is found from the package's parent");
+        p.env.insert("PYTHONPATH".into(), "/p/.ai/tools".into());
+        assert!(runs(&p));
+        let mut p = plan("python3", &["greet.py"]);
+        p.cwd = Some(PathBuf::from("/p/.ai/tools/t"));
+        assert!(runs(&p));
+        p.cwd = Some(PathBuf::from("/p"));
+        assert!(!runs(&p));
+    }
+
+    #[test]
+    fn the_tools_own_config_shaping_the_command_line_runs_it() {
+        let p = plan("python3", &["connect.py", "--tool", "list_issues"]);
+        let config: Map<String, Json> = [("tool_name".to_owned(), json!("list_issues"))]
+            .into_iter()
+            .collect();
+        assert!(runs_the_tool(&p, TOOL, &json!({"tool_name": "x"}), &config));
+        assert!(!runs_the_tool(&p, TOOL, &json!({"other": "x"}), &config));
+        assert!(runs_the_tool(&p, TOOL, &json!({"command": "git"}), &config));
+        assert!(runs_the_tool(
+            &p,
+            TOOL,
+            &json!({"input_data": "x"}),
+            &config
+        ));
+        assert!(
+            runs_the_tool(&plan("node", &[]), "", &Json::Null, &Map::new()),
+            "an element without a file has nothing to name"
+        );
+    }
+
+    #[test]
+    fn the_refusal_shows_the_command_line_shortened_and_quoted() {
+        let long = "x".repeat(100);
+        let p = plan("/bin/python3", &["-c", &long, "a b", "it's"]);
+        assert_eq!(
+            command_line(&p),
+            format!("/bin/python3 -c {}… 'a b' 'it'\"'\"'s'", "x".repeat(60))
+        );
     }
 }

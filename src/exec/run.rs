@@ -1,10 +1,13 @@
 //! L6 the subprocess primitive's edge (§9.1): spawns an `ExecutionPlan` without a shell, with
-//! exactly the plan's environment, in its own process group; feeds stdin from a thread; reads
-//! stdout and stderr concurrently with a cap; kills the whole group on timeout.
+//! exactly the plan's environment, in its own process group (and cgroup, where one can be made);
+//! feeds stdin from a thread; reads stdout and stderr concurrently with a cap; and when the tool
+//! has exited or timed out, ends everything it started (`contain`).
 #![allow(
     clippy::disallowed_methods,
     reason = "the exec runner is the one edge that spawns tool processes and stats their paths"
 )]
+
+pub mod contain;
 
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
@@ -12,10 +15,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::{ExecutionPlan, ExitKind, ProcessOutcome};
+pub use contain::adopt_orphans;
 
 /// The search path used when the plan's environment has no `PATH` (§9.1.10: Python's
 /// `os.defpath`-like fallback, so a complete environment without `PATH` still runs `echo`).
@@ -23,11 +28,16 @@ pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// How long the output pipes may stay open after the child has exited (or was killed).
 ///
-/// Decision: a normal exit does **not** kill the rest of the process group — a tool may start a
-/// service on purpose, and the reference does not kill it either. But a background process that
-/// inherited stdout/stderr would keep the pipes open and make us wait for it (the reference waits
-/// until the timeout). So after the child is gone we read for at most this long, then close our
-/// ends of the pipes and return what we have; the leftover process gets EPIPE on later writes.
+/// Decision: nothing a tool starts outlives its run. When the tool's process has exited, we read
+/// its pipes until both are closed or for at most this long (a background process that inherited
+/// stdout would otherwise hold them open, and the reference waited until the timeout), then end
+/// everything it started, as on a timeout: the cgroup the tool was put in (`cgroup.kill`, Linux
+/// cgroup v2 where ryechain may create one), its whole process group (always; the leader is kept
+/// unreaped until then, so the group id cannot have been reused), and — in a process that
+/// adopted orphans (`adopt_orphans`: the `ryechain exec` binary, Linux) — every process that was
+/// re-parented to us because its parent died (`setsid` daemons, double forks), killed and reaped
+/// until none is left. The reference let a started service run on; a tool that wants one must
+/// hand it to a service manager. Output written after the grace is dropped.
 pub const EXIT_GRACE: Duration = Duration::from_millis(100);
 
 /// How long to wait for the child's exit status after SIGKILL before giving up (a process in
@@ -151,8 +161,39 @@ enum Phase {
     Running,
     /// We sent SIGKILL at this instant and wait for the exit status.
     Killed(Instant),
-    /// The child's status is known; its pipes may stay open until this instant.
+    /// The child has exited (it is reaped at the end); its pipes may stay open until this instant.
     Exited(Instant),
+}
+
+/// What the runner uses, beyond the process group and the adopted orphans, to end what a tool
+/// started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Containment {
+    /// Run the tool in a cgroup of its own and kill the cgroup at the end (Linux cgroup v2, where
+    /// ryechain's own cgroup lets it create a child; silently skipped elsewhere).
+    pub cgroup: bool,
+}
+
+impl Default for Containment {
+    fn default() -> Self {
+        Containment { cgroup: true }
+    }
+}
+
+/// The containment `run` uses (`ryechain exec --no-cgroup` turns the cgroup off).
+static USE_CGROUP: AtomicBool = AtomicBool::new(true);
+
+/// Whether `run` puts tools in a cgroup of their own (default: yes, where one can be made).
+pub fn use_cgroups(on: bool) {
+    USE_CGROUP.store(on, Ordering::Relaxed);
+}
+
+/// Run the plan with the process's containment (`use_cgroups`); see `run_in`.
+pub fn run(plan: &ExecutionPlan) -> ProcessOutcome {
+    let containment = Containment {
+        cgroup: USE_CGROUP.load(Ordering::Relaxed),
+    };
+    run_in(plan, containment)
 }
 
 /// Run the plan to completion (§9.1). Never panics and never blocks past the plan's timeout plus
@@ -160,12 +201,14 @@ enum Phase {
 ///
 /// - argv is exec'd directly (no shell); the environment is exactly `plan.env`;
 /// - stdin is `plan.stdin` written from a thread then closed, or null — never ours (§15.25);
-/// - the child leads a new process group; on timeout the whole group gets SIGKILL and the output
-///   captured so far is returned with `TimedOut`;
+/// - the child leads a new process group (and, with `containment.cgroup`, a new cgroup); on
+///   timeout everything it started is killed and the output captured so far is returned with
+///   `TimedOut`; after a normal exit, whatever it left running is killed too (`EXIT_GRACE`);
 /// - stdout and stderr are read concurrently (one poll(2) loop on this thread, while a second
-///   thread blocks in `wait`), each keeping at most `plan.output_cap` bytes but reading
-///   everything, so a flooding tool neither blocks nor grows memory. No sleeps, no polling ticks.
-pub fn run(plan: &ExecutionPlan) -> ProcessOutcome {
+///   thread waits for the child), each keeping at most `plan.output_cap` bytes but reading
+///   everything, so a flooding tool neither blocks nor grows memory. No polling ticks while the
+///   tool runs; only the final clean-up waits in short steps for killed processes to go.
+pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome {
     let start = Instant::now();
     if let Some(cwd) = &plan.cwd
         && !std::fs::metadata(cwd).is_ok_and(|m| m.is_dir())
@@ -205,12 +248,22 @@ pub fn run(plan: &ExecutionPlan) -> ProcessOutcome {
     if let Some(cwd) = &plan.cwd {
         cmd.current_dir(cwd);
     }
-    let mut child = match cmd.spawn() {
+    let cgroup = if containment.cgroup {
+        contain::Cgroup::create()
+    } else {
+        None
+    };
+    if let Some(cg) = &cgroup {
+        cg.join_before_exec(&mut cmd);
+    }
+    let mut child = match contain::spawn(&mut cmd) {
         Ok(c) => c,
         Err(e) if e.kind() == ErrorKind::NotFound => return failed(ExitKind::NotFound, start),
         Err(e) => return failed(ExitKind::SpawnFailed(e.to_string()), start),
     };
-    let pgid = i32::try_from(child.id()).unwrap_or(0);
+    let child_id = child.id();
+    let pid = i32::try_from(child_id).unwrap_or(0);
+    let pgid = pid;
 
     if let (Some(mut pipe), Some(bytes)) = (child.stdin.take(), plan.stdin.clone()) {
         // A child that never reads cannot block us: the writer is never joined. EPIPE (the child
@@ -225,13 +278,18 @@ pub fn run(plan: &ExecutionPlan) -> ProcessOutcome {
     let mut stderr = child.stderr.take();
 
     let (status_tx, status_rx) = mpsc::channel();
+    let (reap_tx, reap_rx) = mpsc::channel();
     let waiter = std::thread::Builder::new()
         .name("ryechain-wait".to_owned())
-        .spawn(move || wait_and_notify(child, &status_tx, notify_tx));
+        .spawn(move || wait_and_notify(child, notify_tx, &reap_rx, &status_tx));
     if let Err(e) = waiter {
         // The child went with the closure; without a waiter we cannot reap it, so at least make
-        // sure nothing of it keeps running.
+        // sure nothing of it keeps running (and leave it to a later sweep to reap).
+        if let Some(cg) = &cgroup {
+            cg.kill();
+        }
         kill_group(pgid);
+        contain::forget(child_id);
         return failed(
             ExitKind::SpawnFailed(format!("cannot start a thread: {e}")),
             start,
@@ -243,8 +301,8 @@ pub fn run(plan: &ExecutionPlan) -> ProcessOutcome {
     let mut buf = vec![0u8; CHUNK];
     let deadline = start.checked_add(plan.timeout);
     let mut phase = Phase::Running;
-    let mut status: Option<std::io::Result<ExitStatus>> = None;
     let mut timed_out = false;
+    let mut poll_error = None;
     let mut exited_at = None;
     let mut notify = Some(notify_rx);
 
@@ -292,12 +350,8 @@ pub fn run(plan: &ExecutionPlan) -> ProcessOutcome {
             if e.kind() == ErrorKind::Interrupted {
                 continue;
             }
-            kill_group(pgid);
-            let _ = status_rx.recv_timeout(KILL_GRACE);
-            let mut o = failed(ExitKind::SpawnFailed(format!("poll failed: {e}")), start);
-            (o.stdout, o.stdout_total, o.stderr, o.stderr_total) =
-                (out.kept, out.total, err.kept, err.total);
-            return o;
+            poll_error = Some(e);
+            break;
         }
         if n == 0 {
             if until.is_some_and(|t| Instant::now() < t) {
@@ -305,6 +359,9 @@ pub fn run(plan: &ExecutionPlan) -> ProcessOutcome {
             }
             match phase {
                 Phase::Running => {
+                    if let Some(cg) = &cgroup {
+                        cg.kill();
+                    }
                     kill_group(pgid);
                     timed_out = true;
                     phase = Phase::Killed(Instant::now());
@@ -334,20 +391,38 @@ pub fn run(plan: &ExecutionPlan) -> ProcessOutcome {
                     }
                 }
                 _ => {
+                    // The child has exited (it is not reaped yet, so its group id is still ours).
                     notify = None;
                     let at = Instant::now();
                     exited_at = Some(at);
-                    status = Some(status_rx.recv().unwrap_or_else(|_| {
-                        Err(std::io::Error::other("lost the exit status of the child"))
-                    }));
                     phase = Phase::Exited(at + EXIT_GRACE);
                 }
             }
         }
     }
-    // Dropping `stdout`/`stderr` here closes our ends of pipes a leftover process still holds.
+    // End everything the tool started (EXIT_GRACE): its cgroup, its group while the leader is
+    // still unreaped, then — after the leader is reaped — what was re-parented to us.
+    drop((stdout, stderr)); // closes our ends of pipes a leftover process still holds
+    if let Some(cg) = &cgroup {
+        cg.kill();
+    }
+    kill_group(pgid);
+    let _ = reap_tx.send(());
+    let status = if notify.is_some() {
+        // It never exited (stuck after SIGKILL past KILL_GRACE): take a status only if it is in.
+        status_rx.try_recv().ok()
+    } else {
+        status_rx.recv_timeout(KILL_GRACE).ok()
+    };
+    contain::sweep(pid, pgid, cgroup.as_ref(), Instant::now() + KILL_GRACE);
+    drop(cgroup); // removes the (now empty) cgroup
     let exit = match status {
-        None => ExitKind::TimedOut, // killed, status not in within KILL_GRACE
+        _ if poll_error.is_some() => ExitKind::SpawnFailed(format!(
+            "poll failed: {}",
+            poll_error.map(|e| e.to_string()).unwrap_or_default()
+        )),
+        None if timed_out => ExitKind::TimedOut, // killed, status not in within KILL_GRACE
+        None => ExitKind::SpawnFailed("lost the exit status of the child".to_owned()),
         Some(Err(e)) => ExitKind::SpawnFailed(e.to_string()),
         Some(Ok(st)) => match (st.code(), st.signal()) {
             (Some(code), _) => ExitKind::Code(code),
@@ -366,13 +441,26 @@ pub fn run(plan: &ExecutionPlan) -> ProcessOutcome {
     }
 }
 
-/// The waiter thread: reap the child, hand over its status, then close the notify pipe.
+/// The waiter thread. It waits until the child has exited without reaping it (`waitid` with
+/// `WNOWAIT`), closes the notify pipe, and reaps the child only when the runner says so (after it
+/// has killed the child's group, whose id the unreaped child still holds), then hands over the
+/// status. Where `waitid` fails it reaps at once, as before.
 fn wait_and_notify(
     mut child: Child,
-    tx: &mpsc::Sender<std::io::Result<ExitStatus>>,
     notify: std::io::PipeWriter,
+    reap: &mpsc::Receiver<()>,
+    tx: &mpsc::Sender<std::io::Result<ExitStatus>>,
 ) {
-    let status = child.wait();
+    let pid = child.id();
+    let status = if contain::wait_exited(pid) {
+        drop(notify);
+        let _ = reap.recv(); // an error: the runner is gone; reap all the same
+        child.wait()
+    } else {
+        let status = child.wait();
+        drop(notify);
+        status
+    };
+    contain::forget(pid);
     let _ = tx.send(status);
-    drop(notify);
 }

@@ -24,7 +24,8 @@ pub const MAX_INDIRECTION: usize = 3;
 /// read to decide what is spawned or requested. The reference excluded only `command` and `args`;
 /// ryechain is strict (DESIGN.md "Templating": the caller never changes what is spawned), so
 /// `cwd`, `timeout`, `input_data` and the HTTP primitive's request keys are excluded too, and
-/// `env` never survives (§8.2.3). The tool still receives them in `params_json`.
+/// `env` never survives (§8.2.3). The tool still receives them in `params_json`, except the
+/// reference's `NOT_IN_PARAMS_JSON`.
 pub const RESERVED_CALLER_KEYS: &[&str] = &[
     "command",
     "args",
@@ -40,10 +41,17 @@ pub const RESERVED_CALLER_KEYS: &[&str] = &[
     "retry",
 ];
 
-/// Caller parameters left out of `params_json` (§8.2.6, [L] list), besides `__*` keys: `env` and
-/// the execution context (the anchor context's names).
+/// Caller parameters left out of `params_json`: the reference's list (§8.2.6 [R]) less `command`
+/// and `args`, which the seeds' collision rule (§8.5, a MUST; DESIGN.md) hands to the tool in
+/// `params_json` since they never replace the runtime's program. `__*` keys (the passthrough of
+/// §8.2.9, not caller data) are left out too. Every other caller key reaches the tool as the
+/// caller wrote it — `anchor_path`, `tool_dir`, `project_path` and the other context names
+/// included ([L] dropped those): they are data for the tool, while the context the chain itself
+/// runs with is always ryechain's own (`build_config` sets it last).
+pub const NOT_IN_PARAMS_JSON: &[&str] = &["cwd", "env", "timeout"];
+
 fn excluded_from_params_json(key: &str) -> bool {
-    key == "env" || super::anchor::CONTEXT_KEYS.contains(&key)
+    key.starts_with("__") || NOT_IN_PARAMS_JSON.contains(&key)
 }
 
 /// Characters that make an embedded `${VAR}` value shell-quoted (§8.3 pass 1).
@@ -106,12 +114,12 @@ pub fn py_str(v: &Value) -> String {
 }
 
 /// `json.dumps(params)` with Python's defaults (`", "`, `": "`, `ensure_ascii`, insertion order)
-/// over the caller parameters minus `env`, the context names and `__*` keys (§8.2.6).
+/// over the caller parameters minus `NOT_IN_PARAMS_JSON` and `__*` keys (§8.2.6).
 pub fn params_json(params: &Map<String, Value>) -> String {
     let mut out = String::from("{");
     let mut first = true;
     for (k, v) in params {
-        if k.starts_with("__") || excluded_from_params_json(k) {
+        if excluded_from_params_json(k) {
             continue;
         }
         if !first {
@@ -417,7 +425,7 @@ fn env_value(env: &BTreeMap<String, String>, name: &str, default: Option<&str>) 
 }
 
 /// Python's `shlex.quote` for a non-empty text with unsafe characters.
-fn shlex_quote(s: &str) -> String {
+pub(crate) fn shlex_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\"'\"'"))
 }
 
@@ -609,7 +617,7 @@ mod tests {
     }
 
     #[test]
-    fn s8_5_collision_rule_caller_command_and_args_only_reach_params_json() {
+    fn s8_5_collision_rule_caller_command_and_args_never_replace_the_runtimes() {
         let params = obj(json!({"command": "ls", "args": ["-l"], "greeting": "hi"}));
         let e = env(&[("RYE_PYTHON", "/venv/bin/python")]);
         let rt = runtime();
@@ -619,10 +627,8 @@ mod tests {
             out["args"],
             json!(["/p/.ai/tools/t.py", "--project-path", "/p", "hi", "{note}"])
         );
-        assert_eq!(
-            out["input_data"],
-            r#"{"command": "ls", "args": ["-l"], "greeting": "hi"}"#
-        );
+        // §8.2.6 [R]: the primitive's own keys are not passed on in params_json either.
+        assert_eq!(out["input_data"], r#"{"greeting": "hi"}"#);
     }
 
     #[test]
@@ -638,10 +644,11 @@ mod tests {
         assert_eq!(out["timeout"], 300);
         assert_eq!(out["env"], json!({"PATH": "/bin"}));
         assert!(!out.contains_key("url") && !out.contains_key("body"));
-        // The tool still gets every caller value on stdin.
+        // The tool still gets the other caller values on stdin (§8.2.6 [R] leaves out `cwd`,
+        // `timeout` and `env`).
         assert_eq!(
             out["input_data"],
-            r#"{"cwd": "/etc", "timeout": 1, "input_data": "x", "url": "http://evil", "body": {"a": 1}}"#
+            r#"{"input_data": "x", "url": "http://evil", "body": {"a": 1}}"#
         );
     }
 
@@ -711,7 +718,8 @@ mod tests {
         assert_eq!(out["tool_path"], "/p/.ai/tools/t.py");
         assert_eq!(out["body"], json!({"model": "m1", "n": 2}));
         assert_eq!(out["__sinks"], sink);
-        assert_eq!(out["params_json"], r#"{"n": 2}"#);
+        // The caller's `tool_path` is data in params_json; the config has the real one (above).
+        assert_eq!(out["params_json"], r#"{"n": 2, "tool_path": "/evil"}"#);
         // Python dict order: a caller key keeps its slot when the context overwrites its value.
         let keys: Vec<&str> = out.keys().map(String::as_str).collect();
         assert_eq!(
@@ -739,11 +747,14 @@ mod tests {
             "b": "é😀\u{7f}\n\"\\/", "a": [1, 2.0, 1e16, -0.5, null, true], "o": {}, "l": [],
             "env": {"X": "1"}, "tool_dir": "/t", "anchor_path": "/a", "runtime_lib": "/r",
             "project_path": "/p", "user_space": "/u", "system_space": "/s", "tool_parent": "/",
-            "tool_path": "/x", "__sinks": 1, "_ok": 0,
+            "tool_path": "/x", "__sinks": 1, "_ok": 0, "command": "c", "args": [], "cwd": "/",
+            "timeout": 1,
         }));
+        // [R]'s list: `command`, `args`, `cwd`, `env`, `timeout` (and the `__*` passthrough) are
+        // left out; the context names are caller data like any other key.
         assert_eq!(
             params_json(&params),
-            r#"{"b": "\u00e9\ud83d\ude00\u007f\n\"\\/", "a": [1, 2.0, 1e+16, -0.5, null, true], "o": {}, "l": [], "_ok": 0}"#
+            r#"{"b": "\u00e9\ud83d\ude00\u007f\n\"\\/", "a": [1, 2.0, 1e+16, -0.5, null, true], "o": {}, "l": [], "tool_dir": "/t", "anchor_path": "/a", "runtime_lib": "/r", "project_path": "/p", "user_space": "/u", "system_space": "/s", "tool_parent": "/", "tool_path": "/x", "_ok": 0}"#
         );
         assert_eq!(params_json(&Map::new()), "{}");
     }

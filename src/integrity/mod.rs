@@ -269,13 +269,13 @@ pub fn project_dir_of(db: &dyn Db, file: SourceFile) -> Option<PathBuf> {
         .roots(db)
         .iter()
         .find(|r| r.space(db) == file.space(db))?;
-    Some(root.root(db).parent()?.to_path_buf())
+    project_dir(db, *root)
 }
 
-/// The project directory of a space root, as approvals record it (`None` for other spaces).
-fn approval_project(db: &dyn Db, root: crate::db::SpaceRoot) -> Option<String> {
+/// The project directory of a space root (`None` for other spaces).
+fn project_dir(db: &dyn Db, root: crate::db::SpaceRoot) -> Option<PathBuf> {
     (root.space(db).kind() == SpaceKind::Project)
-        .then(|| root.root(db).parent().map(|p| p.display().to_string()))
+        .then(|| root.root(db).parent().map(PathBuf::from))
         .flatten()
 }
 
@@ -326,7 +326,7 @@ pub fn trust_store(db: &dyn Db) -> TrustStore {
     }
     let mut waiting = Vec::new();
     for &root in roots {
-        let project = approval_project(db, root);
+        let project = project_dir(db, root).map(|p| p.display().to_string());
         let mut docs: Vec<(u8, SourceFile)> = trust::TRUST_DIRS
             .iter()
             .flat_map(|dir| root.entries_under(db, dir))

@@ -1,0 +1,388 @@
+//! L6 ending everything a tool started (the runner's `EXIT_GRACE` decision): the tool's cgroup
+//! (Linux cgroup v2, `cgroup.kill`), its process group (always), and the orphans re-parented to a
+//! process that adopted them (`adopt_orphans`, Linux `PR_SET_CHILD_SUBREAPER`), which are killed
+//! and reaped one by one — never a child some other code of this process waits on.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the runner's edge reads /proc and writes the cgroup file system"
+)]
+
+use std::io;
+use std::path::PathBuf;
+use std::process::{Child, Command};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+/// Set once this process is the subreaper of its descendants.
+static ADOPTING: AtomicBool = AtomicBool::new(false);
+
+/// The children `run` spawned and has not reaped yet. The sweep leaves exactly these alone; a
+/// spawn registers its child while holding the lock, so a sweep never sees one unregistered.
+static SPAWNED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn spawned() -> MutexGuard<'static, Vec<u32>> {
+    SPAWNED.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Make this process the reaper of what its tools leave behind (Linux): a process whose parent
+/// dies is re-parented to us instead of init, so after each run the sweep finds the `setsid`
+/// daemons and double-forked children of the tool, kills and reaps them. Returns whether it
+/// took effect (`false` on other systems, where only the process group is killed).
+///
+/// The flag belongs to the whole process, and the sweep kills and reaps every child of this
+/// process that `exec::run` did not spawn. So call it only in a process whose every child is
+/// spawned through `exec::run` — the `ryechain exec` binary, which runs one tool and exits; the
+/// language server and `--watch` never run tools — and never run two tools at once in it: a
+/// sweep happens only when no other run is in flight, but it cannot tell one run's orphans from
+/// another's. Other code's `Child::wait` would otherwise find its child already reaped.
+pub fn adopt_orphans() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: prctl(2) with integer arguments only; no memory is passed.
+        let ok = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0;
+        if ok {
+            ADOPTING.store(true, Ordering::SeqCst);
+        }
+        ok
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// Spawn `cmd` and register its child (under the lock, so no sweep sees it unregistered).
+pub(super) fn spawn(cmd: &mut Command) -> io::Result<Child> {
+    let mut live = spawned();
+    let child = cmd.spawn()?;
+    live.push(child.id());
+    Ok(child)
+}
+
+/// The child was reaped: the sweep may meet its pid again as someone else.
+pub(super) fn forget(pid: u32) {
+    spawned().retain(|&p| p != pid);
+}
+
+/// Block until the child `pid` has exited, leaving it unreaped (`waitid` with `WNOWAIT`), so its
+/// pid — and the id of the process group it leads — stays reserved until it is reaped. `false`
+/// when `waitid` fails (the caller then reaps at once).
+pub(super) fn wait_exited(pid: u32) -> bool {
+    loop {
+        // SAFETY: an all-zero siginfo_t is a valid value; waitid writes only into it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a live siginfo_t for the whole call.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid,
+                &raw mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if rc == 0 {
+            return true;
+        }
+        if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return false;
+        }
+    }
+}
+
+/// Wait, in short steps until `deadline`, for everything the run started to be gone, once its
+/// cgroup and group were killed and its leader `pid` reaped: the cgroup empty, and — where this
+/// process adopts orphans — the group empty and no child of ours left that `run` did not spawn.
+/// Each such child is killed and reaped; the processes it leaves come to us in turn and go in the
+/// next step. Without adoption the group's dead are init's to reap, so only the cgroup is
+/// waited for. The sweep is skipped while another run is in flight (its orphans are not ours).
+pub(super) fn sweep(pid: i32, pgid: i32, cgroup: Option<&Cgroup>, deadline: Instant) {
+    let adopting = ADOPTING.load(Ordering::SeqCst);
+    let mut pause = Duration::from_micros(50);
+    loop {
+        let mut left = cgroup.is_some_and(Cgroup::populated);
+        if adopting && let Some(adopted) = kill_adopted(pid) {
+            left |= adopted || group_exists(pgid);
+        }
+        if !left || Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+/// Whether a process of the group `pgid` still exists (alive or a zombie).
+fn group_exists(pgid: i32) -> bool {
+    // SAFETY: kill(2) with signal 0 only checks; a negative pid names the group.
+    pgid > 0 && unsafe { libc::kill(-pgid, 0) } == 0
+}
+
+/// SIGKILL and try to reap every child of ours that `run` did not spawn; whether there was one.
+/// `None` (nothing done) while another run's child is alive: its orphans may be among ours, and
+/// the group's dead may wait among them for that run's sweep.
+fn kill_adopted(pid: i32) -> Option<bool> {
+    let live = spawned();
+    if live
+        .iter()
+        .any(|&p| i32::try_from(p).is_ok_and(|p| p != pid))
+    {
+        return None;
+    }
+    let mut found = false;
+    for child in children() {
+        if live.iter().any(|&p| i32::try_from(p) == Ok(child)) {
+            continue;
+        }
+        found = true;
+        let mut status = 0;
+        // SAFETY: kill(2) and waitpid(2) on our own unreaped child, whose pid cannot have been
+        // reused; `status` is a live c_int.
+        unsafe {
+            libc::kill(child, libc::SIGKILL);
+            libc::waitpid(child, &raw mut status, libc::WNOHANG);
+        }
+    }
+    Some(found)
+}
+
+/// The pids of this process's children (of any of its threads), from `/proc`.
+fn children() -> Vec<i32> {
+    #[cfg(target_os = "linux")]
+    {
+        // One `children` file per thread (CONFIG_PROC_CHILDREN); without it, scan every process.
+        let main = format!("/proc/self/task/{}/children", std::process::id());
+        if !std::path::Path::new(&main).is_file() {
+            return children_by_scan();
+        }
+        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+            return children_by_scan();
+        };
+        let mut out = Vec::new();
+        for task in tasks.flatten() {
+            // A thread that has just ended has no file any more (and no children).
+            if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+                out.extend(
+                    text.split_whitespace()
+                        .filter_map(|p| p.parse::<i32>().ok()),
+                );
+            }
+        }
+        out
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Vec::new()
+    }
+}
+
+/// Every process whose parent is this process, by reading `/proc/<pid>/stat`.
+#[cfg(target_os = "linux")]
+fn children_by_scan() -> Vec<i32> {
+    let me = std::process::id().to_string();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                    .is_some_and(|ppid| ppid == me)
+            })
+        })
+        .collect()
+}
+
+/// A cgroup v2 made for one run, beside nothing: a child of ryechain's own cgroup, named
+/// `ryechain-exec-<pid>-<n>`. The tool joins it before exec; `kill` ends every process in it
+/// (`cgroup.kill`, Linux 5.14), forks in flight included; dropping it removes the directory.
+pub(super) struct Cgroup {
+    dir: PathBuf,
+    /// `cgroup.procs` of the new cgroup, opened here (close-on-exec) and written by the child.
+    procs: std::fs::File,
+}
+
+/// Numbers the cgroups of one process.
+static NEXT_CGROUP: AtomicU64 = AtomicU64::new(0);
+
+/// Whether runs here get a cgroup of their own (`Containment::cgroup`): one can be made and removed.
+pub fn cgroups_work() -> bool {
+    Cgroup::create().is_some()
+}
+
+impl Cgroup {
+    /// A new cgroup under ours, or `None` where none can be made: no cgroup v2 mount, our cgroup
+    /// not writable (not delegated to us), no `cgroup.kill` (Linux before 5.14), other systems.
+    pub(super) fn create() -> Option<Cgroup> {
+        #[cfg(target_os = "linux")]
+        {
+            let parent = own_cgroup_dir()?;
+            let name = format!(
+                "ryechain-exec-{}-{}",
+                std::process::id(),
+                NEXT_CGROUP.fetch_add(1, Ordering::Relaxed)
+            );
+            let dir = parent.join(name);
+            std::fs::create_dir(&dir).ok()?;
+            let procs = std::fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join("cgroup.procs"));
+            match procs {
+                Ok(procs) if dir.join("cgroup.kill").is_file() => Some(Cgroup { dir, procs }),
+                _ => {
+                    let _ = std::fs::remove_dir(&dir);
+                    None
+                }
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            None
+        }
+    }
+
+    /// Have the child move itself into this cgroup between fork and exec, so nothing it starts
+    /// is ever outside. If the move is refused, the child runs on outside (the group and the
+    /// orphan sweep still apply).
+    pub(super) fn join_before_exec(&self, cmd: &mut Command) {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::process::CommandExt;
+        let fd = self.procs.as_raw_fd();
+        // SAFETY: the hook runs in the forked child before exec and only calls write(2), which
+        // is async-signal-safe, on a descriptor that stays open until the parent drops `self`
+        // (after the spawn). "0" names the writing process.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::write(fd, b"0".as_ptr().cast(), 1);
+                Ok(())
+            });
+        }
+    }
+
+    /// SIGKILL every process in the cgroup.
+    pub(super) fn kill(&self) {
+        let _ = std::fs::write(self.dir.join("cgroup.kill"), "1");
+    }
+
+    /// Whether a live process is still in the cgroup (`populated 1` in `cgroup.events`).
+    fn populated(&self) -> bool {
+        std::fs::read_to_string(self.dir.join("cgroup.events"))
+            .is_ok_and(|events| events.lines().any(|l| l.trim() == "populated 1"))
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        // Fails while a process is left (one stuck in the kernel past the sweep's deadline).
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// The directory of this process's cgroup v2.
+#[cfg(target_os = "linux")]
+fn own_cgroup_dir() -> Option<PathBuf> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    cgroup_dir(&cgroups, &mounts)
+}
+
+/// The directory of a cgroup v2: its path in a `/proc/<pid>/cgroup` text (the `0::` line) under
+/// the cgroup2 mount of a `mountinfo` text (whose root may be a part of the path, in a cgroup
+/// namespace or a bind mount). `None` without a cgroup2 mount that holds it.
+#[cfg(target_os = "linux")]
+fn cgroup_dir(cgroups: &str, mountinfo: &str) -> Option<PathBuf> {
+    let path = cgroups.lines().find_map(|l| l.strip_prefix("0::"))?;
+    mountinfo.lines().find_map(|line| {
+        let (fields, fs) = line.split_once(" - ")?;
+        if fs.split_whitespace().next() != Some("cgroup2") {
+            return None;
+        }
+        let mut fields = fields.split_whitespace().skip(3);
+        let (root, mount) = (unescape(fields.next()?), unescape(fields.next()?));
+        let rel = if root == "/" {
+            path
+        } else {
+            let rest = path.strip_prefix(root.as_str())?;
+            (rest.is_empty() || rest.starts_with('/')).then_some(rest)?
+        };
+        Some(PathBuf::from(mount).join(rel.trim_start_matches('/')))
+    })
+}
+
+/// A mountinfo field with its octal escapes (`\040` for a space) decoded.
+#[cfg(target_os = "linux")]
+fn unescape(field: &str) -> String {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let octal = bytes.get(i + 1..i + 4).and_then(|d| {
+            let text = std::str::from_utf8(d).ok()?;
+            u8::from_str_radix(text, 8).ok()
+        });
+        match (bytes[i], octal) {
+            (b'\\', Some(b)) => {
+                out.push(b);
+                i += 4;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    const HYBRID: &str = "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+";
+
+    #[test]
+    fn the_cgroup_v2_dir_is_found_under_its_mount() {
+        let own = "4:memory:/x\n0::/user.slice/app.scope\n";
+        assert_eq!(
+            cgroup_dir(own, HYBRID),
+            Some(PathBuf::from("/sys/fs/cgroup/unified/user.slice/app.scope"))
+        );
+        assert_eq!(
+            cgroup_dir("0::/\n", HYBRID),
+            Some(PathBuf::from("/sys/fs/cgroup/unified"))
+        );
+        // A mount whose root is a part of the path (a bind mount of a delegated subtree).
+        let bound = "50 1 0:40 /user.slice /mnt/my\\040cg rw - cgroup2 cgroup2 rw\n";
+        assert_eq!(
+            cgroup_dir("0::/user.slice/app.scope\n", bound),
+            Some(PathBuf::from("/mnt/my cg/app.scope"))
+        );
+        assert_eq!(cgroup_dir("0::/user.slicex/a\n", bound), None);
+        // cgroup v1 only, or no v2 line: none.
+        assert_eq!(cgroup_dir("4:memory:/x\n", HYBRID), None);
+        assert_eq!(
+            cgroup_dir(
+                "0::/\n",
+                "32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw\n"
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn mountinfo_escapes_are_decoded() {
+        assert_eq!(unescape(r"/sys/fs/cgroup"), "/sys/fs/cgroup");
+        assert_eq!(unescape(r"/mnt/a\040b\134c"), r"/mnt/a b\c");
+        assert_eq!(
+            unescape(r"/x\04"),
+            r"/x\04",
+            "a cut escape stays as written"
+        );
+    }
+}

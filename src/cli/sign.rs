@@ -30,7 +30,7 @@ use super::keys::{
 use super::replace::{Durability, Replace, replace_all, settled_since};
 use super::{Context, print_notices};
 use crate::db::{Db, FileContents, RootDb, Settings, SourceFile, SpaceRoot};
-use crate::integrity::hash::content_hash;
+use crate::integrity::hash::{content_hash, universal_newlines};
 use crate::integrity::sigline::{SigLine, parse_signature};
 use crate::integrity::timefmt::signature_timestamp;
 use crate::integrity::{
@@ -636,8 +636,10 @@ fn validate(
             }
             tool_fields(db, file, text, stem)?
         }
-        ItemKind::Directive => directive_fields(text)?,
-        ItemKind::Knowledge => knowledge_fields(text)?,
+        // Read as the reference reads them (universal newlines, §10.2): a CRLF or CR-only
+        // entry has the fields of its LF form.
+        ItemKind::Directive => directive_fields(&universal_newlines(text))?,
+        ItemKind::Knowledge => knowledge_fields(&universal_newlines(text))?,
     };
     let (errors, warnings) = check_fields(schema, kind, &fields, stem, dir);
     if errors.is_empty() {

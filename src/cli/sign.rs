@@ -39,6 +39,7 @@ use crate::integrity::{
 use crate::model::{SpaceKind, item_id_problem};
 use crate::resolve::extractor::{EXTRACTORS_DIR, extractor_item_type};
 use crate::resolve::{extractor_config, parse_file, space_index, split_tool_rel};
+use crate::rules::checks::unreadable_message;
 use crate::system::FileStamp;
 
 /// The item type flag of `sign`.
@@ -672,11 +673,9 @@ fn check_one(
 ) -> Checked {
     let path = || Some(file.path(db).as_ref().clone());
     let FileContents::Text(text) = file.contents(db) else {
-        return Checked::Refused(Outcome::failed(
-            id,
-            path(),
-            "the file cannot be read as UTF-8 text",
-        ));
+        // What lint says of it (`symlink-escape`, `unreadable-file`).
+        let why = unreadable_message(file.contents(db)).unwrap_or_default();
+        return Checked::Refused(Outcome::failed(id, path(), why));
     };
     match validate(db, schema, kind, id, file, &text.as_str()) {
         Ok(warnings) => Checked::Ready(Ready {

@@ -1,6 +1,7 @@
 //! L6 `ryechain verify [ITEM…] [--path DIR]`: the integrity verdict of items (all items of every
 //! space by default, or the chains of the named tools) with the reference's error texts (§10.5);
-//! exit 1 when any item fails under the execution policy.
+//! exit 1 when any item fails under the execution policy (an item file that cannot be read always
+//! fails, in lint's words).
 
 use std::path::Path;
 
@@ -60,7 +61,7 @@ pub fn verify(
                     "verified": f.verdict.passed(),
                     "accepted": policy.accepts(&f.verdict),
                     "key_fp": f.verdict.key_fp(),
-                    "error": f.verdict.error_text(&shown(f)),
+                    "error": f.error_at(&shown(f)),
                 })
             })
             .collect();
@@ -72,7 +73,7 @@ pub fn verify(
     } else {
         for f in &files {
             let p = shown(f);
-            match (f.verdict.key_fp(), f.verdict.error_text(&p)) {
+            match (f.verdict.key_fp(), f.error_at(&p)) {
                 (Some(fp), _) => outln!("ok      {p} (key {fp})"),
                 (None, Some(err)) if policy.accepts(&f.verdict) => {
                     outln!("allowed {err}");

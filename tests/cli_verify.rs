@@ -212,6 +212,28 @@ fn verify_fails_on_item_files_it_cannot_read() {
     }
 }
 
+/// Issue 30 item 6: `verify` where there is no project says so (exit 2), rather than checking the
+/// other spaces and reporting "0 failed".
+#[test]
+fn verify_without_an_ai_folder_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap();
+    std::fs::create_dir_all(dir.join("user")).unwrap();
+    for args in [
+        &["verify"][..],
+        &["verify", "--path", "."],
+        &["verify", "--json"],
+    ] {
+        let (code, out, err) = run_in(&dir, args);
+        assert_eq!(code, 2, "{args:?}: {out}\n{err}");
+        assert!(
+            err.contains(&format!("could not find `.ai/` in {}", dir.display())),
+            "{args:?}: {err}"
+        );
+        assert!(!out.contains("failed"), "{out}");
+    }
+}
+
 /// Issue 30 item 6: a symlink out of every space, or a file that is not UTF-8, is named in
 /// `verify`, `chain`, `exec` and `sign` with lint's message (`symlink-escape`, `unreadable-file`),
 /// not "the file could not be read as text".

@@ -136,9 +136,10 @@ fn lint_messages(dir: &Path, rule: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Issue 30 item 6: `verify` never passes over an item file it could not read. A file that is not
-/// UTF-8, larger than the loader reads, refused by the OS, a FIFO or a dangling symlink fails, in
-/// lint's words (`unreadable-file`), with or without `--allow-unsigned` (exit 1).
+/// Issue 30 item 6 (§10.5): `verify` never passes over an item file it could not read. A file
+/// that is not UTF-8, larger than the loader reads, refused by the OS, a FIFO or a dangling
+/// symlink fails, in lint's words (`unreadable-file`), with or without `--allow-unsigned`
+/// (exit 1).
 #[test]
 fn verify_fails_on_item_files_it_cannot_read() {
     let tmp = fixture_copy("unreadable-file");
@@ -234,9 +235,9 @@ fn verify_without_an_ai_folder_is_an_error() {
     }
 }
 
-/// Issue 30 item 6: a symlink out of every space, or a file that is not UTF-8, is named in
-/// `verify`, `chain`, `exec` and `sign` with lint's message (`symlink-escape`, `unreadable-file`),
-/// not "the file could not be read as text".
+/// Issue 30 item 6 (§10.5, §15.27): a symlink out of every space, or a file that is not UTF-8,
+/// is named in `verify`, `chain`, `exec` and `sign` with lint's message (`symlink-escape`,
+/// `unreadable-file`), not "the file could not be read as text".
 #[test]
 fn files_without_text_are_named_as_lint_names_them_by_verify_chain_exec_and_sign() {
     let escape = fixture_copy("symlink-escape");

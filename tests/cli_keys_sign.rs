@@ -565,6 +565,88 @@ fn s54_sign_directives_and_refusals() {
     assert_eq!(json_of(&out)["error"], "Tool not found: no/such/tool");
 }
 
+/// §10.2 on a CRLF or CR-only checkout: `sign` keeps the file's own line breaks (the signature
+/// line ends as the file's lines do; every other line is left as it was), and the signature
+/// verifies both by ryechain and by the reference's rule, recomputed here by hand: the text read
+/// with universal newlines, the shebang and the signature line dropped (tools), the comment line
+/// dropped (knowledge), the XML block (directives), SHA-256 of what is left.
+#[test]
+fn s10_2_signing_crlf_and_cr_files_keeps_their_line_breaks() {
+    use ryechain::integrity::hash::sha256_hex;
+    for eol in ["\r\n", "\r"] {
+        let env = Env::new();
+        let items = [
+            (
+                "tools/test/script.py",
+                "test/script",
+                ItemKind::Tool,
+                PY_TOOL,
+            ),
+            (
+                "tools/my/runtime.yaml",
+                "my/runtime",
+                ItemKind::Tool,
+                YAML_TOOL,
+            ),
+            ("tools/my/hello.js", "my/hello", ItemKind::Tool, JS_TOOL),
+            (
+                "knowledge/notes/entry.md",
+                "knowledge:notes/entry",
+                ItemKind::Knowledge,
+                KNOWLEDGE,
+            ),
+            (
+                "directives/workflow.md",
+                "directive:workflow",
+                ItemKind::Directive,
+                DIRECTIVE,
+            ),
+        ];
+        for (rel, _, _, lf) in items {
+            env.write(rel, &lf.replace('\n', eol));
+        }
+        for (rel, id, kind, lf) in items {
+            let out = env.run(&["sign", id]);
+            assert_code(&out, 0);
+            let signed = env.read(rel);
+            // Back to LF: no other line break is left, so the file kept its own.
+            let as_lf = signed.replace(eol, "\n");
+            assert!(!as_lf.contains('\r'), "{eol:?} {rel}: {signed:?}");
+            let lines: Vec<&str> = as_lf.lines().collect();
+            let at = usize::from(lf.starts_with("#!"));
+            assert!(
+                lines[at].contains(" rye:signed:"),
+                "{eol:?} {rel}: {signed:?}"
+            );
+            // Every other line as it was (the tool's `rye:validated` line is replaced).
+            let mut rest: Vec<&str> = lines.clone();
+            rest.remove(at);
+            let mut want: Vec<&str> = lf.lines().collect();
+            want.retain(|l| !l.contains("rye:validated"));
+            assert_eq!(rest, want, "{eol:?} {rel}");
+            // The reference's rule over the text as Python's text mode reads it.
+            let read = signed.replace("\r\n", "\n").replace('\r', "\n");
+            let hashed = match kind {
+                ItemKind::Tool => read
+                    .lines()
+                    .skip(at + 1)
+                    .map(|l| format!("{l}\n"))
+                    .collect(),
+                ItemKind::Knowledge => read.split_once('\n').unwrap().1.to_owned(),
+                ItemKind::Directive => {
+                    let start = read.find("<directive").unwrap();
+                    let end = read.rfind("</directive>").unwrap() + "</directive>".len();
+                    read[start..end].trim().to_owned()
+                }
+            };
+            let field = lines[at].split(':').nth(5).unwrap();
+            assert_eq!(sha256_hex(hashed.as_bytes()), field, "{eol:?} {rel}");
+            assert_verifies(&env, kind, &env.project.join(".ai").join(rel));
+        }
+        assert_cli_verifies(&env, &items.map(|(rel, ..)| rel));
+    }
+}
+
 /// A batch large enough to be made durable by syncing its file system (`syncfs`, from 64 files)
 /// rather than each file: every item signed once and verifying, nothing else in the folders.
 /// Half the files written more than the racy window (2 s) before the batch, so that they are

@@ -10,6 +10,7 @@ use crate::integrity::{
     ItemKind, Verdict, extension_of, formats_of, signature_status, trust_store, verify_text,
 };
 use crate::resolve::{chain, resolve_root, tool_id, tool_id_ref};
+use crate::rules::checks::unreadable_message;
 
 /// What the execution path will accept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,8 +69,22 @@ pub struct FileVerdict {
     /// The chain element's id (`None` for extra files).
     pub item_id: Option<String>,
     pub verdict: Verdict,
-    /// The reference's error text (§10.5) when the verdict is not a pass.
+    /// Why the file could not be read, in lint's words (`symlink-escape`, `unreadable-file`):
+    /// such a file always fails.
+    pub unreadable: Option<String>,
+    /// The error text when the verdict is not a pass: `error_at` the file's path.
     pub error: Option<String>,
+}
+
+impl FileVerdict {
+    /// The error text with the file shown as `path`: `<path>: <lint's message>` for a file that
+    /// could not be read, else the reference's text (§10.5).
+    pub fn error_at(&self, path: &str) -> Option<String> {
+        match &self.unreadable {
+            Some(why) => Some(format!("{path}: {why}")),
+            None => self.verdict.error_text(path),
+        }
+    }
 }
 
 /// Every verdict of a chain and its extra files, in chain order then extra order.
@@ -90,15 +105,15 @@ impl ChainVerification {
 }
 
 fn file_verdict(db: &dyn Db, file: SourceFile, item_id: Option<String>) -> FileVerdict {
-    let verdict = signature_status(db, file).clone();
-    let path = file.path(db).as_ref().clone();
-    let error = verdict.error_text(&path.display().to_string());
-    FileVerdict {
-        path,
+    let mut f = FileVerdict {
+        path: file.path(db).as_ref().clone(),
         item_id,
-        verdict,
-        error,
-    }
+        verdict: signature_status(db, file).clone(),
+        unreadable: unreadable_message(file.contents(db)),
+        error: None,
+    };
+    f.error = f.error_at(&f.path.display().to_string());
+    f
 }
 
 /// Verify the chain of `item_id` (resolved from the project space, as `rye_execute` does) and the
@@ -130,6 +145,7 @@ pub fn verify_chain(db: &RootDb, item_id: &str, extra: &[ExtraFile]) -> Option<C
             path: x.path.clone(),
             item_id: None,
             verdict,
+            unreadable: None,
             error,
         });
     }
@@ -137,6 +153,8 @@ pub fn verify_chain(db: &RootDb, item_id: &str, extra: &[ExtraFile]) -> Option<C
 }
 
 /// Verdicts of every item file of every space (tools, directives, knowledge), by space then path.
+/// An item file that could not be read (not UTF-8, refused by the OS, a FIFO, a symlink out of
+/// every space) is listed too, as a failure: `verify` never passes over it in silence.
 pub fn verify_all(db: &RootDb) -> Vec<FileVerdict> {
     let mut out = Vec::new();
     for root in db.workspace().roots(db) {
@@ -144,7 +162,7 @@ pub fn verify_all(db: &RootDb) -> Vec<FileVerdict> {
             .files(db)
             .iter()
             .copied()
-            .filter(|&f| ItemKind::of_rel(f.rel(db)).is_some() && f.contents(db).text().is_some())
+            .filter(|&f| ItemKind::of_rel(f.rel(db)).is_some())
             .filter(|&f| {
                 // Tools: only files with a tool extension are items.
                 !f.rel(db).starts_with("tools/") || tool_id_ref(db, f).is_some()

@@ -30,7 +30,7 @@ use super::keys::{
 use super::replace::{Durability, Replace, replace_all, settled_since};
 use super::{Context, print_notices};
 use crate::db::{Db, FileContents, RootDb, Settings, SourceFile, SpaceRoot};
-use crate::integrity::hash::content_hash;
+use crate::integrity::hash::{content_hash, universal_newlines};
 use crate::integrity::sigline::{SigLine, parse_signature};
 use crate::integrity::timefmt::signature_timestamp;
 use crate::integrity::{
@@ -39,6 +39,7 @@ use crate::integrity::{
 use crate::model::{SpaceKind, item_id_problem};
 use crate::resolve::extractor::{EXTRACTORS_DIR, extractor_item_type};
 use crate::resolve::{extractor_config, parse_file, space_index, split_tool_rel};
+use crate::rules::checks::unreadable_message;
 use crate::system::FileStamp;
 
 /// The item type flag of `sign`.
@@ -636,8 +637,10 @@ fn validate(
             }
             tool_fields(db, file, text, stem)?
         }
-        ItemKind::Directive => directive_fields(text)?,
-        ItemKind::Knowledge => knowledge_fields(text)?,
+        // Read as the reference reads them (universal newlines, §10.2): a CRLF or CR-only
+        // entry has the fields of its LF form.
+        ItemKind::Directive => directive_fields(&universal_newlines(text))?,
+        ItemKind::Knowledge => knowledge_fields(&universal_newlines(text))?,
     };
     let (errors, warnings) = check_fields(schema, kind, &fields, stem, dir);
     if errors.is_empty() {
@@ -670,11 +673,9 @@ fn check_one(
 ) -> Checked {
     let path = || Some(file.path(db).as_ref().clone());
     let FileContents::Text(text) = file.contents(db) else {
-        return Checked::Refused(Outcome::failed(
-            id,
-            path(),
-            "the file cannot be read as UTF-8 text",
-        ));
+        // What lint says of it (`symlink-escape`, `unreadable-file`).
+        let why = unreadable_message(file.contents(db)).unwrap_or_default();
+        return Checked::Refused(Outcome::failed(id, path(), why));
     };
     match validate(db, schema, kind, id, file, &text.as_str()) {
         Ok(warnings) => Checked::Ready(Ready {

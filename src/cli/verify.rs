@@ -1,6 +1,7 @@
 //! L6 `ryechain verify [ITEM…] [--path DIR]`: the integrity verdict of items (all items of every
 //! space by default, or the chains of the named tools) with the reference's error texts (§10.5);
-//! exit 1 when any item fails under the execution policy.
+//! exit 1 when any item fails under the execution policy (an item file that cannot be read always
+//! fails, in lint's words), exit 2 when the project directory has no `.ai/`.
 
 use std::path::Path;
 
@@ -23,6 +24,14 @@ pub fn verify(
         if let Some(reason) = crate::model::item_id_problem(item) {
             anyhow::bail!("invalid item id `{item}`: {reason}");
         }
+    }
+    // Without a project there is nothing of its own to verify: say so rather than "0 failed".
+    if !ctx.sys.is_dir(&path.join(".ai")) {
+        let dir = ctx
+            .sys
+            .canonicalize(path)
+            .unwrap_or_else(|_| path.to_path_buf());
+        anyhow::bail!("could not find `.ai/` in {}", dir.display());
     }
     // Named items: only their chains' files are read (lazy loading); otherwise every file.
     let (host, notices) = if items.is_empty() {
@@ -61,7 +70,7 @@ pub fn verify(
                     "verified": f.verdict.passed(),
                     "accepted": policy.accepts(&f.verdict),
                     "key_fp": f.verdict.key_fp(),
-                    "error": f.verdict.error_text(&shown(f)),
+                    "error": f.error_at(&shown(f)),
                 })
             })
             .collect();
@@ -73,7 +82,7 @@ pub fn verify(
     } else {
         for f in &files {
             let p = shown(f);
-            match (f.verdict.key_fp(), f.verdict.error_text(&p)) {
+            match (f.verdict.key_fp(), f.error_at(&p)) {
                 (Some(fp), _) => outln!("ok      {p} (key {fp})"),
                 (None, Some(err)) if policy.accepts(&f.verdict) => {
                     outln!("allowed {err}");

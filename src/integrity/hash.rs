@@ -6,6 +6,10 @@
 //! - Knowledge: drop a leading `<!-- (rye|kiwi-mcp):(validated|signed):…-->\n`; if the rest starts
 //!   with `---`, hash what follows the next `---` (searched from index 3), stripped; otherwise the
 //!   rest unchanged (seed vectors 000 and 003).
+//!
+//! All of it over the text as the reference reads it: Python's text mode (universal newlines)
+//! turns `\r\n` and a lone `\r` into `\n` before anything is matched or hashed, and keeps a BOM
+//! (`universal_newlines`). So a file checked out with CRLF line endings hashes as its LF form.
 
 use std::borrow::Cow;
 
@@ -15,6 +19,30 @@ use super::ItemKind;
 
 /// The reference's error when a directive has no XML block (a plain error, not an integrity one).
 pub const NO_DIRECTIVE_XML: &str = "No XML directive found in content";
+
+/// The text as Python's text mode reads it (universal newlines): each `\r\n` and each lone `\r`
+/// becomes `\n`; nothing else changes (a UTF-8 BOM stays, as `open(…, encoding="utf-8")` keeps
+/// U+FEFF). Borrowed when there is no `\r`, the common case (a lint hashes every file).
+pub fn universal_newlines(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    if memchr::memchr(b'\r', bytes).is_none() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut start = 0;
+    for cr in memchr::memchr_iter(b'\r', bytes) {
+        // `\r` and `\n` are ASCII: every cut is on a character boundary.
+        out.push_str(&text[start..cr]);
+        out.push('\n');
+        start = if bytes.get(cr + 1) == Some(&b'\n') {
+            cr + 2
+        } else {
+            cr + 1
+        };
+    }
+    out.push_str(&text[start..]);
+    Cow::Owned(out)
+}
 
 /// SHA-256 of `bytes`, lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -98,8 +126,11 @@ pub fn directive_content(text: &str) -> Result<&str, &'static str> {
     Ok(py_strip(&text[start..end + CLOSE.len()]))
 }
 
-/// The content hash of an item (§10.2). `prefix` is the tool's signature comment prefix.
+/// The content hash of an item (§10.2) over its text with universal newlines (as the reference
+/// reads it). `prefix` is the tool's signature comment prefix.
 pub fn content_hash(kind: ItemKind, text: &str, prefix: &str) -> Result<String, &'static str> {
+    let text = universal_newlines(text);
+    let text = text.as_ref();
     Ok(match kind {
         ItemKind::Tool => sha256_hex(tool_content(text, prefix).as_bytes()),
         ItemKind::Knowledge => sha256_hex(knowledge_content(text).as_bytes()),
@@ -147,6 +178,65 @@ mod tests {
             "```yaml\nx\n```\n"
         );
         assert_eq!(knowledge_content("no line\n"), "no line\n");
+    }
+
+    #[test]
+    fn universal_newlines_makes_crlf_and_lone_cr_lf() {
+        assert_eq!(universal_newlines("a\r\n\r\nb\r"), "a\n\nb\n");
+        assert_eq!(universal_newlines("a\rb\n\r\r\n"), "a\nb\n\n\n");
+        assert_eq!(universal_newlines("\r"), "\n");
+        assert_eq!(universal_newlines("\u{feff}é\r\n"), "\u{feff}é\n");
+        // The common case borrows: no allocation when there is no `\r`.
+        assert!(matches!(
+            universal_newlines("a\nb\n"),
+            Cow::Borrowed("a\nb\n")
+        ));
+        assert!(matches!(universal_newlines(""), Cow::Borrowed("")));
+    }
+
+    /// §10.2 over the text as the reference reads it (Python text mode): the hash of a CRLF or
+    /// CR-only file is the SHA-256 of its LF form. Vectors computed with `printf … | sha256sum`.
+    #[test]
+    fn s10_2_crlf_and_cr_text_hash_as_their_lf_form() {
+        // sha256("echo hi\nexit 0\n"): the shebang and the signature line are not hashed.
+        const TOOL: &str = "95c135b2e88612563002574dc08b837efdf65ae4ab320cf7c1fbf139e605d548";
+        for text in [
+            "#!/bin/sh\n# rye:signed:x\necho hi\nexit 0\n",
+            "#!/bin/sh\r\n# rye:signed:x\r\necho hi\r\nexit 0\r\n",
+            "#!/bin/sh\r# rye:signed:x\recho hi\rexit 0\r",
+            "#!/bin/sh\r\n# rye:signed:x\recho hi\nexit 0\r\n",
+        ] {
+            assert_eq!(
+                content_hash(ItemKind::Tool, text, "#"),
+                Ok(TOOL.into()),
+                "{text:?}"
+            );
+        }
+        // sha256("body\n\nmore\n"): knowledge without frontmatter hashes the rest unchanged.
+        const KNOWLEDGE: &str = "9c4fb6dd184909106f4b9b98bb10569badea6bd88e9651fe45e533d2af262877";
+        for text in [
+            "<!-- rye:signed:abc -->\r\nbody\r\n\r\nmore\r\n",
+            "<!-- rye:signed:abc -->\rbody\r\rmore\r",
+        ] {
+            assert_eq!(
+                content_hash(ItemKind::Knowledge, text, "<!--"),
+                Ok(KNOWLEDGE.into())
+            );
+        }
+        // sha256("<directive name=\"d\">\nhi\n\n</directive>")
+        assert_eq!(
+            content_hash(
+                ItemKind::Directive,
+                "# D\r\n<directive name=\"d\">\r\nhi\r\n\r</directive>\r\n",
+                "<!--"
+            ),
+            Ok("df3d344fecc115419d34c7cf48150fa4bb8fec686c2e176e92c534f52b2ab139".into())
+        );
+        // A BOM is kept, as Python's utf-8 codec keeps U+FEFF: sha256("\xef\xbb\xbfx\n").
+        assert_eq!(
+            content_hash(ItemKind::Tool, "\u{feff}x\r\n", "#"),
+            Ok("dc79faf9efbee8e42b42346da7a977c74a27581ae8f3465f431176f43e521415".into())
+        );
     }
 
     #[test]

@@ -212,10 +212,13 @@ pub fn content_hash(db: &dyn Db, file: SourceFile) -> Result<Arc<str>, String> {
 fn hash_of(db: &dyn Db, file: SourceFile) -> Result<String, String> {
     let rel = file.rel(db);
     let kind = ItemKind::of_rel(rel).ok_or_else(|| "not an item file".to_owned())?;
-    let text = file
-        .contents(db)
-        .text()
-        .ok_or_else(|| "the file could not be read as text".to_owned())?;
+    let contents = file.contents(db);
+    let text = contents.text().ok_or_else(|| {
+        format!(
+            "the file cannot be read: {}",
+            contents.problem().unwrap_or_default()
+        )
+    })?;
     let fmt = format_for(db, kind, rel);
     hash::content_hash(kind, &text, &fmt.prefix).map_err(str::to_owned)
 }

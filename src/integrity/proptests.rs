@@ -123,6 +123,8 @@ proptest! {
         changed.push_str(&signed[..at]);
         changed.push(replacement);
         changed.push_str(&signed[at + old.len_utf8()..]);
+        // Line breaks are read as universal newlines (§10.2): `\n` made `\r` is the same text.
+        prop_assume!(hash::universal_newlines(&changed) != hash::universal_newlines(&signed));
         // Whitespace the hash rules strip (directive XML, knowledge frontmatter) is not content.
         if kind == ItemKind::Directive && (old.is_whitespace() || replacement.is_whitespace()) {
             let before = hash::directive_content(&signed).ok();
@@ -132,6 +134,51 @@ proptest! {
         let trusted = |fp: &str| (fp == k.fp).then(|| k.pem.clone());
         let verdict = verify_text(kind, &fmt, &changed, &trusted);
         prop_assert!(!verdict.passed(), "undetected change at {} ({:?} → {:?}): {:?}", at, old, replacement, verdict);
+    }
+
+    /// §10.2: the hash is taken over the text with universal newlines, so any text hashes as
+    /// its LF form (made here independently of `universal_newlines`) and as its CRLF form.
+    #[test]
+    fn s10_2_hash_of_crlf_or_cr_text_is_the_hash_of_its_lf_form(
+        text in prop_oneof![any::<String>(), "[a-z#!<>/ :\\-\r\n]{0,80}", "(<!-- rye:signed:x -->|#!/bin/sh|# rye:signed:x|---|<directive>|</directive>|\r|\n|\r\n|a){0,12}"],
+        prefix in "(#|//|<!--)",
+    ) {
+        let lf = text.replace("\r\n", "\n").replace('\r', "\n");
+        let crlf = lf.replace('\n', "\r\n");
+        for kind in [ItemKind::Tool, ItemKind::Directive, ItemKind::Knowledge] {
+            let want = hash::content_hash(kind, &lf, &prefix);
+            prop_assert_eq!(&hash::content_hash(kind, &text, &prefix), &want, "{:?}", text);
+            prop_assert_eq!(&hash::content_hash(kind, &crlf, &prefix), &want, "{:?}", crlf);
+        }
+    }
+
+    /// Signing a CRLF or CR-only file keeps its line breaks: the signature line ends as the
+    /// file's lines do and every other byte stays; the result verifies, and so does its LF form
+    /// (what the reference reads).
+    #[test]
+    fn signing_keeps_crlf_and_cr_line_breaks(
+        body in body(),
+        target in 0..TARGETS.len(),
+        shebang in any::<bool>(),
+        eol in "(\r\n|\r)",
+    ) {
+        let k = key();
+        let (kind, ext) = TARGETS[target];
+        let fmt = default_format(kind, ext);
+        let mut lf = item_text(kind, &body);
+        if shebang && kind == ItemKind::Tool {
+            lf = format!("#!/usr/bin/env tool\n{lf}");
+        }
+        prop_assume!(lf.contains('\n'));
+        let text = lf.replace('\n', &eol);
+        let signed = sign(kind, &fmt, &text, &k);
+        let trusted = |fp: &str| (fp == k.fp).then(|| k.pem.clone());
+        let verdict = verify_text(kind, &fmt, &signed, &trusted);
+        prop_assert!(matches!(verdict, Verdict::Verified { .. }), "{:?}\n{:?}", verdict, signed);
+        let signed_lf = signed.replace(&eol, "\n");
+        prop_assert!(!signed_lf.contains('\r'), "a line break other than {:?}: {:?}", eol, signed);
+        prop_assert!(verify_text(kind, &fmt, &signed_lf, &trusted).passed());
+        prop_assert_eq!(signed_lf, sign(kind, &fmt, &lf, &k));
     }
 
     #[test]

@@ -107,11 +107,37 @@ impl SigLine {
     }
 }
 
-/// Byte offset where the signature line starts: after a `#!…\n` shebang when the format allows.
+/// The end of the first line of `text` (its first `\r` or `\n`) and the length of its line
+/// break (`\r\n` counts as one), or `None` for a single unterminated line. Lines end where
+/// Python's universal newlines end them: the reference matches its regexes on the text with
+/// every `\r\n` and lone `\r` made `\n` (§10.1), so a CRLF or CR line is one line here too.
+fn first_break(text: &str) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let at = memchr::memchr2(b'\r', b'\n', b)?;
+    let len = if b[at] == b'\r' && b.get(at + 1) == Some(&b'\n') {
+        2
+    } else {
+        1
+    };
+    Some((at, len))
+}
+
+/// The line break `text` uses: that of its first line (`\r\n`, `\r` or `\n`), `\n` when it has
+/// none. Signing writes the signature line with it, so a CRLF file stays CRLF.
+pub fn line_break_of(text: &str) -> &'static str {
+    match first_break(text) {
+        Some((_, 2)) => "\r\n",
+        Some((at, _)) if text.as_bytes()[at] == b'\r' => "\r",
+        _ => "\n",
+    }
+}
+
+/// Byte offset where the signature line starts: after a `#!…` shebang line (and its line break)
+/// when the format allows.
 pub fn signature_offset(text: &str, fmt: &SignatureFormat) -> usize {
     if fmt.after_shebang && text.starts_with("#!") {
-        match text.find('\n') {
-            Some(i) => i + 1,
+        match first_break(text) {
+            Some((at, len)) => at + len,
             None => text.len(),
         }
     } else {
@@ -119,11 +145,13 @@ pub fn signature_offset(text: &str, fmt: &SignatureFormat) -> usize {
     }
 }
 
-/// Length of the line starting at `at`, without its `\n` (and a `\r` before it).
+/// The line starting at `at`, without its line break (`\n`, `\r\n` or a lone `\r`).
 fn line_at(text: &str, at: usize) -> &str {
     let rest = &text[at..];
-    let line = rest.split('\n').next().unwrap_or("");
-    line.strip_suffix('\r').unwrap_or(line)
+    match first_break(rest) {
+        Some((end, _)) => &rest[..end],
+        None => rest,
+    }
 }
 
 /// Find and parse the signature line of a file.
@@ -275,26 +303,24 @@ fn is_timestamp(ts: &str) -> bool {
 pub fn with_signature_line(text: &str, fmt: &SignatureFormat, line: &str) -> String {
     let at = signature_offset(text, fmt);
     let existing = parse_signature(text, fmt);
-    let rest_start = match existing.span() {
+    // The new line ends as the one it replaces did, else as the file's first line does.
+    let (rest_start, eol) = match existing.span() {
         Some(span) => {
             let end = span.end as usize;
-            if text[end..].starts_with("\r\n") {
-                end + 2
-            } else if text[end..].starts_with('\n') {
-                end + 1
-            } else {
-                end
+            match first_break(&text[end..]) {
+                Some((0, len)) => (end + len, &text[end..end + len]),
+                _ => (end, line_break_of(text)),
             }
         }
-        None => at,
+        None => (at, line_break_of(text)),
     };
     let mut out = String::with_capacity(text.len() + line.len() + 2);
     out.push_str(&text[..at]);
-    if at > 0 && !text[..at].ends_with('\n') {
-        out.push('\n');
+    if at > 0 && !text[..at].ends_with(['\n', '\r']) {
+        out.push_str(eol);
     }
     out.push_str(line);
-    out.push('\n');
+    out.push_str(eol);
     out.push_str(&text[rest_start..]);
     out
 }
@@ -380,6 +406,77 @@ mod tests {
         assert_eq!(
             with_signature_line("#!/bin/sh", &fmt, "# NEW"),
             "#!/bin/sh\n# NEW\n"
+        );
+    }
+
+    /// §10.1 on a CRLF or CR-only checkout: the reference matches its regexes on the text with
+    /// universal newlines, so the shebang and the signature line end at `\r\n` or a lone `\r`
+    /// too. The span still covers the line's bytes in the raw text, without its line break.
+    #[test]
+    fn s10_1_lines_ending_in_crlf_or_cr_are_found() {
+        let line = "# rye:signed:2026-01-02T03:04:05Z:0000000000000000000000000000000000000000000000000000000000000000:AbC-_x:0123456789abcdef";
+        let fmt = SignatureFormat::hash_comment();
+        for eol in ["\n", "\r\n", "\r"] {
+            for shebang in ["", "#!/usr/bin/env python3"] {
+                let head = if shebang.is_empty() {
+                    String::new()
+                } else {
+                    format!("{shebang}{eol}")
+                };
+                let text = format!("{head}{line}{eol}print(1){eol}");
+                let SigLine::Signed { span, signature } = parse_signature(&text, &fmt) else {
+                    panic!("not signed: {text:?}");
+                };
+                assert_eq!(&text[span.start as usize..span.end as usize], line);
+                assert_eq!(signature.key_fp, "0123456789abcdef");
+            }
+        }
+        let md = SignatureFormat::html_comment();
+        for eol in ["\r\n", "\r"] {
+            let text = format!("{SEED3_LINE}{eol}body{eol}");
+            assert!(
+                matches!(parse_signature(&text, &md), SigLine::Signed { span, .. } if span == Span::new(0, SEED3_LINE.len())),
+                "{eol:?}"
+            );
+        }
+    }
+
+    /// Signing keeps the file's own line breaks: the signature line ends as the line it
+    /// replaces did, else as the file's first line does; nothing else changes.
+    #[test]
+    fn signature_line_keeps_the_files_line_breaks() {
+        let fmt = SignatureFormat::hash_comment();
+        assert_eq!(
+            with_signature_line("#!/bin/sh\r\necho hi\r\n", &fmt, "# NEW"),
+            "#!/bin/sh\r\n# NEW\r\necho hi\r\n"
+        );
+        assert_eq!(
+            with_signature_line(
+                "#!/bin/sh\r\n# rye:validated:x\r\necho hi\r\n",
+                &fmt,
+                "# NEW"
+            ),
+            "#!/bin/sh\r\n# NEW\r\necho hi\r\n"
+        );
+        assert_eq!(
+            with_signature_line("a\rb\r", &fmt, "# NEW"),
+            "# NEW\ra\rb\r"
+        );
+        assert_eq!(
+            with_signature_line("#!/bin/sh\r# rye:validated:x\recho\r", &fmt, "# NEW"),
+            "#!/bin/sh\r# NEW\recho\r"
+        );
+        // The replaced line's own break wins over the first line's.
+        assert_eq!(
+            with_signature_line("# rye:validated:x\r\na\nb\n", &fmt, "# NEW"),
+            "# NEW\r\na\nb\n"
+        );
+        // No line break at all: `\n`.
+        assert_eq!(with_signature_line("a", &fmt, "# NEW"), "# NEW\na");
+        let md = SignatureFormat::html_comment();
+        assert_eq!(
+            with_signature_line("<!-- rye:validated:x -->\r\nbody\r\n", &md, "<!-- NEW -->"),
+            "<!-- NEW -->\r\nbody\r\n"
         );
     }
 }

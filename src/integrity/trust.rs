@@ -14,6 +14,7 @@
 //! approval is a document in the *user* space, `.ai/config/keys/approved/<fp>@<project>.toml`,
 //! bound to the key (its fingerprint and the SHA-256 of its PEM) and to the project's directory.
 
+use super::hash::universal_newlines;
 use super::keys::{fingerprint, public_key_from_pem};
 
 /// Trust-store directories relative to a space's `.ai/`, in lookup order.
@@ -58,6 +59,14 @@ pub fn parse_trust_doc(rel: &str, text: &str) -> Result<TrustedKey, String> {
         (_, Some(s)) => (s, false),
         _ => return Err("not a `.toml` or `.pem` trust document".to_owned()),
     };
+    // A TOML document is read as text, as the reference reads it (universal newlines: a CR-only
+    // file is valid TOML to it); a `.pem` is hashed as the bytes stored (§10.3).
+    let normalised = if is_toml {
+        universal_newlines(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
+    let text = normalised.as_ref();
     let (pem, owner) = if is_toml {
         let doc: toml::Table = text
             .parse()
@@ -242,5 +251,23 @@ mod tests {
             parse_trust_doc("trusted_keys/x.pem", "-----BEGIN PUBLIC KEY-----\ntrunc").is_err()
         );
         assert!(parse_trust_doc("trusted_keys/x.toml", "pem = [").is_err());
+    }
+
+    /// A TOML trust document checked out with CRLF or CR-only line breaks vouches for the same
+    /// key: it is read as text with universal newlines, as the reference reads it (§10.4).
+    #[test]
+    fn s10_4_toml_documents_with_crlf_or_cr_line_breaks() {
+        let toml = trust_doc_toml(PEM, "local");
+        for eol in ["\r\n", "\r"] {
+            let k = parse_trust_doc(
+                "config/keys/trusted/4b987fd4e40303ac.toml",
+                &toml.replace('\n', eol),
+            )
+            .unwrap_or_else(|e| panic!("{eol:?}: {e}"));
+            assert_eq!(
+                (k.fingerprint.as_str(), k.pem.as_str()),
+                ("4b987fd4e40303ac", PEM)
+            );
+        }
     }
 }

@@ -629,7 +629,9 @@ fn lex(text: &str) -> Vec<Token> {
     let mut i = 0;
     let mut newline = false;
     if text.starts_with("#!") {
-        i = text.find('\n').unwrap_or(text.len());
+        // The hashbang line ends at any line terminator: a CR-only file is more than its first
+        // line (ECMAScript's, and universal newlines', line breaks).
+        i = text.find(['\n', '\r']).unwrap_or(text.len());
     }
     while let Some(c) = text[i..].chars().next() {
         let start = i;
@@ -942,7 +944,9 @@ fn lex_template(text: &str, start: usize) -> (usize, Option<String>) {
                     stack.push(Frame::Template);
                     i += 1;
                 }
-                '/' if next == Some('/') => i = text[i..].find('\n').map_or(text.len(), |n| i + n),
+                '/' if next == Some('/') => {
+                    i = text[i..].find(['\n', '\r']).map_or(text.len(), |n| i + n)
+                }
                 '/' if next == Some('*') => {
                     i = text[i + 2..]
                         .find("*/")
@@ -990,6 +994,22 @@ mod tests {
             m.tool_description().unwrap().value,
             s("It's a \"tool\"é😀A")
         );
+    }
+
+    /// A CRLF or CR-only file reads as its LF form: the hashbang line ends at its `\r`.
+    #[test]
+    fn crlf_and_cr_files_read_as_lf_files() {
+        let lf = "#!/usr/bin/env node\n// rye:signed:abc\nexport const __version__ = \"1.0.0\";\nconst __category__ = `a${1 // c\n}`;\nconst __executor_id__ = 'rye/core/runtimes/node/node'\n";
+        let want = parse_js(lf).metadata;
+        assert_eq!(want.version().unwrap().value, s("1.0.0"));
+        for eol in ["\r\n", "\r"] {
+            let p = parse_js(&lf.replace('\n', eol));
+            assert!(p.problems.is_empty(), "{eol:?}: {:?}", p.problems);
+            let values = |m: &crate::model::Metadata| {
+                [m.version(), m.category(), m.executor_id()].map(|v| v.map(|v| v.value.clone()))
+            };
+            assert_eq!(values(&p.metadata), values(&want), "{eol:?}");
+        }
     }
 
     #[test]

@@ -780,7 +780,8 @@ impl Transformer for Dismantler {
 struct ErrorIndex {
     starts: Vec<usize>,
     max_end: Vec<usize>,
-    /// Offsets of the text's `\n` bytes (only collected when there are errors).
+    /// Offsets of the text's line breaks (only collected when there are errors): each `\n` and
+    /// each lone `\r` (Python's tokenizer ends lines at either, as universal newlines do).
     newlines: Vec<usize>,
 }
 
@@ -804,10 +805,9 @@ impl ErrorIndex {
         let newlines = if ranges.is_empty() {
             Vec::new()
         } else {
-            text.bytes()
-                .enumerate()
-                .filter(|(_, b)| *b == b'\n')
-                .map(|(i, _)| i)
+            let b = text.as_bytes();
+            memchr::memchr2_iter(b'\n', b'\r', b)
+                .filter(|&i| b[i] == b'\n' || b.get(i + 1) != Some(&b'\n'))
                 .collect()
         };
         ErrorIndex {
@@ -1499,6 +1499,28 @@ mod tests {
             plain(&p.metadata.config().unwrap().value),
             serde_json::json!({"after": "error"})
         );
+    }
+
+    /// A CRLF or CR-only file with a syntax error yields what its LF form does: Python ends
+    /// lines at a lone `\r` too, so an error does not make the whole file one line.
+    #[test]
+    fn syntax_error_in_crlf_or_cr_text_reads_as_in_lf_text() {
+        let lf = "__version__ = '1.0.0'\n__executor_id__ = 'rye/x'\n\ndef broken(:\n    pass\n\nCONFIG = {'after': 'error'}\nlast = (\n";
+        let want = parse(lf);
+        for eol in ["\r\n", "\r"] {
+            let text = lf.replace('\n', eol);
+            let p = parse(&text);
+            assert_eq!(p.problems.len(), want.problems.len(), "{eol:?}");
+            let values = |p: &ParsedFile| {
+                [
+                    p.metadata.version(),
+                    p.metadata.executor_id(),
+                    p.metadata.config(),
+                ]
+                .map(|v| v.map(|v| plain(&v.value)))
+            };
+            assert_eq!(values(&p), values(&want), "{eol:?}");
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //! `readonly ` prefix is allowed. Only lines that start in column 0 count (indented lines belong to
 //! functions and blocks); a later assignment replaces an earlier one. A value with an expansion
 //! (`$x`, `$(…)`, a backtick) is not a literal and is skipped; constant JSON that does not parse
-//! is reported as a problem. Never panics.
+//! is reported as a problem. Lines may end in `\n`, `\r\n` or a lone `\r`. Never panics.
 
 use super::js::{CONSTANTS, DUNDERS};
 use super::{FieldNames, Fields, MAX_NESTING, MAX_TEXT_LEN, clamp_span};
@@ -132,7 +132,9 @@ pub fn parse_shell(text: &str) -> ParsedFile {
     let mut fields = Fields::new(&SHELL_FIELDS);
     let mut problems = Vec::new();
     let mut offset = 0;
-    for line in text.split_inclusive('\n') {
+    // Lines end at `\n` or `\r`, as universal newlines end them (the reference reads item text
+    // in Python's text mode, §10.2): a CRLF or CR-only checkout reads as its LF form.
+    for line in text.split_inclusive(['\n', '\r']) {
         let start = offset;
         offset += line.len();
         let mut rest = line;
@@ -210,6 +212,30 @@ mod tests {
         assert_eq!(s(p.metadata.tool_description()), Some("say \"hi\""));
         let span = p.metadata.executor_id().map(|v| v.span).unwrap();
         assert_eq!(&text[span.range()], "'rye/core/runtimes/bash/bash'");
+    }
+
+    /// A CRLF or CR-only checkout reads as its LF form (universal newlines, as the reference
+    /// reads item text, §10.2); spans point at the value's bytes in the raw text.
+    #[test]
+    fn crlf_and_cr_lines_read_as_lf_lines() {
+        let lf = "#!/usr/bin/env bash\n__version__=\"1.0.0\"\n__executor_id__=rye/core/runtimes/bash/bash\nCONFIG='{\"timeout\": 30}'\n";
+        let want = parse_shell(lf).metadata;
+        for eol in ["\r\n", "\r"] {
+            let text = lf.replace('\n', eol);
+            let p = parse_shell(&text);
+            assert!(p.problems.is_empty(), "{eol:?}: {:?}", p.problems);
+            assert_eq!(s(p.metadata.version()), Some("1.0.0"), "{eol:?}");
+            assert_eq!(
+                s(p.metadata.executor_id()),
+                Some("rye/core/runtimes/bash/bash")
+            );
+            assert_eq!(
+                p.metadata.config().map(|v| v.value.to_json()),
+                want.config().map(|v| v.value.to_json())
+            );
+            let span = p.metadata.version().map(|v| v.span).unwrap();
+            assert_eq!(&text[span.range()], "\"1.0.0\"");
+        }
     }
 
     #[test]

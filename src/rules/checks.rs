@@ -357,6 +357,35 @@ pub fn interpreter_problem(env_config: &Value) -> Option<InterpreterProblem> {
     }
 }
 
+/// The rule that reports a file without text — `symlink-escape` for a symlink out of every
+/// space, `unreadable-file` for anything else (not UTF-8, too large, refused by the OS, not a
+/// regular file) — and the value of its message's placeholder. `None` for text; `Some(None)`
+/// when the rule is missing from the embedded set.
+fn without_text(
+    contents: &FileContents,
+) -> Option<Option<(&'static Rule, (&'static str, String))>> {
+    Some(match contents {
+        FileContents::Text(_) => return None,
+        FileContents::SymlinkEscape { target } => {
+            rule_for(|c| matches!(c, Check::SymlinkEscape { .. }))
+                .map(|rule| (rule, ("target", target.clone())))
+        }
+        other => rule_for(|c| matches!(c, Check::UnreadableFile { .. }))
+            .map(|rule| (rule, ("reason", other.problem().unwrap_or_default()))),
+    })
+}
+
+/// What lint says of a file it cannot read (the message of `symlink-escape` or
+/// `unreadable-file`), `None` for text: the one voice in which `verify`, `chain`, `exec` and
+/// `sign` say it too.
+pub fn unreadable_message(contents: &FileContents) -> Option<String> {
+    Some(match without_text(contents)? {
+        Some((rule, var)) => super::render_template(&rule.message, &[var]),
+        // Unreachable with the embedded rules (a test holds both to exist).
+        None => format!("Cannot read this file: {}", contents.problem()?),
+    })
+}
+
 /// A query's findings as its memo keeps them for the whole run: without spare capacity (a
 /// vector's first push makes room for four diagnostics, some 860 bytes, for every file).
 pub(crate) fn kept(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
@@ -385,21 +414,9 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
         space: Some(space),
     };
 
-    match file.contents(db) {
-        FileContents::Text(_) => {}
-        FileContents::SymlinkEscape { target } => {
-            if let Some(rule) = rule_for(|c| matches!(c, Check::SymlinkEscape { .. })) {
-                out.push(rule.emit(site(None), &[("target", target.clone())], None, Vec::new()));
-            }
-            return out;
-        }
-        other => {
-            let reason = other.problem().unwrap_or_default();
-            if let Some(rule) = rule_for(|c| matches!(c, Check::UnreadableFile { .. })) {
-                out.push(rule.emit(site(None), &[("reason", reason)], None, Vec::new()));
-            }
-            return out;
-        }
+    if let Some(no_text) = without_text(file.contents(db)) {
+        out.extend(no_text.map(|(rule, var)| rule.emit(site(None), &[var], None, Vec::new())));
+        return out;
     }
 
     // Config problems belong to the config file.

@@ -74,14 +74,19 @@ pub struct LineIndex {
     starts: Vec<u32>,
 }
 
+/// The offset after each line terminator of `text`: `\n`, `\r\n` or a lone `\r` (as Python's
+/// universal newlines and the language server protocol count lines), in order.
+pub fn line_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = text.as_bytes();
+    memchr::memchr2_iter(b'\n', b'\r', bytes)
+        .filter(move |&i| bytes[i] == b'\n' || bytes.get(i + 1) != Some(&b'\n'))
+        .map(|i| i + 1)
+}
+
 impl LineIndex {
     pub fn new(text: &str) -> Self {
         let mut starts = vec![0u32];
-        for (i, b) in text.bytes().enumerate() {
-            if b == b'\n' {
-                starts.push(u32::try_from(i + 1).unwrap_or(u32::MAX));
-            }
-        }
+        starts.extend(line_ends(text).map(|i| u32::try_from(i).unwrap_or(u32::MAX)));
         LineIndex { starts }
     }
     /// 1-based (line, column) of `offset`; offsets past the end clamp to the last position.
@@ -188,6 +193,25 @@ pub fn compare_findings(a: &Finding, b: &Finding) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// §10.2 (universal newlines): a CR-only or CRLF file has the lines an LF file has, so a
+    /// finding in any checkout is reported on the same line.
+    #[test]
+    fn lone_cr_and_crlf_end_lines_as_lf_does() {
+        for text in [
+            "a\nbc\n\nd",
+            "a\r\nbc\r\n\r\nd",
+            "a\rbc\r\rd",
+            "a\rbc\r\n\nd",
+        ] {
+            let idx = LineIndex::new(text);
+            let d = text.find('d').unwrap() as u32;
+            assert_eq!(idx.line_col(text, d), (4, 1), "{text:?}");
+            let c = text.find('c').unwrap() as u32;
+            assert_eq!(idx.line_col(text, c), (2, 2), "{text:?}");
+            assert_eq!(&text[idx.line_range(text, 2)], "bc", "{text:?}");
+        }
+    }
 
     #[test]
     fn line_col_counts_chars() {

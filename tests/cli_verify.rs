@@ -247,13 +247,13 @@ fn files_without_text_are_named_as_lint_names_them_by_verify_chain_exec_and_sign
             &escape,
             "symlink-escape",
             "acme/ops/bad_escape",
-            "project/.ai/tools/acme/ops/bad_escape.py",
+            ".ai/tools/acme/ops/bad_escape.py",
         ),
         (
             &unreadable,
             "unreadable-file",
             "acme/text/bad_latin1",
-            "project/.ai/tools/acme/text/bad_latin1.py",
+            ".ai/tools/acme/text/bad_latin1.py",
         ),
     ] {
         let dir = tmp.path();
@@ -262,7 +262,8 @@ fn files_without_text_are_named_as_lint_names_them_by_verify_chain_exec_and_sign
             .find(|(p, _)| p == rel)
             .unwrap_or_else(|| panic!("lint does not report {rel} as {rule}"))
             .1;
-        let abs = dir.join(rel).display().to_string();
+        // Shown relative to the project root, wherever the command runs from.
+        let abs = dir.join("project").join(rel).display().to_string();
 
         let (code, out, _) = run_in(dir, &["verify", "project"]);
         assert_eq!(code, 1, "{out}");

@@ -627,8 +627,11 @@ mod tests {
             out["args"],
             json!(["/p/.ai/tools/t.py", "--project-path", "/p", "hi", "{note}"])
         );
-        // §8.2.6 [R]: the primitive's own keys are not passed on in params_json either.
-        assert_eq!(out["input_data"], r#"{"greeting": "hi"}"#);
+        // §8.5: the caller's command/args reach the tool in params_json, and only there.
+        assert_eq!(
+            out["input_data"],
+            r#"{"command": "ls", "args": ["-l"], "greeting": "hi"}"#
+        );
     }
 
     #[test]
@@ -750,11 +753,11 @@ mod tests {
             "tool_path": "/x", "__sinks": 1, "_ok": 0, "command": "c", "args": [], "cwd": "/",
             "timeout": 1,
         }));
-        // [R]'s list: `command`, `args`, `cwd`, `env`, `timeout` (and the `__*` passthrough) are
-        // left out; the context names are caller data like any other key.
+        // `cwd`, `env`, `timeout` (and the `__*` passthrough) are left out; `command` and `args`
+        // stay (§8.5); the context names are caller data like any other key.
         assert_eq!(
             params_json(&params),
-            r#"{"b": "\u00e9\ud83d\ude00\u007f\n\"\\/", "a": [1, 2.0, 1e+16, -0.5, null, true], "o": {}, "l": [], "tool_dir": "/t", "anchor_path": "/a", "runtime_lib": "/r", "project_path": "/p", "user_space": "/u", "system_space": "/s", "tool_parent": "/", "tool_path": "/x", "_ok": 0}"#
+            r#"{"b": "\u00e9\ud83d\ude00\u007f\n\"\\/", "a": [1, 2.0, 1e+16, -0.5, null, true], "o": {}, "l": [], "tool_dir": "/t", "anchor_path": "/a", "runtime_lib": "/r", "project_path": "/p", "user_space": "/u", "system_space": "/s", "tool_parent": "/", "tool_path": "/x", "_ok": 0, "command": "c", "args": []}"#
         );
         assert_eq!(params_json(&Map::new()), "{}");
     }

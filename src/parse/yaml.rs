@@ -411,12 +411,18 @@ impl<'t> Lines<'t> {
     fn new(text: &'t str) -> Self {
         let mut ranges = Vec::new();
         let mut start = 0;
-        // Each line without its `\n` and a `\r` ending it; the last line even when empty.
-        for line in super::split_newlines(text) {
-            let end = start + line.len();
-            ranges.push((start, end - usize::from(line.ends_with('\r'))));
-            start = end + 1;
+        // Each line without its terminator (`\n`, `\r\n` or a lone `\r`, as YAML and Python's
+        // universal newlines end lines); the last line even when empty.
+        let bytes = text.as_bytes();
+        for after in crate::diagnostic::line_ends(text) {
+            let mut end = after - 1;
+            if bytes[end] == b'\n' && end > start && bytes[end - 1] == b'\r' {
+                end -= 1;
+            }
+            ranges.push((start, end));
+            start = after;
         }
+        ranges.push((start, text.len()));
         if let Some(first) = ranges.first_mut()
             && text.starts_with('\u{feff}')
         {

@@ -269,30 +269,7 @@ fn load_dir(
     };
     let read_ahead: Mutex<Vec<Vec<LoadedFile>>> = Mutex::default();
     let on_batch = |walk_root: &Path, real_root: Option<&Path>, batch: ReadBatch| {
-        let ReadBatch { mut buf, files } = batch;
-        let read: Vec<_> = files
-            .into_iter()
-            .map(|(path, pre)| {
-                let Some(rel) = rel_of(&ai, &path) else {
-                    // (Its bytes stay in the buffer, unused; `buffer_text` makes them text.)
-                    let msg = format!("{}: not valid UTF-8 in its path; skipped", path.display());
-                    return Err((path, msg));
-                };
-                // Below the walk's root and never through a symlink: the root's real path and
-                // the rest of the file's.
-                let real = real_root.and_then(|r| rebase(&path, walk_root, r));
-                let walked = classify.read_with(
-                    &path,
-                    rel,
-                    real.as_deref(),
-                    true,
-                    Some(&mut buf),
-                    Some(pre),
-                );
-                Ok(walked)
-            })
-            .collect();
-        let done = finish_buffer(buf, read);
+        let done = finish_batch(&classify, &ai, walk_root, real_root, batch);
         read_ahead
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -453,6 +430,48 @@ type LoadedFile = Result<FileSpec, (PathBuf, String)>;
 /// [`LoadedFile`] before its buffer is done: with the range of its text in the buffer, if there.
 type ReadFile = Result<(FileSpec, Option<Range<usize>>), (PathBuf, String)>;
 
+/// The specs of the files of one batch the walk read ahead (`System::read_plain_tree`, below
+/// `walk_root`, whose real path is `real_root`), on the thread that filled it (its bytes still
+/// in the cache). Every file's range was recorded in `batch.buf` before any is checked: the
+/// ones not kept are blanked ([`blank`]), never cut off, so the others still hold their texts.
+fn finish_batch(
+    classify: &Classifier<'_>,
+    ai: &Path,
+    walk_root: &Path,
+    real_root: Option<&Path>,
+    batch: ReadBatch,
+) -> Vec<LoadedFile> {
+    let ReadBatch { mut buf, files } = batch;
+    let read: Vec<_> = files
+        .into_iter()
+        .map(|(path, pre)| {
+            let Some(rel) = rel_of(ai, &path) else {
+                // (Its bytes stay in the buffer, unused; `buffer_text` makes them text.)
+                let msg = format!("{}: not valid UTF-8 in its path; skipped", path.display());
+                return Err((path, msg));
+            };
+            // Below the walk's root and never through a symlink: the root's real path and the
+            // rest of the file's.
+            let real = real_root.and_then(|r| rebase(&path, walk_root, r));
+            let walked =
+                classify.read_with(&path, rel, real.as_deref(), true, Some(&mut buf), Some(pre));
+            Ok(walked)
+        })
+        .collect();
+    finish_buffer(buf, read)
+}
+
+/// Takes the bytes at `range` of a shared buffer out of its text: they become spaces, where they
+/// are. A buffer with files' ranges in it only ever grows: cutting it short at a range that
+/// looked like "the last thing appended" lost the ranges recorded after it — an empty file read
+/// ahead right after it sits at the very end (`read_plain_tree` records a whole batch before the
+/// loader checks any of it). Blanking keeps every other range where it was, and its text.
+fn blank(buf: &mut [u8], range: Range<usize>) {
+    if let Some(bytes) = buf.get_mut(range) {
+        bytes.fill(b' ');
+    }
+}
+
 /// `path` (below `root`) moved to below `real_root`: `real_root` joined with the rest of `path`.
 fn rebase(path: &Path, root: &Path, real_root: &Path) -> Option<PathBuf> {
     #[cfg(unix)]
@@ -511,7 +530,7 @@ fn finish_buffer(buf: Vec<u8>, mut read: Vec<ReadFile>) -> Vec<LoadedFile> {
 }
 
 /// A buffer of texts as one string. Each text was checked as UTF-8 before its range was kept
-/// (bytes that were not are cut off or blanked), so the whole is UTF-8; it is checked again here
+/// (bytes that were not are blanked, [`blank`]), so the whole is UTF-8; it is checked again here
 /// with SIMD (`String::from_utf8` checked a chunk's 1 MB a word at a time, 1% of a lint), and
 /// anything that is not UTF-8 all the same is replaced, byte for byte (every kept range stays
 /// where it was), rather than trusted.
@@ -934,10 +953,9 @@ impl Classifier<'_> {
         let mut buf = buf;
         if owner.is_none()
             && let (Some(ReadInto::Appended(r)), Some(buf)) = (&pre, buf.as_deref_mut())
-            && let Some(bytes) = buf.get_mut(r.clone())
         {
             // Read ahead but not to be kept: out of the buffer's text.
-            bytes.fill(b' ');
+            blank(buf, r.clone());
         }
         let (contents, link_origin) = match (owner, real) {
             (None, Some(real)) => (
@@ -969,15 +987,12 @@ impl Classifier<'_> {
                                     FileContents::Unreadable(String::new())
                                 }
                                 Some(Err(e)) => {
-                                    let valid_up_to = e.valid_up_to();
-                                    // Out of the buffer's text: cut off when it is the last thing
-                                    // appended, blanked where other files follow (read ahead).
-                                    if r.end == buf.len() {
-                                        buf.truncate(r.start);
-                                    } else {
-                                        buf[r].fill(b' ');
+                                    // Out of the buffer's text, in place (other files'
+                                    // ranges may lie past it, read ahead).
+                                    blank(buf, r);
+                                    FileContents::NotUtf8 {
+                                        valid_up_to: e.valid_up_to(),
                                     }
-                                    FileContents::NotUtf8 { valid_up_to }
                                 }
                                 None => FileContents::Unreadable(
                                     "misread into a shared buffer".to_owned(),
@@ -1564,6 +1579,88 @@ mod tests {
         assert_eq!(&text[11..14], " \u{e9}");
         assert_eq!(text.as_bytes()[15], b'?');
         assert_eq!(buffer_text(b"ok \xc3\xa9".to_vec()), "ok \u{e9}");
+    }
+
+    /// A batch read ahead records every file's range before the loader checks any: here a file
+    /// that is not UTF-8 with an empty file right after it, at the end of the buffer, and texts
+    /// and a file whose real path lies in no space (`out.py`: the space is `in/`) around them.
+    /// The bytes not kept are blanked in place, so the empty file's range (at the buffer's end)
+    /// and the others still hold their texts (the empty file was `Unreadable("misread into a
+    /// shared buffer")` when the bad bytes before it were cut off the buffer).
+    #[test]
+    fn a_bad_file_read_ahead_leaves_the_ranges_after_it_in_place() {
+        let tools = Path::new("/w/.ai/tools");
+        let real_roots = [(tools.join("in"), SpaceKind::Project)];
+        let classify = Classifier {
+            // Never asked: every file was read ahead.
+            sys: &crate::system::os::OsSystem,
+            space: &Space::Project,
+            real_roots: &real_roots,
+        };
+        let cases: [&[(&str, &[u8])]; 3] = [
+            &[("in/bad.py", b"x = '\xff'\n"), ("in/empty.py", b"")],
+            &[
+                ("in/a.py", b"a = 1\n"),
+                ("in/bad.py", b"\xc3"),
+                ("in/empty.py", b""),
+            ],
+            &[
+                ("in/bad.py", b"\xe2\x82"),
+                ("in/empty.py", b""),
+                ("in/b.py", b"b = '\xc3\xa9'\n"),
+                ("out.py", b"o = 1\n"),
+                ("in/c.py", b"c = 3\n"),
+                ("in/also_bad.py", b"\xff"),
+                ("in/empty2.py", b""),
+                ("in/empty3.py", b""),
+            ],
+        ];
+        for files in cases {
+            let mut batch = ReadBatch::default();
+            for (name, bytes) in files {
+                let at = batch.buf.len();
+                batch.buf.extend_from_slice(bytes);
+                let range = at..batch.buf.len();
+                batch
+                    .files
+                    .push((tools.join(name), ReadInto::Appended(range)));
+            }
+            let ai = Path::new("/w/.ai");
+            let loaded = finish_batch(&classify, ai, tools, Some(tools), batch);
+            let got: Vec<(String, String)> = loaded
+                .into_iter()
+                .map(|r| {
+                    let f = r.expect("a file");
+                    let contents = match &f.contents {
+                        FileContents::Text(t) => format!("text {:?}", t.as_str()),
+                        other => format!("{other:?}"),
+                    };
+                    (f.rel, contents)
+                })
+                .collect();
+            let want: Vec<(String, String)> = files
+                .iter()
+                .map(|(name, bytes)| {
+                    let contents = match std::str::from_utf8(bytes) {
+                        _ if !name.starts_with("in/") => format!(
+                            "{:?}",
+                            FileContents::SymlinkEscape {
+                                target: tools.join(name).display().to_string(),
+                            }
+                        ),
+                        Ok(text) => format!("text {text:?}"),
+                        Err(e) => format!(
+                            "{:?}",
+                            FileContents::NotUtf8 {
+                                valid_up_to: e.valid_up_to(),
+                            }
+                        ),
+                    };
+                    (format!("tools/{name}"), contents)
+                })
+                .collect();
+            assert_eq!(got, want);
+        }
     }
 
     #[test]

@@ -747,3 +747,45 @@ fn s14_43_result_fields_round_trip() {
     assert_eq!(r.data["return_code"], 3);
     assert_eq!(r.error.as_deref(), Some("err"));
 }
+
+/// §9.1.6: a tool run in a cgroup of its own is born in it (`clone3` into the cgroup: no
+/// migration, so no wait for the kernel's grace period), so even its first instruction runs
+/// inside; an `execve` that fails there is reported as std reports it.
+#[test]
+fn a_tool_is_born_in_its_cgroup_and_exec_errors_come_back() {
+    if !have("cat") {
+        return;
+    }
+    if !cgroups_work() {
+        eprintln!("skipping: no cgroup v2 can be made for a run here");
+        return;
+    }
+    let out = run_in(
+        &plan("cat", &["/proc/self/cgroup"]),
+        Containment { cgroup: true },
+    );
+    assert_eq!(out.exit, ExitKind::Code(0), "{}", text(&out.stderr));
+    let unified = text(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("0::").map(str::to_owned))
+        .expect("a cgroup v2 line");
+    let own = std::process::id();
+    assert!(
+        unified.contains(&format!("/ryechain-exec-{own}-")),
+        "{unified}"
+    );
+
+    // An executable file the kernel cannot run: the child's execve error reaches the runner.
+    let dir = tempfile::tempdir().unwrap();
+    let bogus = dir.path().join("bogus");
+    std::fs::write(&bogus, [0x7f, b'E', b'L', b'F', 0, 0, 0, 0]).unwrap();
+    std::fs::set_permissions(&bogus, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = run_in(
+        &plan(bogus.to_str().unwrap(), &[]),
+        Containment { cgroup: true },
+    );
+    match out.exit {
+        ExitKind::SpawnFailed(e) => assert!(e.contains("Exec format error"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -12,9 +12,9 @@ pub mod contain;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -232,36 +232,30 @@ pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome 
         Err(e) => return failed(ExitKind::SpawnFailed(e.to_string()), start),
     };
 
-    let mut cmd = Command::new(&exe);
-    cmd.arg0(&plan.program)
-        .args(&plan.args)
-        .env_clear()
-        .envs(&plan.env)
-        .stdin(if plan.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    if let Some(cwd) = &plan.cwd {
-        cmd.current_dir(cwd);
-    }
+    let launch = contain::Launch {
+        exe: &exe,
+        argv: std::iter::once(plan.program.as_str())
+            .chain(plan.args.iter().map(String::as_str))
+            .collect(),
+        env: plan
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect(),
+        cwd: plan.cwd.as_deref(),
+        stdin: plan.stdin.is_some(),
+    };
     let cgroup = if containment.cgroup {
         contain::Cgroup::create()
     } else {
         None
     };
-    if let Some(cg) = &cgroup {
-        cg.join_before_exec(&mut cmd);
-    }
-    let mut child = match contain::spawn(&mut cmd) {
+    let mut child = match contain::spawn(&launch, cgroup.as_ref()) {
         Ok(c) => c,
         Err(e) if e.kind() == ErrorKind::NotFound => return failed(ExitKind::NotFound, start),
         Err(e) => return failed(ExitKind::SpawnFailed(e.to_string()), start),
     };
-    let child_id = child.id();
+    let child_id = child.pid;
     let pid = i32::try_from(child_id).unwrap_or(0);
     let pgid = pid;
 
@@ -446,12 +440,12 @@ pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome 
 /// has killed the child's group, whose id the unreaped child still holds), then hands over the
 /// status. Where `waitid` fails it reaps at once, as before.
 fn wait_and_notify(
-    mut child: Child,
+    mut child: contain::Spawned,
     notify: std::io::PipeWriter,
     reap: &mpsc::Receiver<()>,
     tx: &mpsc::Sender<std::io::Result<ExitStatus>>,
 ) {
-    let pid = child.id();
+    let pid = child.pid;
     let status = if contain::wait_exited(pid) {
         drop(notify);
         let _ = reap.recv(); // an error: the runner is gone; reap all the same

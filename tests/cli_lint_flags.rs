@@ -333,3 +333,57 @@ fn a_project_that_is_also_the_system_space_is_loaded_once() {
     assert!(!out.contains("symlink"), "{out}");
     assert!(out.contains("acme/rt (project)"), "{out}");
 }
+
+/// Issue 35 item 1: the project is found as cargo finds `Cargo.toml` — the nearest folder up
+/// that holds `.ai/` — so a command run in a subfolder checks the project, and a folder with no
+/// `.ai/` anywhere up is an error (exit 2) for every command that needs a project, never
+/// "All checks passed" over the embedded bundle alone.
+#[test]
+fn the_project_is_found_upwards_and_its_absence_is_an_error() {
+    let run_in = |cwd: &Path, args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_ryechain"))
+            .args(args)
+            .arg("--user-space")
+            .arg(repo().join("examples/user"))
+            .current_dir(cwd)
+            .env("NO_COLOR", "1")
+            .env_remove("RYE_SYSTEM_SPACE")
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8(o.stdout).unwrap(),
+            String::from_utf8(o.stderr).unwrap(),
+        )
+    };
+    let project = repo().join("examples/project");
+    let lint = ["lint", "--no-cache", "--format", "json"];
+    let from_root = run_in(&project, &lint);
+    let from_sub = run_in(&project.join(".ai/tools/acme"), &lint);
+    assert_eq!(from_root.1, from_sub.1);
+    assert!(
+        from_root.1.contains("\"path\": \".ai/tools/"),
+        "{}",
+        from_root.1
+    );
+
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().canonicalize().unwrap();
+    let want = format!(
+        "could not find `.ai/` in {} or any parent directory",
+        empty.display()
+    );
+    for args in [
+        &["lint"][..],
+        &["exec", "acme/x"],
+        &["chain", "acme/x"],
+        &["verify"],
+        &["sign", "acme/x"],
+        &["lock", "acme/x"],
+    ] {
+        let (code, out, err) = run_in(&empty, args);
+        assert_eq!(code, Some(2), "{args:?}: {out}\n{err}");
+        assert!(err.contains(&want), "{args:?}: {err}");
+        assert!(!out.contains("All checks passed"), "{args:?}: {out}");
+    }
+}

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value as Json};
 
-use super::{Context, absolute};
+use super::Context;
 use crate::analysis::Host;
 use crate::analysis::verify::Policy;
 use crate::db::{Change, Settings};
@@ -169,7 +169,7 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
     change.settings = Some(settings);
     host.apply(change);
 
-    let project = absolute(sys, &args.path)?;
+    let project = ctx.project_root(&args.path)?;
     let first_bundle = specs.iter().find_map(|s| match (&s.space, &s.source) {
         (Space::System { .. }, SpaceSource::Dir(dir)) => Some(dir.clone()),
         _ => None,

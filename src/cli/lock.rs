@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Context, absolute, print_notices};
+use super::{Context, print_notices};
 use crate::analysis::chain_view::chain_of;
 use crate::db::Settings;
 use crate::integrity::lockfile::{build_lockfile, lockfile_rel};
@@ -20,7 +20,7 @@ pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::
     if let Some(reason) = item_id_problem(item) {
         anyhow::bail!("invalid item id `{item}`: {reason}");
     }
-    let project = absolute(ctx.sys, path)?;
+    let project = ctx.project_root(path)?;
     let (host, notices) = ctx.host(&project, Settings::default())?;
     print_notices(&notices);
     let db = host.snapshot();

@@ -384,15 +384,29 @@ impl Context<'_> {
             .map(PathBuf::from))
     }
 
-    /// The project directory, absolute and real: approvals of the keys it ships are bound to
-    /// it, whichever way it was named (`..`, a symlink), and paths are shown relative to it.
-    pub fn project_root(&self, project: &Path) -> anyhow::Result<PathBuf> {
+    /// The project directory, found as cargo finds `Cargo.toml`: the nearest of `path` and its
+    /// parents that holds `.ai/` (the user space's own folder is not a project). Absolute and
+    /// real: approvals of the keys it ships are bound to it, whichever way it was named (`..`, a
+    /// symlink), and paths are shown relative to it. No `.ai/` anywhere up is an error (exit 2).
+    pub fn project_root(&self, path: &Path) -> anyhow::Result<PathBuf> {
         let sys = self.sys;
-        let project = absolute(sys, project)?;
-        if !sys.is_dir(&project) {
-            anyhow::bail!("project path {} is not a directory", project.display());
+        let start = absolute(sys, path)?;
+        if !sys.is_dir(&start) {
+            anyhow::bail!("project path {} is not a directory", start.display());
         }
-        Ok(sys.canonicalize(&project).unwrap_or(project))
+        let start = sys.canonicalize(&start).unwrap_or(start);
+        let user = self.user_base()?.map(|u| sys.canonicalize(&u).unwrap_or(u));
+        start
+            .ancestors()
+            .filter(|dir| Some(*dir) != user.as_deref() || *dir == start.as_path())
+            .find(|dir| sys.is_dir(&dir.join(".ai")))
+            .map(Path::to_path_buf)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "could not find `.ai/` in {} or any parent directory",
+                    start.display()
+                )
+            })
     }
 
     /// The spaces in search order: project, user, bundles.

@@ -26,13 +26,7 @@ pub fn verify(
         }
     }
     // Without a project there is nothing of its own to verify: say so rather than "0 failed".
-    if !ctx.sys.is_dir(&path.join(".ai")) {
-        let dir = ctx
-            .sys
-            .canonicalize(path)
-            .unwrap_or_else(|_| path.to_path_buf());
-        anyhow::bail!("could not find `.ai/` in {}", dir.display());
-    }
+    let path = &ctx.project_root(path)?;
     // Named items: only their chains' files are read (lazy loading); otherwise every file.
     let (host, notices) = if items.is_empty() {
         ctx.host(path, Settings::default())?

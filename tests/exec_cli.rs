@@ -9,6 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+mod common;
+use common::Sleeps;
+
 use serde_json::{Value as Json, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ryechain");
@@ -859,50 +862,6 @@ fn calling_a_runtime_directly_is_refused() {
             "{id}: {err}"
         );
         assert!(out.json.get("data").is_none(), "{id}: nothing ran");
-    }
-}
-
-/// Whether the process is gone (absent, or a zombie waiting for its parent to reap it).
-fn gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state == "Z" || state == "X"),
-    }
-}
-
-/// Sleeps a test started, read from a pid file: killed when the test ends, pass or fail, while
-/// still a `sleep` (never a process that reused the number), so none leaks.
-struct Sleeps(Vec<u32>);
-
-impl Sleeps {
-    fn from_file(path: &Path) -> Sleeps {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        Sleeps(text.lines().filter_map(|l| l.trim().parse().ok()).collect())
-    }
-    /// Whether every one is gone, allowing a short while for the kernel to finish a kill.
-    fn all_gone(&self) -> bool {
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while !self.0.iter().all(|&p| gone(p)) {
-            if std::time::Instant::now() > until {
-                return false;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        true
-    }
-}
-
-impl Drop for Sleeps {
-    fn drop(&mut self) {
-        for &pid in &self.0 {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            if !gone(pid) && cmdline.starts_with(b"sleep") {
-                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            }
-        }
     }
 }
 

@@ -9,6 +9,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{Sleeps, all_gone};
+
 use ryechain::exec::facts::{DepWalk, Facts, Need, PathKind};
 use ryechain::exec::gather::{self, COMMAND_TIMEOUT};
 use ryechain::exec::outcome::tool_result;
@@ -288,31 +291,6 @@ fn flood_is_capped_and_counted() {
     assert_eq!(r.warnings.len(), 2);
 }
 
-/// Whether the process is gone (absent, or a zombie waiting for its new parent to reap it).
-fn gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state == "Z" || state == "X"),
-    }
-}
-
-/// Wait (a bounded while) for processes killed by SIGKILL to disappear.
-fn all_gone(pids: &[u32]) -> bool {
-    let until = Instant::now() + Duration::from_secs(10);
-    loop {
-        if pids.iter().all(|&p| gone(p)) {
-            return true;
-        }
-        if Instant::now() > until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn timeout_kills_the_whole_group_and_keeps_partial_output() {
     if !have("sh") || !have("sleep") || !Path::new("/proc/self/stat").exists() {
@@ -359,38 +337,6 @@ fn an_escaped_background_process_does_not_hold_us() {
     assert_eq!(out.exit, ExitKind::Code(0));
     let stdout = text(&out.stdout);
     assert!(stdout.ends_with("bye\n"), "{stdout}");
-}
-
-/// Sleeps a test started: killed when the test ends, pass or fail, so none leaks. A pid is
-/// killed only while it is still a `sleep` (never a process that reused the number).
-struct Sleeps(Vec<u32>);
-
-impl Sleeps {
-    fn from_lines(bytes: &[u8]) -> Sleeps {
-        Sleeps(
-            text(bytes)
-                .lines()
-                .filter_map(|l| l.trim().parse().ok())
-                .collect(),
-        )
-    }
-    fn from_file(path: &Path) -> Sleeps {
-        Sleeps::from_lines(&std::fs::read(path).unwrap_or_default())
-    }
-}
-
-impl Drop for Sleeps {
-    fn drop(&mut self) {
-        for &pid in &self.0 {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            if !gone(pid) && cmdline.starts_with(b"sleep") {
-                // SAFETY: kill(2) of a `sleep` this test started.
-                unsafe {
-                    libc::kill(pid as i32, libc::SIGKILL);
-                }
-            }
-        }
-    }
 }
 
 /// `sh -c SCRIPT PIDFILE`: the script starts sleeps that outlive it, writes their pids to the

@@ -113,3 +113,63 @@ pub fn assert_same_reports(what: &str, (a, ra): (&str, &LintReport), (b, rb): (&
         );
     }
 }
+
+/// Whether the process is gone (absent, or a zombie waiting for its parent to reap it).
+pub fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
+}
+
+/// Wait (a bounded while) for processes killed by SIGKILL to disappear.
+pub fn all_gone(pids: &[u32]) -> bool {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        if pids.iter().all(|&p| gone(p)) {
+            return true;
+        }
+        if std::time::Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Sleeps a test started, by pid (one a line): killed when the test ends, pass or fail, while
+/// still a `sleep` (never a process that reused the number), so none leaks.
+pub struct Sleeps(pub Vec<u32>);
+
+impl Sleeps {
+    pub fn from_lines(bytes: &[u8]) -> Sleeps {
+        Sleeps(
+            String::from_utf8_lossy(bytes)
+                .lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .collect(),
+        )
+    }
+    pub fn from_file(path: &Path) -> Sleeps {
+        Sleeps::from_lines(&std::fs::read(path).unwrap_or_default())
+    }
+    /// Whether every one is gone, allowing a short while for the kernel to finish a kill.
+    pub fn all_gone(&self) -> bool {
+        all_gone(&self.0)
+    }
+}
+
+impl Drop for Sleeps {
+    fn drop(&mut self) {
+        for &pid in &self.0 {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if !gone(pid) && cmdline.starts_with(b"sleep") {
+                let _ = std::process::Command::new("kill")
+                    .args(["-9", &pid.to_string()])
+                    .status();
+            }
+        }
+    }
+}

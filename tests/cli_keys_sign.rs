@@ -845,3 +845,40 @@ fn batch_signs_a_file_reached_through_a_linked_directory_once() {
     assert_eq!(signature_lines(&env.read("tools/a/x.py")), 1);
     assert_verifies(&env, ItemKind::Tool, &real);
 }
+
+/// Issue 35 item 2 (§10.7): re-signing an edited tool removes the lockfiles that pinned its old
+/// text, and says which, so that edit → sign → exec works; a lockfile that pins the same text,
+/// or another tool, stays.
+#[test]
+fn sign_removes_the_lockfiles_that_pinned_the_old_text() {
+    let env = Env::new();
+    env.write("tools/my/hello.py", PY_TOOL);
+    env.write("tools/my/other.py", PY_TOOL);
+    assert_code(&env.run(&["keys", "generate"]), 0);
+    assert_code(&env.run(&["sign", "my/*"]), 0);
+    assert_code(&env.run(&["lock", "my/hello"]), 0);
+    assert_code(&env.run(&["lock", "my/other"]), 0);
+    let hello_lock = env.project.join(".ai/lockfiles/my/hello@1.0.0.lock.json");
+    let other_lock = env.project.join(".ai/lockfiles/my/other@1.0.0.lock.json");
+    assert!(hello_lock.is_file() && other_lock.is_file());
+
+    // Signing the same text again: the lockfile still matches and stays.
+    let out = env.run(&["sign", "my/hello"]);
+    assert_code(&out, 0);
+    assert!(hello_lock.is_file(), "{}", stderr(&out));
+
+    let edited = env
+        .read("tools/my/hello.py")
+        .replace("hello\")", "hello, again\")");
+    env.write("tools/my/hello.py", &edited);
+    let out = env.run(&["sign", "my/hello"]);
+    assert_code(&out, 0);
+    assert!(!hello_lock.exists(), "the stale lockfile is gone");
+    assert!(other_lock.is_file(), "another tool's lockfile stays");
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("note: removed {}", hello_lock.display()))
+            && err.contains("ryechain lock my/hello --force"),
+        "{err}"
+    );
+}

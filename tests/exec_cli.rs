@@ -600,9 +600,13 @@ fn s10_7_lockfile_written_after_success_then_checked() {
     std::fs::write(&tool, format!("{ECHO_TOOL}# edited\n")).unwrap();
     let out = t.exec("t/echo", &[]);
     assert_eq!(out.code, 1);
+    // The reference's text, then the lockfile and the command that fixes it.
     assert_eq!(
         out.json["error"],
-        "Lockfile integrity mismatch for t/echo. Re-sign and delete stale lockfile."
+        format!(
+            "Lockfile integrity mismatch for t/echo. Re-sign and delete stale lockfile. (lockfile: {}; delete it, or rewrite it from the current files with `ryechain lock t/echo --force`)",
+            lock.display()
+        )
     );
     let out = t.exec("t/echo", &["--no-lockfile"]);
     assert_eq!(out.code, 0, "--no-lockfile skips the check too");

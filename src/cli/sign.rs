@@ -1104,6 +1104,9 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
         })
         .collect();
     print_notices(&signer.notices);
+    if kind == ItemKind::Tool {
+        remove_stale_lockfiles(ctx, db, wanted, &outcomes);
+    }
     let failed = outcomes
         .iter()
         .filter(|o| matches!(o, Outcome::Failed { .. }))
@@ -1121,6 +1124,92 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
         std::mem::forget(host);
     }
     Ok(u8::from(failed > 0))
+}
+
+/// Remove the lockfiles of the project and user spaces that pin an item this run re-signed
+/// under its old text (§10.7: a lockfile only detects change, and the next `exec` would refuse
+/// with "Lockfile integrity mismatch"), and say so: the next successful `exec` writes a fresh
+/// one. A lockfile that cannot be read, or pins nothing signed here, is left alone.
+fn remove_stale_lockfiles(ctx: &Context<'_>, db: &dyn Db, space: SpaceKind, outcomes: &[Outcome]) {
+    let signed: HashMap<&str, &str> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            Outcome::Signed { id, signature, .. } => {
+                Some((id.as_str(), signature.content_hash.as_str()))
+            }
+            Outcome::Failed { .. } => None,
+        })
+        .collect();
+    if signed.is_empty() {
+        return;
+    }
+    let label = match space {
+        SpaceKind::Project => "project",
+        SpaceKind::User => "user",
+        SpaceKind::System => return,
+    };
+    for root in db.workspace().roots(db) {
+        if !matches!(root.space(db).kind(), SpaceKind::Project | SpaceKind::User)
+            || root
+                .root(db)
+                .starts_with(crate::model::EMBEDDED_PATH_PREFIX)
+        {
+            continue;
+        }
+        let dir = root
+            .root(db)
+            .join(crate::integrity::lockfile::LOCKFILES_DIR);
+        for entry in ctx.sys.walk(&dir) {
+            let path = entry.path;
+            if entry.is_symlink
+                || entry.error.is_some()
+                || !path
+                    .to_string_lossy()
+                    .ends_with(crate::integrity::lockfile::LOCKFILE_SUFFIX)
+            {
+                continue;
+            }
+            let crate::system::ReadResult::Bytes(bytes) = ctx.sys.read(&path, 1 << 20) else {
+                continue;
+            };
+            let Ok(lock) =
+                crate::integrity::lockfile::parse_lockfile(&String::from_utf8_lossy(&bytes))
+            else {
+                continue;
+            };
+            let root_pin = (
+                lock.root.tool_id.as_str(),
+                "project",
+                lock.root.integrity.as_str(),
+            );
+            let entries = lock.resolved_chain.iter().filter_map(|e| {
+                Some((
+                    e.get("item_id")?.as_str()?,
+                    e.get("space").and_then(Json::as_str).unwrap_or("project"),
+                    e.get("integrity")?.as_str()?,
+                ))
+            });
+            let stale =
+                std::iter::once(root_pin)
+                    .chain(entries)
+                    .find(|(id, pinned_space, hash)| {
+                        *pinned_space == label && signed.get(id).is_some_and(|new| new != hash)
+                    });
+            let Some((id, ..)) = stale else { continue };
+            match std::fs::remove_file(&path) {
+                Ok(()) => errln!(
+                    "note: removed {}: it pinned the text of {id} before this signature (the next successful `ryechain exec` writes a new one; `ryechain lock {} --force` writes one now)",
+                    path.display(),
+                    lock.root.tool_id
+                ),
+                Err(e) => errln!(
+                    "warning: {} pins the text of {id} before this signature and could not be removed ({e}); delete it, or rewrite it with `ryechain lock {} --force`",
+                    path.display(),
+                    lock.root.tool_id
+                ),
+            }
+        }
+    }
 }
 
 fn signature_json(s: &Signature) -> Json {

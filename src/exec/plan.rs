@@ -248,7 +248,15 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
             return Step::Need(ask.needs());
         };
         match check {
-            LockCheck::Failed { message, .. } => return refuse(req, message, &[], trace),
+            // The reference's text first, then which file and what fixes it.
+            LockCheck::Failed { message, file } => {
+                let message = format!(
+                    "{message} (lockfile: {}; delete it, or rewrite it from the current files with `ryechain lock {} --force`)",
+                    file.path(db).display(),
+                    req.item_id
+                );
+                return refuse(req, message, &[], trace);
+            }
             LockCheck::Ok { .. } => lockfile_used = true,
             LockCheck::NoLockfile => {}
         }

@@ -1789,6 +1789,13 @@ pub fn purge_freed_pages_soonest() {
     set_purge_delay(2);
 }
 
+/// Never give freed pages back, for a short command (`exec`): the process ends within
+/// milliseconds and the OS takes everything back at once; purging at exit was a dozen `madvise`
+/// calls after the tool had run.
+pub fn never_purge_freed_pages() {
+    set_purge_delay(-1);
+}
+
 /// mimalloc's own purge delay again (v3: 1000 ms), for a cached replay.
 pub fn purge_freed_pages_as_usual() {
     set_purge_delay(1000);

@@ -196,4 +196,17 @@ proptest! {
             let _ = hash::content_hash(kind, &text, &fmt.prefix);
         }
     }
+
+    /// The approval reader (a document in the user space) never panics on any text, and what
+    /// `keys trust --project` writes always reads back as the same approval, whatever the
+    /// project path holds (quotes, backslashes, newlines, any Unicode).
+    #[test]
+    fn approvals_never_panic_and_round_trip(text in "\\PC{0,300}", project in "\\PC{1,80}", owner in "\\PC{0,20}") {
+        let _ = super::trust::parse_approval(&text);
+        let k = key();
+        let trusted = super::trust::TrustedKey { fingerprint: k.fp.clone(), pem: k.pem.clone(), owner: None };
+        let a = super::trust::Approval::of(&trusted, &project);
+        let doc = a.to_toml(Some(&owner), ".ai/config/keys/trusted/x.toml", "now");
+        prop_assert_eq!(super::trust::parse_approval(&doc), Ok(a));
+    }
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole-run figures for the README: generate a tree of N tools, then time `ryechain lint` on it
+# Whole-run figures for docs/performance.md: generate a tree of N tools, then time `ryechain lint` on it
 # against `sha256sum` reading and hashing the very same files (two processes, one per core),
 # warm page cache, same run. Two lint cases:
 #   ignore   `ryechain lint --ignore integrity` (no file is hashed);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole-process figures of single-item commands (lazy loading) for the README: generate a 1k-tool
+# Whole-process figures of single-item commands (lazy loading) for docs/performance.md: generate a 1k-tool
 # and a 100k-tool tree, then time `ryechain exec ITEM --dry-run`, `ryechain chain ITEM --json` and
 # `ryechain verify ITEM` on each
 # with hyperfine (warm page cache), and `ryechain rules` (no loading at all) as the startup floor.

@@ -143,3 +143,70 @@ fn neovim_headless_receives_the_diagnostics_of_a_fixture_workspace() {
         ]
     );
 }
+
+/// The README's Neovim snippet, as printed there, is the `init.lua` of a headless Neovim (the
+/// version `.ci/run` installs): opening a tool of the example project starts `ryechain lsp` at
+/// the project (found upwards from the file) and its diagnostics arrive.
+#[test]
+fn the_readmes_neovim_snippet_works() {
+    let has_nvim = Command::new("nvim")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_nvim {
+        missing("Neovim", "apt-get install neovim");
+        return;
+    }
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(repo.join("README.md")).unwrap();
+    let snippet = readme
+        .split("```lua\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the README has a lua block");
+    let tmp = tempfile::tempdir().unwrap();
+    let init = tmp.path().join("init.lua");
+    std::fs::write(&init, snippet).unwrap();
+    // `ryechain` on the PATH, as the snippet calls it.
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = tmp.path().join("out.txt");
+    let check = tmp.path().join("check.lua");
+    std::fs::write(
+        &check,
+        r#"vim.cmd("edit " .. vim.fn.fnameescape(os.getenv("RYECHAIN_FILE")))
+local buf = vim.api.nvim_get_current_buf()
+local got = vim.wait(20000, function() return #vim.diagnostic.get(buf) > 0 end, 50)
+local rows = {}
+for _, d in ipairs(vim.diagnostic.get(buf)) do table.insert(rows, (d.message:gsub("\n", " "))) end
+vim.fn.writefile(got and rows or { "no diagnostics within 20 s" }, os.getenv("RYECHAIN_OUT"))
+vim.cmd("qa!")
+"#,
+    )
+    .unwrap();
+    let file = repo.join("examples/project/.ai/tools/acme/reports/weekly_digest.py");
+    let status = Command::new("nvim")
+        .arg("--headless")
+        .arg("-u")
+        .arg(&init)
+        .arg("-c")
+        .arg(format!("luafile {}", check.display()))
+        .current_dir(tmp.path())
+        .env("PATH", path)
+        .env("HOME", repo.join("examples/user"))
+        .env("RYECHAIN_FILE", &file)
+        .env("RYECHAIN_OUT", &out)
+        .env_remove("RYE_SYSTEM_SPACE")
+        .status()
+        .expect("nvim runs");
+    let rows = std::fs::read_to_string(&out).unwrap_or_default();
+    assert!(status.success(), "nvim failed: {rows}");
+    assert!(
+        rows.contains("Executor not found: rye/core/runtimes/python/scirpt"),
+        "{rows}"
+    );
+}

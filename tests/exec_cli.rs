@@ -940,3 +940,87 @@ fn nothing_a_tool_starts_outlives_a_timeout() {
         }
     }
 }
+
+/// Issue 35 item 5: `ryechain init` makes a project and `ryechain new tool ID --runtime R` a tool
+/// from R's template, as `cargo new`: each new tool lints without an error and, once signed,
+/// runs and hands its parameters back. A second tool of one id is refused, and so is `new`
+/// outside any project.
+#[test]
+fn init_and_new_tool_make_tools_that_lint_and_run_after_sign() {
+    if !have("python3") || !have("node") || !have("bash") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let run = |cwd: &Path, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_ryechain"))
+            .args(args)
+            .current_dir(cwd)
+            .env("HOME", &home)
+            .env_remove("USER_SPACE")
+            .env_remove("RYE_SYSTEM_SPACE")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let project = tmp.path().join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    assert_eq!(run(&project, &["init"]).0, Some(0));
+    assert!(project.join(".ai/config/ryechain.yaml").is_file());
+    assert_eq!(run(&project, &["init"]).0, Some(2), "already a project");
+    let runtimes = ["python", "function", "node", "bash"];
+    for rt in runtimes {
+        let (code, out, err) = run(
+            &project,
+            &["new", "tool", &format!("acme/t_{rt}"), "--runtime", rt],
+        );
+        assert_eq!(code, Some(0), "{out}{err}");
+    }
+    let (code, out, err) = run(&project, &["lint", "--format", "json", "--no-cache"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let report: Json = serde_json::from_str(&out).unwrap();
+    let rules: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        rules, ["unsigned-item"; 4],
+        "only the signatures are missing"
+    );
+    assert_eq!(run(&project, &["keys", "generate"]).0, Some(0));
+    assert_eq!(run(&project, &["sign", "acme/*"]).0, Some(0));
+    // From a subfolder: the project is found upwards.
+    let sub = project.join(".ai/tools/acme");
+    for rt in runtimes {
+        let id = format!("acme/t_{rt}");
+        let (code, out, err) = run(
+            &sub,
+            &["exec", &id, "--params", r#"{"n": 1}"#, "--format", "json"],
+        );
+        assert_eq!(code, Some(0), "{id}: {out}{err}");
+        let answer: Json = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            answer["data"],
+            json!({"ok": true, "params": {"n": 1}}),
+            "{id}"
+        );
+    }
+    let (code, _, err) = run(&project, &["new", "tool", "acme/t_bash"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("acme/t_bash already exists"), "{err}");
+    let (code, _, err) = run(tmp.path(), &["new", "tool", "x/y"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("could not find `.ai/`") && err.contains("ryechain init"),
+        "{err}"
+    );
+}

@@ -28,6 +28,7 @@ mod keys;
 mod lock;
 mod lsp;
 mod replace;
+mod scaffold;
 mod sign;
 mod verify;
 mod watch;
@@ -166,6 +167,16 @@ enum Command {
         /// Overwrite an existing lockfile.
         #[arg(long)]
         force: bool,
+    },
+    /// Make a project here: `.ai/` with `tools/` and a config.
+    Init {
+        #[arg(default_value = ".")]
+        path: PathBuf,
+    },
+    /// Make a new item from a template (`ryechain new tool acme/greet --runtime bash`).
+    New {
+        #[command(subcommand)]
+        what: scaffold::NewCommand,
     },
     /// Print the executor graph of every tool.
     Graph {
@@ -320,6 +331,8 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
             verify::verify(&ctx, &args, &path, json, allow_unsigned)
         }
         Command::Lock { item, path, force } => lock::lock(&ctx, &item, &path, force),
+        Command::Init { path } => scaffold::init(&ctx, &path),
+        Command::New { what } => scaffold::new(&ctx, what),
         Command::Exec(args) => exec::exec(&ctx, &args),
         Command::Lsp { rules } => lsp::lsp(&ctx, rules.settings()),
         Command::Completions { shell } => {

@@ -21,6 +21,18 @@ fn missing(what: &str, how: &str) {
     eprintln!("skipped: {what} is not installed ({how})");
 }
 
+/// Whether Neovim is installed (a missing one is a skip that says why, or a failure under CI).
+fn have_nvim() -> bool {
+    let found = Command::new("nvim")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        missing("Neovim", "apt-get install neovim");
+    }
+    found
+}
+
 fn venv_python() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("target/lsp-venv/bin/python")
 }
@@ -67,12 +79,7 @@ fn pytest_lsp_drives_open_edit_fix_hover_definition_completion_and_symbols() {
 
 #[test]
 fn neovim_headless_receives_the_diagnostics_of_a_fixture_workspace() {
-    let has_nvim = Command::new("nvim")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_nvim {
-        missing("Neovim", "apt-get install neovim");
+    if !have_nvim() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -149,12 +156,7 @@ fn neovim_headless_receives_the_diagnostics_of_a_fixture_workspace() {
 /// the project (found upwards from the file) and its diagnostics arrive.
 #[test]
 fn the_readmes_neovim_snippet_works() {
-    let has_nvim = Command::new("nvim")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_nvim {
-        missing("Neovim", "apt-get install neovim");
+    if !have_nvim() {
         return;
     }
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));

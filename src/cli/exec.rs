@@ -170,7 +170,14 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
     change.settings = Some(settings);
     host.apply(change);
 
-    let project = ctx.project_root(&args.path)?;
+    // The project `spaces` found (upwards from the path), not found a second time.
+    let project = specs
+        .iter()
+        .find_map(|s| match (&s.space, &s.source) {
+            (Space::Project, SpaceSource::Dir(dir)) => Some(dir.clone()),
+            _ => None,
+        })
+        .ok_or_else(|| anyhow::anyhow!("no project space"))?;
     let first_bundle = specs.iter().find_map(|s| match (&s.space, &s.source) {
         (Space::System { .. }, SpaceSource::Dir(dir)) => Some(dir.clone()),
         _ => None,

@@ -687,26 +687,12 @@ fn trust(
 /// `keys trust --project PATH`: show every key the project ships that waits for approval and
 /// record the person's approval of each in the user space (`integrity::trust::Approval`).
 fn approve_project_keys(ctx: &Context<'_>, project: &Path) -> anyhow::Result<u8> {
-    let (host, notices) = ctx.host(project, Settings::default())?;
+    // The project found upwards (an error when there is none), as the trust store names it.
+    let project_dir = ctx.project_root(project)?;
+    let (host, notices) = ctx.host(&project_dir, Settings::default())?;
     print_notices(&notices);
     let db = host.snapshot();
     let db: &dyn Db = &db;
-    let Some(root) = db
-        .workspace()
-        .roots(db)
-        .iter()
-        .copied()
-        .find(|r| r.space(db).kind() == SpaceKind::Project)
-    else {
-        bail!("no project space at {}", project.display());
-    };
-    let project_dir = root.root(db).parent().map(Path::to_path_buf);
-    let Some(project_dir) = project_dir.filter(|_| ctx.sys.is_dir(root.root(db))) else {
-        bail!(
-            "could not find `.ai/` in {}; a project's keys live in its `.ai/config/keys/trusted/`",
-            absolute(ctx.sys, project)?.display()
-        );
-    };
     let store = trust_store(db);
     let approved: Vec<_> = store
         .keys

@@ -106,6 +106,29 @@ fn s14_35_cat_with_stdin() {
     assert_eq!(text(&out.stdout), "test input");
 }
 
+/// Stdin larger than a pipe holds is written from the runner's poll loop as the child reads it
+/// (its output read at the same time, so neither side waits on the other), with and without a
+/// cgroup (the two ways a child is spawned).
+#[test]
+fn large_stdin_reaches_a_child_that_reads_it_while_writing_its_output() {
+    if !have("cat") {
+        return;
+    }
+    let input: Vec<u8> = (0..3 * 1024 * 1024u32).map(|i| (i % 251) as u8).collect();
+    for cgroup in [true, false] {
+        let mut p = plan("cat", &[]);
+        p.stdin = Some(input.clone());
+        p.output_cap = 8 * 1024 * 1024;
+        let out = run_in(&p, Containment { cgroup });
+        assert_eq!(out.exit, ExitKind::Code(0), "cgroup {cgroup}");
+        assert_eq!(out.stdout_total, input.len() as u64, "cgroup {cgroup}");
+        assert!(
+            out.stdout == input,
+            "cgroup {cgroup}: the output differs from the input"
+        );
+    }
+}
+
 #[test]
 fn large_stdin_to_a_child_that_does_not_read_does_not_block() {
     if !have("sh") {

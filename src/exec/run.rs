@@ -1,6 +1,6 @@
 //! L6 the subprocess primitive's edge (§9.1): spawns an `ExecutionPlan` without a shell, with
 //! exactly the plan's environment, in its own process group (and cgroup, where one can be made);
-//! feeds stdin from a thread; reads stdout and stderr concurrently with a cap; and when the tool
+//! writes stdin and reads stdout and stderr in one poll loop, with a cap; and when the tool
 //! has exited or timed out, ends everything it started (`contain`).
 #![allow(
     clippy::disallowed_methods,
@@ -41,7 +41,7 @@ pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 pub const EXIT_GRACE: Duration = Duration::from_millis(100);
 
 /// How long to wait for the child's exit status after SIGKILL before giving up (a process in
-/// uninterruptible sleep); the waiter thread still reaps it later.
+/// uninterruptible sleep).
 const KILL_GRACE: Duration = Duration::from_secs(5);
 
 const CHUNK: usize = 64 * 1024;
@@ -200,12 +200,13 @@ pub fn run(plan: &ExecutionPlan) -> ProcessOutcome {
 /// the short graces above; every way it can end is an `ExitKind`.
 ///
 /// - argv is exec'd directly (no shell); the environment is exactly `plan.env`;
-/// - stdin is `plan.stdin` written from a thread then closed, or null — never ours (§15.25);
+/// - stdin is `plan.stdin` written as the child takes it, then closed, or null — never ours
+///   (§15.25);
 /// - the child leads a new process group (and, with `containment.cgroup`, a new cgroup); on
 ///   timeout everything it started is killed and the output captured so far is returned with
 ///   `TimedOut`; after a normal exit, whatever it left running is killed too (`EXIT_GRACE`);
-/// - stdout and stderr are read concurrently (one poll(2) loop on this thread, while a second
-///   thread waits for the child), each keeping at most `plan.output_cap` bytes but reading
+/// - stdin is written and stdout and stderr are read in one poll(2) loop on this thread, which
+///   also learns of the child's exit (`Watch`: its pidfd, or a thread where there is none), each keeping at most `plan.output_cap` bytes but reading
 ///   everything, so a flooding tool neither blocks nor grows memory. No polling ticks while the
 ///   tool runs; only the final clean-up waits in short steps for killed processes to go.
 pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome {
@@ -225,13 +226,6 @@ pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome 
             );
         }
     };
-    // Closed by the waiter thread once the child is reaped: poll sees EOF on the read end. Both
-    // ends are close-on-exec, so no child inherits them.
-    let (notify_rx, notify_tx) = match std::io::pipe() {
-        Ok(p) => p,
-        Err(e) => return failed(ExitKind::SpawnFailed(e.to_string()), start),
-    };
-
     let launch = contain::Launch {
         exe: &exe,
         argv: std::iter::once(plan.program.as_str())
@@ -259,36 +253,31 @@ pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome 
     let pid = i32::try_from(child_id).unwrap_or(0);
     let pgid = pid;
 
-    if let (Some(mut pipe), Some(bytes)) = (child.stdin.take(), plan.stdin.clone()) {
-        // A child that never reads cannot block us: the writer is never joined. EPIPE (the child
-        // exited or closed stdin) is ignored; dropping the pipe closes the child's stdin.
-        let _ = std::thread::Builder::new()
-            .name("ryechain-stdin".to_owned())
-            .spawn(move || {
-                let _ = pipe.write_all(&bytes);
-            });
-    }
+    // Written from the poll loop, never blocking it: a child that never reads cannot hold us.
+    let mut stdin = match (child.stdin.take(), plan.stdin.as_deref()) {
+        (Some(pipe), Some(bytes)) if !bytes.is_empty() => {
+            set_nonblocking(&pipe).then_some((pipe, bytes))
+        }
+        _ => None, // dropping the pipe closes the child's stdin
+    };
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
-
-    let (status_tx, status_rx) = mpsc::channel();
-    let (reap_tx, reap_rx) = mpsc::channel();
-    let waiter = std::thread::Builder::new()
-        .name("ryechain-wait".to_owned())
-        .spawn(move || wait_and_notify(child, notify_tx, &reap_rx, &status_tx));
-    if let Err(e) = waiter {
-        // The child went with the closure; without a waiter we cannot reap it, so at least make
-        // sure nothing of it keeps running (and leave it to a later sweep to reap).
-        if let Some(cg) = &cgroup {
-            cg.kill();
+    let watch = match Watch::start(child) {
+        Ok(w) => w,
+        Err(e) => {
+            // Without a way to learn of its exit we cannot reap it: at least make sure nothing
+            // of it keeps running (and leave it to a later sweep to reap).
+            if let Some(cg) = &cgroup {
+                cg.kill();
+            }
+            kill_group(pgid);
+            contain::forget(child_id);
+            return failed(
+                ExitKind::SpawnFailed(format!("cannot start a thread: {e}")),
+                start,
+            );
         }
-        kill_group(pgid);
-        contain::forget(child_id);
-        return failed(
-            ExitKind::SpawnFailed(format!("cannot start a thread: {e}")),
-            start,
-        );
-    }
+    };
 
     let mut out = Capture::new(plan.output_cap);
     let mut err = Capture::new(plan.output_cap);
@@ -298,7 +287,6 @@ pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome 
     let mut timed_out = false;
     let mut poll_error = None;
     let mut exited_at = None;
-    let mut notify = Some(notify_rx);
 
     loop {
         if matches!(phase, Phase::Exited(_)) && stdout.is_none() && stderr.is_none() {
@@ -309,17 +297,18 @@ pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome 
             Phase::Killed(at) => Some(at + KILL_GRACE),
             Phase::Exited(until) => Some(until),
         };
-        let mut fds = Vec::with_capacity(3);
-        let mut slots = Vec::with_capacity(3);
-        for (slot, fd) in [
-            (0, stdout.as_ref().map(AsRawFd::as_raw_fd)),
-            (1, stderr.as_ref().map(AsRawFd::as_raw_fd)),
-            (2, notify.as_ref().map(AsRawFd::as_raw_fd)),
+        let mut fds = Vec::with_capacity(4);
+        let mut slots = Vec::with_capacity(4);
+        for (slot, fd, events) in [
+            (0, stdout.as_ref().map(AsRawFd::as_raw_fd), libc::POLLIN),
+            (1, stderr.as_ref().map(AsRawFd::as_raw_fd), libc::POLLIN),
+            (2, exited_at.is_none().then(|| watch.fd()), libc::POLLIN),
+            (3, stdin.as_ref().map(|(p, _)| p.as_raw_fd()), libc::POLLOUT),
         ] {
             if let Some(fd) = fd {
                 fds.push(libc::pollfd {
                     fd,
-                    events: libc::POLLIN,
+                    events,
                     revents: 0,
                 });
                 slots.push(slot);
@@ -384,30 +373,32 @@ pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome 
                         stderr = None;
                     }
                 }
-                _ => {
+                2 => {
                     // The child has exited (it is not reaped yet, so its group id is still ours).
-                    notify = None;
+                    // What it did not read of its stdin it never will.
+                    stdin = None;
                     let at = Instant::now();
                     exited_at = Some(at);
                     phase = Phase::Exited(at + EXIT_GRACE);
+                }
+                _ => {
+                    if let Some((pipe, rest)) = stdin.as_mut()
+                        && !write_some(pipe, rest)
+                    {
+                        stdin = None;
+                    }
                 }
             }
         }
     }
     // End everything the tool started (EXIT_GRACE): its cgroup, its group while the leader is
     // still unreaped, then — after the leader is reaped — what was re-parented to us.
-    drop((stdout, stderr)); // closes our ends of pipes a leftover process still holds
+    drop((stdin, stdout, stderr)); // closes our ends of pipes a leftover process still holds
     if let Some(cg) = &cgroup {
         cg.kill();
     }
     kill_group(pgid);
-    let _ = reap_tx.send(());
-    let status = if notify.is_some() {
-        // It never exited (stuck after SIGKILL past KILL_GRACE): take a status only if it is in.
-        status_rx.try_recv().ok()
-    } else {
-        status_rx.recv_timeout(KILL_GRACE).ok()
-    };
+    let status = watch.reap(exited_at.is_some());
     contain::sweep(pid, pgid, cgroup.as_ref(), Instant::now() + KILL_GRACE);
     drop(cgroup); // removes the (now empty) cgroup
     let exit = match status {
@@ -432,6 +423,102 @@ pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome 
         stdout_total: out.total,
         stderr_total: err.total,
         duration: exited_at.unwrap_or_else(Instant::now) - start,
+    }
+}
+
+/// Make our end of the stdin pipe non-blocking (the poll loop writes it); `false` if refused.
+fn set_nonblocking(pipe: &std::process::ChildStdin) -> bool {
+    rustix::fs::fcntl_getfl(pipe).is_ok_and(|flags| {
+        rustix::fs::fcntl_setfl(pipe, flags | rustix::fs::OFlags::NONBLOCK).is_ok()
+    })
+}
+
+/// Write what the pipe takes now of `rest`; `false` when done (all written, or the child closed
+/// its end: EPIPE, as SIGPIPE is ignored).
+fn write_some(pipe: &mut std::process::ChildStdin, rest: &mut &[u8]) -> bool {
+    loop {
+        match pipe.write(rest) {
+            Ok(n) => {
+                *rest = &rest[n..];
+                if rest.is_empty() {
+                    return false;
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+/// How the runner learns that the child has exited without reaping it, so the id of the group
+/// it leads stays reserved until the runner has killed that group: the child's pidfd where the
+/// kernel gives one (readable once it has exited), or else a thread that waits with `WNOWAIT`
+/// and closes a pipe.
+enum Watch {
+    Pidfd {
+        fd: std::os::fd::OwnedFd,
+        child: contain::Spawned,
+    },
+    Thread {
+        notify: std::io::PipeReader,
+        reap: mpsc::Sender<()>,
+        status: mpsc::Receiver<std::io::Result<ExitStatus>>,
+    },
+}
+
+impl Watch {
+    fn start(mut child: contain::Spawned) -> std::io::Result<Watch> {
+        if let Some(fd) = child.pidfd.take() {
+            return Ok(Watch::Pidfd { fd, child });
+        }
+        // Closed by the waiter thread once the child has exited: poll sees EOF on the read end.
+        // Both ends are close-on-exec, so no child inherits them.
+        let (notify, notify_tx) = std::io::pipe()?;
+        let (status_tx, status) = mpsc::channel();
+        let (reap, reap_rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("ryechain-wait".to_owned())
+            .spawn(move || wait_and_notify(child, notify_tx, &reap_rx, &status_tx))?;
+        Ok(Watch::Thread {
+            notify,
+            reap,
+            status,
+        })
+    }
+
+    /// The descriptor that becomes readable when the child has exited.
+    fn fd(&self) -> i32 {
+        match self {
+            Watch::Pidfd { fd, .. } => fd.as_raw_fd(),
+            Watch::Thread { notify, .. } => notify.as_raw_fd(),
+        }
+    }
+
+    /// Reap the child and give its status: at once when it has `exited`; otherwise (stuck after
+    /// SIGKILL past `KILL_GRACE`) only if the status is in by now.
+    fn reap(self, exited: bool) -> Option<std::io::Result<ExitStatus>> {
+        match self {
+            Watch::Pidfd { mut child, .. } => {
+                let status = if exited {
+                    Some(child.wait())
+                } else {
+                    child.try_wait()
+                };
+                if status.is_some() {
+                    contain::forget(child.pid);
+                }
+                status
+            }
+            Watch::Thread { reap, status, .. } => {
+                let _ = reap.send(());
+                if exited {
+                    status.recv_timeout(KILL_GRACE).ok()
+                } else {
+                    status.try_recv().ok()
+                }
+            }
+        }
     }
 }
 

@@ -58,11 +58,28 @@ pub(super) struct Spawned {
     pub stdin: Option<ChildStdin>,
     pub stdout: Option<ChildStdout>,
     pub stderr: Option<ChildStderr>,
+    /// Readable once the child has exited (Linux 5.3; `None` where the kernel has none).
+    pub pidfd: Option<std::os::fd::OwnedFd>,
     /// std's handle when std spawned it; `None` when it was cloned into its cgroup here.
     child: Option<Child>,
 }
 
 impl Spawned {
+    /// Reap the child if it has exited; `None` while it runs.
+    pub(super) fn try_wait(&mut self) -> Option<io::Result<ExitStatus>> {
+        if let Some(child) = &mut self.child {
+            return child.try_wait().transpose();
+        }
+        let pid = i32::try_from(self.pid).ok()?;
+        let mut status = 0;
+        // SAFETY: waitpid(2) on our own child; `status` is a live c_int.
+        match unsafe { libc::waitpid(pid, &raw mut status, libc::WNOHANG) } {
+            0 => None,
+            rc if rc == pid => Some(Ok(std::os::unix::process::ExitStatusExt::from_raw(status))),
+            _ => Some(Err(io::Error::last_os_error())),
+        }
+    }
+
     /// Reap the child (blocking) and give its status.
     pub(super) fn wait(&mut self) -> io::Result<ExitStatus> {
         if let Some(child) = &mut self.child {
@@ -130,7 +147,7 @@ impl Launch<'_> {
 /// child moves itself in between fork and exec, as before.
 pub(super) fn spawn(launch: &Launch<'_>, cgroup: Option<&Cgroup>) -> io::Result<Spawned> {
     let mut live = spawned();
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     if let Some(cg) = cgroup {
         match clone_into::spawn(launch, &cg.dir_fd) {
             Some(Ok(s)) => {
@@ -147,19 +164,32 @@ pub(super) fn spawn(launch: &Launch<'_>, cgroup: Option<&Cgroup>) -> io::Result<
     }
     let mut child = cmd.spawn()?;
     live.push(child.id());
+    #[cfg(target_os = "linux")]
+    let pidfd = rustix::process::Pid::from_raw(child.id().cast_signed()).and_then(|pid| {
+        rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+    });
+    #[cfg(not(target_os = "linux"))]
+    let pidfd = None;
     Ok(Spawned {
         pid: child.id(),
         stdin: child.stdin.take(),
         stdout: child.stdout.take(),
         stderr: child.stderr.take(),
+        pidfd,
         child: Some(child),
     })
 }
 
 /// `clone3(CLONE_INTO_CGROUP)` then `execve`, by hand: std's `Command` cannot clone into a
-/// cgroup, and no maintained crate spawns that way. Everything the child needs is made before the
-/// clone; the child runs only async-signal-safe calls (it is a fork of a threaded process).
-#[cfg(target_os = "linux")]
+/// cgroup, and no maintained crate spawns that way. The clone shares our memory and suspends us
+/// until the child has called `execve` (`CLONE_VM | CLONE_VFORK`, as glibc's `posix_spawn`
+/// does): a fork would copy the page tables of this process and make every page it writes
+/// afterwards fault once more, a third of what `exec` adds to a run. So the child runs on a stack
+/// of its own, reached through a few lines of assembly (x86_64; elsewhere std spawns, see
+/// `spawn`), touches only that stack and what was made for it before the clone, with every signal
+/// blocked until its handlers are back to their defaults, and calls only async-signal-safe
+/// functions.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod clone_into {
     use std::ffi::{CString, OsStr};
     use std::io;
@@ -170,6 +200,10 @@ mod clone_into {
     use super::{Launch, Spawned};
 
     const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+    const CLONE_PIDFD: u64 = 0x1000;
+
+    /// The child's stack: it calls a handful of libc functions before `execve`.
+    const STACK_BYTES: usize = 64 * 1024;
 
     /// The kernel's `struct clone_args` up to `cgroup` (`CLONE_ARGS_SIZE_VER2`).
     #[repr(C)]
@@ -221,8 +255,6 @@ mod clone_into {
         null: Option<OwnedFd>,
         stdout: (OwnedFd, OwnedFd),
         stderr: (OwnedFd, OwnedFd),
-        /// The child writes its `execve` errno here; closed on a successful exec.
-        report: (OwnedFd, OwnedFd),
     }
 
     fn prepare(launch: &Launch<'_>) -> io::Result<Prepared> {
@@ -252,8 +284,95 @@ mod clone_into {
             null,
             stdout: pipe()?,
             stderr: pipe()?,
-            report: pipe()?,
         })
+    }
+
+    /// What the child reads (made before the clone) and the one thing it writes: the errno of
+    /// the step that failed, read by the parent once the clone returns.
+    #[repr(C)]
+    struct ChildData {
+        exe: *const libc::c_char,
+        argv: *const *const libc::c_char,
+        envp: *const *const libc::c_char,
+        cwd: *const libc::c_char,
+        stdin: RawFd,
+        stdout: RawFd,
+        stderr: RawFd,
+        /// The parent's signal mask, restored in the child once its handlers are the defaults.
+        mask: libc::sigset_t,
+        errno: libc::c_int,
+    }
+
+    /// The child, on its own stack, sharing the parent's memory while the parent waits: set up
+    /// the descriptors, the process group and the directory, put every caught signal back to its
+    /// default (a handler of the parent must not run here) and `SIGPIPE` too (Rust ignores it;
+    /// std restores it), unblock what the parent had unblocked, and `execve`; on failure record
+    /// errno and `_exit`.
+    extern "C" fn child(data: *mut libc::c_void) -> ! {
+        let data = data.cast::<ChildData>();
+        // SAFETY: `data` points at the parent's live `ChildData`; the parent is suspended until
+        // this process calls `execve` or `_exit` (`CLONE_VFORK`). Only async-signal-safe calls.
+        unsafe {
+            let d = &*data;
+            let ok = libc::dup2(d.stdin, 0) >= 0
+                && libc::dup2(d.stdout, 1) >= 0
+                && libc::dup2(d.stderr, 2) >= 0
+                && libc::setpgid(0, 0) == 0
+                && (d.cwd.is_null() || libc::chdir(d.cwd) == 0);
+            if ok {
+                for sig in 1..=libc::SIGRTMAX() {
+                    let mut old: libc::sigaction = std::mem::zeroed();
+                    if libc::sigaction(sig, std::ptr::null(), &raw mut old) == 0
+                        && (old.sa_sigaction != libc::SIG_IGN || sig == libc::SIGPIPE)
+                        && old.sa_sigaction != libc::SIG_DFL
+                    {
+                        libc::signal(sig, libc::SIG_DFL);
+                    }
+                }
+                libc::sigprocmask(libc::SIG_SETMASK, &raw const d.mask, std::ptr::null_mut());
+                libc::execve(d.exe, d.argv, d.envp);
+            }
+            (*data).errno = *libc::__errno_location();
+            libc::_exit(127)
+        }
+    }
+
+    /// `clone3(args)`; in the child, `child(data)` on the stack the arguments name (it never
+    /// returns). The parent gets the child's pid or `-errno`, as from `syscall(2)`.
+    ///
+    /// # Safety
+    /// `args` must ask for a stack of its own (`stack`, `stack_size`), 16-byte aligned at its
+    /// top, that outlives the child's use of it; `child` must never return.
+    unsafe fn clone3(
+        args: &CloneArgs,
+        child: extern "C" fn(*mut libc::c_void) -> !,
+        data: *mut libc::c_void,
+    ) -> i64 {
+        let ret: i64;
+        // SAFETY: the parent returns from the syscall as from any other. The child starts with
+        // the parent's registers on the new stack: it calls `child(data)` (kept in callee-saved
+        // registers across the syscall), with the frame pointer cleared, and never comes back.
+        unsafe {
+            std::arch::asm!(
+                "syscall",
+                "test rax, rax",
+                "jnz 2f",
+                "xor ebp, ebp",
+                "mov rdi, r12",
+                "call r13",
+                "ud2",
+                "2:",
+                inlateout("rax") libc::SYS_clone3 => ret,
+                in("rdi") std::ptr::from_ref(args),
+                in("rsi") std::mem::size_of::<CloneArgs>(),
+                in("r12") data,
+                in("r13") child,
+                lateout("rcx") _,
+                lateout("r11") _,
+                options(nostack),
+            );
+        }
+        ret
     }
 
     impl Prepared {
@@ -262,111 +381,82 @@ mod clone_into {
             argv.push(std::ptr::null());
             let mut envp: Vec<*const libc::c_char> = self.env.iter().map(|e| e.as_ptr()).collect();
             envp.push(std::ptr::null());
-            let stdin_fd = match (&self.stdin, &self.null) {
+            let stdin = match (&self.stdin, &self.null) {
                 (Some((read, _)), _) => read.as_raw_fd(),
                 (None, Some(null)) => null.as_raw_fd(),
                 (None, None) => return Some(Err(io::Error::other("no stdin for the tool"))),
             };
-            let out_fd = self.stdout.1.as_raw_fd();
-            let err_fd = self.stderr.1.as_raw_fd();
-            let report_fd = self.report.1.as_raw_fd();
+            // u128 elements: the top of the stack is 16-byte aligned, as the ABI wants at a call.
+            let mut stack = vec![0u128; STACK_BYTES / 16];
+            // SAFETY: an all-zero sigset_t is a valid value, filled below.
+            let mut data = ChildData {
+                exe: self.exe.as_ptr(),
+                argv: argv.as_ptr(),
+                envp: envp.as_ptr(),
+                cwd: self.cwd.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
+                stdin,
+                stdout: self.stdout.1.as_raw_fd(),
+                stderr: self.stderr.1.as_raw_fd(),
+                mask: unsafe { std::mem::zeroed() },
+                errno: 0,
+            };
+            let mut pidfd: RawFd = -1;
             let args = CloneArgs {
-                flags: CLONE_INTO_CGROUP,
+                flags: libc::CLONE_VM as u64
+                    | libc::CLONE_VFORK as u64
+                    | CLONE_INTO_CGROUP
+                    | CLONE_PIDFD,
+                pidfd: (&raw mut pidfd) as u64,
                 exit_signal: libc::SIGCHLD as u64,
+                stack: stack.as_mut_ptr() as u64,
+                stack_size: STACK_BYTES as u64,
                 cgroup: cgroup.as_raw_fd() as u64,
                 ..CloneArgs::default()
             };
-            // SAFETY: clone3(2) with a fully initialised argument block of the size passed; no
-            // shared memory (`CLONE_VM` is not set), so the child has its own copy of everything.
+            // No signal is handled in the child before its handlers are reset: all are blocked
+            // from before the clone until the child sets its own mask (the parent's old one).
+            // SAFETY: sigfillset and pthread_sigmask write only into the live sigsets given.
             let pid = unsafe {
-                libc::syscall(
-                    libc::SYS_clone3,
-                    &raw const args,
-                    std::mem::size_of::<CloneArgs>(),
-                )
+                let mut all: libc::sigset_t = std::mem::zeroed();
+                libc::sigfillset(&raw mut all);
+                libc::pthread_sigmask(libc::SIG_SETMASK, &raw const all, &raw mut data.mask);
+                // SAFETY: the stack is ours until the child has exec'd or exited, which the
+                // clone waits for; `child` never returns; `data` outlives the call.
+                let pid = clone3(&args, child, (&raw mut data).cast());
+                libc::pthread_sigmask(
+                    libc::SIG_SETMASK,
+                    &raw const data.mask,
+                    std::ptr::null_mut(),
+                );
+                pid
             };
-            /// In the child: report errno to the parent and end.
-            ///
-            /// # Safety
-            /// Only in the cloned child, with `report` the write end of the report pipe.
-            unsafe fn fail(report: RawFd) -> ! {
-                // SAFETY: errno of this thread; write(2) and _exit(2) are async-signal-safe.
-                unsafe {
-                    let errno = *libc::__errno_location();
-                    libc::write(report, (&raw const errno).cast(), 4);
-                    libc::_exit(127)
-                }
-            }
-            if pid == 0 {
-                // The child: only async-signal-safe calls until `execve` or `_exit`.
-                // SAFETY: every pointer was made before the clone and stays valid in this copy of
-                // the address space; the calls are async-signal-safe.
-                unsafe {
-                    if libc::dup2(stdin_fd, 0) < 0
-                        || libc::dup2(out_fd, 1) < 0
-                        || libc::dup2(err_fd, 2) < 0
-                        || libc::setpgid(0, 0) != 0
-                    {
-                        fail(report_fd);
-                    }
-                    if let Some(cwd) = &self.cwd
-                        && libc::chdir(cwd.as_ptr()) != 0
-                    {
-                        fail(report_fd);
-                    }
-                    // As std does: signals back to their defaults (Rust ignores SIGPIPE), none
-                    // blocked.
-                    libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-                    let mut none: libc::sigset_t = std::mem::zeroed();
-                    libc::sigemptyset(&raw mut none);
-                    libc::sigprocmask(libc::SIG_SETMASK, &raw const none, std::ptr::null_mut());
-                    libc::execve(self.exe.as_ptr(), argv.as_ptr(), envp.as_ptr());
-                    fail(report_fd);
-                }
-            }
+            drop(stack);
             if pid < 0 {
                 // Refused (ENOSYS, EPERM, EINVAL, E2BIG, EBUSY…): spawn the usual way instead.
                 return None;
             }
             let pid = pid as i32;
+            // SAFETY: the kernel opened it for us (close-on-exec) and nothing else owns it.
+            let pidfd = (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd) });
+            if data.errno != 0 {
+                let mut status = 0;
+                // SAFETY: reap our own child, which failed before its program started.
+                unsafe { libc::waitpid(pid, &raw mut status, 0) };
+                return Some(Err(io::Error::from_raw_os_error(data.errno)));
+            }
+            // The child's ends close here; ours stay.
             let Prepared {
                 stdin,
                 stdout,
                 stderr,
-                report,
                 ..
             } = self;
-            // The child's ends close here; ours stay.
-            drop(report.1);
-            let mut errno = [0u8; 4];
-            let mut got = 0;
-            while got < 4 {
-                // SAFETY: read(2) into the rest of a live 4-byte buffer.
-                let n = unsafe {
-                    libc::read(
-                        report.0.as_raw_fd(),
-                        errno[got..].as_mut_ptr().cast(),
-                        4 - got,
-                    )
-                };
-                if n > 0 {
-                    got += n as usize;
-                } else if n == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted
-                {
-                    break;
-                }
-            }
-            if got == 4 {
-                let mut status = 0;
-                // SAFETY: reap our own child, which failed before its program started.
-                unsafe { libc::waitpid(pid, &raw mut status, 0) };
-                return Some(Err(io::Error::from_raw_os_error(i32::from_ne_bytes(errno))));
-            }
             Some(Ok(Spawned {
                 pid: pid as u32,
                 stdin: stdin.map(|(_, write)| ChildStdin::from(write)),
                 stdout: Some(ChildStdout::from(stdout.0)),
                 stderr: Some(ChildStderr::from(stderr.0)),
+                pidfd,
                 child: None,
             }))
         }

@@ -81,6 +81,32 @@ fn main() {
     }
     src.push_str("];\n");
 
+    // The YAML extractors of the bundle as JSON, for the same reason as the rules: a short
+    // `exec` otherwise parses them with libyaml, whose code it touches for nothing else. Only
+    // where the JSON reads back as the same document (`serde_yaml::Value`); `""` otherwise.
+    src.push_str("pub static SYSTEM_YAML_JSON: &[(&str, &str)] = &[\n");
+    for p in &system {
+        let rel = p
+            .strip_prefix(&root)
+            .expect("under the repo")
+            .to_string_lossy()
+            .replace('\\', "/");
+        if !(rel.starts_with(".ai/tools/rye/core/extractors/") && rel.ends_with(".yaml")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        let json = serde_yaml::from_str::<serde_yaml::Value>(&text)
+            .ok()
+            .and_then(|v| {
+                let json = serde_json::to_string(&v).ok()?;
+                let back: serde_yaml::Value = serde_json::from_str(&json).ok()?;
+                (back == v).then_some(json)
+            })
+            .unwrap_or_default();
+        writeln!(src, "    ({rel:?}, {json:?}),").expect("write to String");
+    }
+    src.push_str("];\n");
+
     let out =
         PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("embedded.rs");
     std::fs::write(out, src).expect("write embedded.rs");

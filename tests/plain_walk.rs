@@ -366,3 +366,42 @@ proptest! {
         loads_agree(&dir);
     }
 }
+
+/// The base load's walk of a few folders (`walk_small`, one thread) lists what the full walk lists,
+/// in the same words: files, nested files, hidden ones, a name that is not UTF-8, symlinks in and
+/// out, a dangling one, a FIFO, a symlink to a folder and a symlink loop.
+#[test]
+fn the_small_walk_lists_what_the_full_walk_lists() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap();
+    every_kind_of_file(&dir);
+    let tools = dir.join("project/.ai/tools");
+    std::os::unix::fs::symlink(tools.join("nest/d1"), tools.join("links/folder")).unwrap();
+    std::fs::create_dir_all(tools.join("loop/inner")).unwrap();
+    std::os::unix::fs::symlink(tools.join("loop"), tools.join("loop/inner/back")).unwrap();
+    let listed = |entries: Vec<WalkEntry>| {
+        let mut rows: Vec<String> = entries
+            .into_iter()
+            .map(|e| {
+                format!(
+                    "{} link={} special={:?} error={:?}",
+                    e.path.display(),
+                    e.is_symlink,
+                    e.not_regular,
+                    e.error
+                )
+            })
+            .collect();
+        rows.sort();
+        rows
+    };
+    let small = listed(OsSystem.walk_small(&tools));
+    let full = listed(OsSystem.walk(&tools));
+    assert_eq!(small, full);
+    let has = |needle: &str| small.iter().any(|r| r.contains(needle));
+    assert!(has("links/gone.py link=true special=Some("), "{small:#?}");
+    assert!(has("links/pipe.py link=false special=Some(\"a FIFO\")"));
+    assert!(has("links/folder/sub/f0.yaml link=false"));
+    assert!(has("File system loop found"), "{small:#?}");
+    assert!(small.len() > 800);
+}

@@ -131,6 +131,13 @@ fn push_parser(cfg: &mut ExtractorConfig, file: SourceFile, ext: &str, name: &st
 #[salsa::tracked(returns(ref))]
 pub fn extractor_yaml(db: &dyn Db, file: SourceFile) -> Option<serde_yaml::Value> {
     let text = file.contents(db).text()?;
+    // The bundle's own extractors as converted at build time (exactly their text, so exactly
+    // their document; `tests::prebuilt_extractors_are_their_yaml`).
+    if let Some(json) = crate::rules::prebuilt_yaml_json(&text)
+        && let Ok(doc) = serde_json::from_str(json)
+    {
+        return Some(doc);
+    }
     crate::parse::guard::yaml_from_str(&text).ok()
 }
 
@@ -217,5 +224,29 @@ mod tests {
             None
         );
         assert_eq!(extractor_item_type("tools/other/tool_extractor.yaml"), None);
+    }
+
+    /// Every YAML extractor of the bundle has a build-time JSON form, and it is exactly the
+    /// document its YAML parses to; a file edited by one byte is parsed from its YAML.
+    #[test]
+    fn prebuilt_extractors_are_their_yaml() {
+        let mut seen = 0;
+        for (rel, bytes) in crate::rules::embedded_system_files() {
+            if !(rel.starts_with(".ai/tools/rye/core/extractors/") && rel.ends_with(".yaml")) {
+                continue;
+            }
+            seen += 1;
+            let text = std::str::from_utf8(bytes).unwrap();
+            let json = crate::rules::prebuilt_yaml_json(text)
+                .unwrap_or_else(|| panic!("{rel} has no build-time JSON"));
+            let from_json: serde_yaml::Value = serde_json::from_str(json).unwrap();
+            let from_yaml: serde_yaml::Value = crate::parse::guard::yaml_from_str(text).unwrap();
+            assert_eq!(from_json, from_yaml, "{rel}");
+            assert!(
+                crate::rules::prebuilt_yaml_json(&format!("{text}\n")).is_none(),
+                "{rel}"
+            );
+        }
+        assert!(seen >= 3, "the bundle's YAML extractors: {seen}");
     }
 }

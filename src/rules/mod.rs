@@ -28,6 +28,15 @@ pub fn embedded_system_files() -> &'static [(&'static str, &'static [u8])] {
     embedded::SYSTEM_FILES
 }
 
+/// The document of an embedded YAML file of the bundle converted at build time (JSON that reads
+/// back as the same `serde_yaml::Value`), when `text` is exactly that file's text.
+pub fn prebuilt_yaml_json(text: &str) -> Option<&'static str> {
+    embedded::SYSTEM_YAML_JSON.iter().find_map(|(rel, json)| {
+        let (_, bytes) = embedded::SYSTEM_FILES.iter().find(|(r, _)| r == rel)?;
+        (!json.is_empty() && text.as_bytes() == *bytes).then_some(*json)
+    })
+}
+
 /// The documentation page of a rule in markdown: what `ryechain rule ID` prints and what an
 /// editor opens from a diagnostic's rule code.
 pub fn doc_page(id: &str) -> Option<String> {

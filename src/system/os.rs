@@ -62,20 +62,51 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// A walk error at a symlink whose target cannot be reached is no walk error: the entry is a file
 /// that is not a regular file (§1.7), as the single-item loader sees it.
 fn broken_symlink(err: &ignore::Error) -> Option<WalkEntry> {
-    let path = error_path(err)?;
-    let link = std::fs::symlink_metadata(&path).ok()?;
+    dangling(&error_path(err)?)
+}
+
+/// The entry of a symlink at `path` that cannot be followed; `None` if `path` is no such link.
+fn dangling(path: &Path) -> Option<WalkEntry> {
+    let link = std::fs::symlink_metadata(path).ok()?;
     if !link.file_type().is_symlink() {
         return None;
     }
-    let what = match std::fs::metadata(&path) {
+    let what = match std::fs::metadata(path) {
         Ok(_) => return None,
         Err(e) => unfollowable(&e),
     };
     Some(WalkEntry {
-        path,
+        path: path.to_path_buf(),
         is_symlink: true,
         error: None,
         not_regular: Some(what),
+    })
+}
+
+/// `walk_entry` for `walkdir`'s entries and errors: the same entries, in the same words.
+fn small_walk_entry(
+    dir: &Path,
+    res: Result<walkdir::DirEntry, walkdir::Error>,
+) -> Option<WalkEntry> {
+    Some(match res {
+        Ok(e) if e.file_type().is_dir() => return None,
+        Ok(e) => WalkEntry {
+            is_symlink: e.path_is_symlink(),
+            not_regular: special_kind(e.file_type()).map(str::to_owned),
+            path: e.into_path(),
+            error: None,
+        },
+        Err(err) => {
+            let path = err.path().map(Path::to_path_buf);
+            path.as_deref()
+                .and_then(dangling)
+                .unwrap_or_else(|| WalkEntry {
+                    path: path.unwrap_or_else(|| dir.to_path_buf()),
+                    is_symlink: false,
+                    error: Some(err.to_string()),
+                    not_regular: None,
+                })
+        }
     })
 }
 
@@ -1235,13 +1266,13 @@ impl System for OsSystem {
     }
 
     fn walk_small(&self, dir: &Path) -> Vec<WalkEntry> {
-        // One thread: starting the parallel walker's pool costs more than walking a few files.
-        ignore::WalkBuilder::new(dir)
-            .standard_filters(false)
-            .hidden(false)
+        // `walkdir`, which `ignore` walks with: the few files of a base load (keys, extractors)
+        // do not need the parallel walker, and building `ignore`'s matchers (none are used) was
+        // half of a short `exec`'s loading of the user space.
+        walkdir::WalkDir::new(dir)
             .follow_links(true)
-            .build()
-            .filter_map(|res| walk_entry(dir, res))
+            .into_iter()
+            .filter_map(|res| small_walk_entry(dir, res))
             .collect()
     }
 

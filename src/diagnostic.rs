@@ -66,6 +66,21 @@ pub struct Diagnostic {
     pub help: Option<Arc<str>>,
     pub notes: Vec<Note>,
     pub suggestions: Option<Suggestions>,
+    /// An edit that fixes the finding for certain (a quick fix, `Finding::fix`), when it is not
+    /// a certain suggestion.
+    pub edit: Option<Box<Edit>>,
+}
+
+/// An edit of the finding's file, with a title saying what it does: `span` replaced by
+/// `replacement`, or, with `line_after`, `replacement` inserted as a line of its own after the
+/// line `span` ends on — located in the text when the edit is applied (queries read no line
+/// structure), and offered only where the rest of that line is blank or a comment.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Edit {
+    pub span: Span,
+    pub replacement: String,
+    pub title: String,
+    pub line_after: bool,
 }
 
 /// Byte offset → 1-based line and column (columns count characters).

@@ -5,6 +5,7 @@ pub mod cli;
 pub mod config;
 pub mod db;
 pub mod diagnostic;
+pub mod embedded;
 pub mod error;
 pub mod exec;
 pub mod integrity;

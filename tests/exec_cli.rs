@@ -375,6 +375,52 @@ fn s14_13_tool_without_executor_is_unknown_primitive() {
     assert_eq!(out.json["error"], "Unknown primitive: t/lonely");
 }
 
+/// Issue 35 item 3: a script that forgot `__executor_id__` (top-level code, no executor) is an
+/// error in `lint` and in `chain` (exit 1, lint's words), where a library module beside it is
+/// not; `exec` refuses it as the reference does.
+#[test]
+fn a_script_that_forgot_its_executor_is_an_error_in_lint_chain_and_exec() {
+    let t = Tree::new();
+    t.write(
+        ".ai/tools/demo/hello.py",
+        "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__category__ = \"demo\"\n\nimport json\n\nprint(json.dumps({\"hello\": \"world\"}))\n",
+    );
+    t.write(
+        ".ai/tools/demo/util.py",
+        "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__category__ = \"demo\"\n\nimport json\n\ndef dump(x):\n    return json.dumps(x)\n",
+    );
+    let project = t.project();
+    let p = project.to_str().unwrap();
+    let lint = ryechain(
+        &t.user(),
+        &["lint", p, "--no-progress", "--ignore", "integrity"],
+    );
+    assert_eq!(lint.code, 1, "{}", lint.stdout);
+    assert!(
+        lint.stdout
+            .contains("error[unknown-primitive]: Unknown primitive: demo/hello")
+    );
+    assert!(!lint.stdout.contains("demo/util"), "{}", lint.stdout);
+
+    let chain = ryechain(&t.user(), &["chain", "demo/hello", p]);
+    assert_eq!(chain.code, 1, "{}", chain.stdout);
+    assert!(
+        chain
+            .stdout
+            .contains("error[unknown-primitive]: Unknown primitive: demo/hello"),
+        "{}",
+        chain.stdout
+    );
+    assert!(chain.stdout.contains("rye/core/runtimes/python/script"));
+    assert!(!chain.stdout.contains("validation passed"));
+    let util = ryechain(&t.user(), &["chain", "demo/util", p]);
+    assert_eq!(util.code, 0, "{}", util.stdout);
+
+    let out = t.exec("demo/hello", &[]);
+    assert_eq!(out.code, 1);
+    assert_eq!(out.json["error"], "Unknown primitive: demo/hello");
+}
+
 #[test]
 fn s12_4_dry_run_is_the_chain_json_answer() {
     let t = Tree::new();

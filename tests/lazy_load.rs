@@ -134,7 +134,8 @@ fn lazy_equals_full(specs: &[SpaceSpec], settings: &Settings) -> Stats {
             "verdicts of {id}"
         );
 
-        // Probed: the chain's ids and the id it stops at, nothing else.
+        // Probed: the chain's ids, the id it stops at and the runtimes a help may name, nothing
+        // else.
         let mut expected: BTreeSet<String> = BTreeSet::from([id.clone()]);
         if let Some(root) = &resolve_root(&fdb, id).found {
             let ch = chain(&fdb, root.file);
@@ -143,6 +144,19 @@ fn lazy_equals_full(specs: &[SpaceSpec], settings: &Settings) -> Stats {
                 &ch.end
             {
                 expected.insert(executor_id.clone());
+            }
+            // A chain that ends at a file that is no primitive: the runtimes the
+            // `unknown-primitive` help may name (its rule's list for the file's extension).
+            if matches!(ch.end, ChainEnd::Terminal) {
+                for r in ryechain::rules::rules().with_check(|c| {
+                    matches!(c, ryechain::rules::Check::TerminalNotPrimitive { .. })
+                }) {
+                    expected.extend(
+                        ryechain::rules::checks::runtime_candidates(&fdb, root.file, &r.check)
+                            .iter()
+                            .cloned(),
+                    );
+                }
             }
         }
         assert_eq!(loader.probed_items(), &expected, "probed ids of {id}");

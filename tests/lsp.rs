@@ -242,6 +242,38 @@ fn typo_is_diagnosed_with_rule_code_docs_link_and_quick_fix_then_cleared() {
     });
 }
 
+/// Issue 35 item 3 in the editor: a script with top-level code and no executor is an error whose
+/// quick fix inserts the header line after the tool type's line; applied, the file is clean.
+#[test]
+fn a_script_without_an_executor_gets_a_quick_fix_that_adds_the_header_line() {
+    let script = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__category__ = \"acme\"\n\nimport sys\n\nprint(sys.argv)\n";
+    let ws = Workspace::new(&[("tools/acme/hello.py", script)]);
+    with_server(&ws, json!({}), no_integrity(), |c| {
+        let uri = ws.uri("tools/acme/hello.py");
+        c.open(&ws, "tools/acme/hello.py");
+        let diags = c.diagnostics_until(&uri, |d| rules(d, "unknown-primitive"));
+        let d = diags
+            .iter()
+            .find(|d| d["code"] == "unknown-primitive")
+            .unwrap();
+        assert_eq!(d["severity"], 1, "{d}");
+        let actions = c.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": d["range"], "context": {"diagnostics": [d]}}),
+        );
+        let action = &actions[0];
+        let line = "__executor_id__ = \"rye/core/runtimes/python/script\"";
+        assert_eq!(action["title"], format!("Add `{line}`"), "{actions}");
+        let edit = &action["edit"]["changes"][&uri][0];
+        assert_eq!(edit["newText"], format!("{line}\n"));
+        let at = json!({"line": 2, "character": 0});
+        assert_eq!(edit["range"], json!({"start": at, "end": at}));
+        let fixed = script.replacen("__category__", &format!("{line}\n__category__"), 1);
+        c.replace(&ws, "tools/acme/hello.py", 2, &fixed);
+        c.diagnostics_until(&uri, <[Value]>::is_empty);
+    });
+}
+
 #[test]
 fn half_typed_python_gets_a_parse_diagnostic_where_it_breaks() {
     let ws = Workspace::new(&[("tools/acme/t.py", &tool("rye/core/runtimes/python/script"))]);

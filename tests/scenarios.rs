@@ -71,7 +71,7 @@ fn s03_circular_dependency() {
 /// §14.4: the empty chain is valid with no pairs.
 #[test]
 fn s04_validate_empty_chain() {
-    let r = validate_chain(&[]);
+    let r = validate_chain(ryechain::rules::rules(), &[]);
     assert!(r.valid);
     assert!(r.issues.is_empty());
     assert!(r.pairs.is_empty());
@@ -80,11 +80,14 @@ fn s04_validate_empty_chain() {
 /// §14.5: a single primitive element is valid.
 #[test]
 fn s05_validate_single_primitive() {
-    let r = validate_chain(&[Link {
-        item_id: "primitive",
-        space: SpaceKind::System,
-        metadata: None,
-    }]);
+    let r = validate_chain(
+        ryechain::rules::rules(),
+        &[Link {
+            item_id: "primitive",
+            space: SpaceKind::System,
+            metadata: None,
+        }],
+    );
     assert!(r.valid);
     assert_eq!(r.pairs.len(), 0);
 }
@@ -176,7 +179,7 @@ fn s58_user_cannot_see_project() {
             metadata: None,
         },
     ];
-    let r = validate_chain(&crafted);
+    let r = validate_chain(ryechain::rules::rules(), &crafted);
     assert!(!r.valid);
     assert_eq!(
         r.issues,
@@ -243,18 +246,21 @@ fn validator_io_and_version_messages() {
             ),
         ),
     ]);
-    let r = validate_chain(&[
-        Link {
-            item_id: "c",
-            space: SpaceKind::Project,
-            metadata: Some(&child),
-        },
-        Link {
-            item_id: "p",
-            space: SpaceKind::Project,
-            metadata: Some(&parent),
-        },
-    ]);
+    let r = validate_chain(
+        ryechain::rules::rules(),
+        &[
+            Link {
+                item_id: "c",
+                space: SpaceKind::Project,
+                metadata: Some(&child),
+            },
+            Link {
+                item_id: "p",
+                space: SpaceKind::Project,
+                metadata: Some(&parent),
+            },
+        ],
+    );
     assert_eq!(
         r.issues,
         vec![

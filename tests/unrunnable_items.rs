@@ -187,3 +187,75 @@ fn rules_list_marks_opt_in_rules_and_the_hint_turns_one_on() {
     assert!(!lint(&[]).contains("unrunnable-item"));
     assert!(lint(&["--select", "ALL,unrunnable-item"]).contains("\"unrunnable-item\""));
 }
+
+/// A script that forgot its executor: top-level code and no `__executor_id__`.
+const SCRIPT: &str = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"  # run by the python runtime\n__category__ = \"demo\"\n__tool_description__ = \"Say hello\"\n\nimport json\nimport sys\n\nparams = json.loads(sys.stdin.read() or \"{}\")\nprint(json.dumps({\"hello\": params.get(\"name\", \"world\")}))\n";
+
+/// Its near miss: a library module that imports, assigns and defines (a call only inside an
+/// assignment), which stays silent.
+const LIBRARY: &str = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__category__ = \"demo\"\n\nimport logging\n\nlog = logging.getLogger(__name__)\n\ndef helper(x):\n    print(x)\n";
+
+/// Issue 35 item 3: a script with top-level code and no executor is the most common mistake,
+/// so it is an `unknown-primitive` error (a library module beside it is not), and the finding
+/// carries the fix: the header line naming the runtime, inserted after the tool type's line
+/// (its comment kept in place). Applied, the file lints clean and its chain reaches the
+/// primitive.
+#[test]
+fn a_script_that_forgot_its_executor_is_an_error_with_a_fix_that_adds_the_header_line() {
+    let fixture = format!(
+        "//- /project/.ai/tools/demo/hello.py\n{SCRIPT}//- /project/.ai/tools/demo/helpers.py\n{LIBRARY}//- /system/.ai/tools/rye/core/extractors/tool/tool_extractor.yaml\n{}//- /system/.ai/tools/rye/core/runtimes/python/script.yaml\n{}",
+        ryechain::testing::embedded_text("extractors/tool/tool_extractor.yaml"),
+        ryechain::testing::embedded_text("runtimes/python/script.yaml")
+    );
+    let host = host(&fixture);
+    let report = lint(&host.snapshot(), &LintOptions::default(), &|_| {});
+    let hello: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.item_id.as_deref() == Some("demo/hello") && &*f.rule != "unsigned-item")
+        .collect();
+    assert_eq!(hello.len(), 1, "{hello:#?}");
+    assert_eq!(&*hello[0].rule, "unknown-primitive");
+    assert_eq!(hello[0].severity, ryechain::diagnostic::Severity::Error);
+    assert!(
+        !report
+            .findings
+            .iter()
+            .any(|f| f.item_id.as_deref() == Some("demo/helpers") && &*f.rule != "unsigned-item"),
+        "{:#?}",
+        report.findings
+    );
+
+    // The fix inserts a line of its own after line 2.
+    let fix = hello[0].fix.as_ref().expect("a fix");
+    assert_eq!(
+        (fix.line, fix.column, fix.end_line, fix.end_column),
+        (3, 1, 3, 1)
+    );
+    let runtime = "rye/core/runtimes/python/script";
+    assert_eq!(
+        fix.replacement,
+        format!("__executor_id__ = \"{runtime}\"\n")
+    );
+    let mut lines: Vec<&str> = SCRIPT.split_inclusive('\n').collect();
+    lines.insert(2, &fix.replacement);
+    let fixed = lines.concat();
+    assert!(
+        fixed.contains("__tool_type__ = \"python\"  # run by the python runtime\n__executor_id__")
+    );
+
+    let fixed_fixture = fixture.replace(SCRIPT, &fixed);
+    let host = ryechain::testing::host(&fixed_fixture);
+    let report = lint(&host.snapshot(), &LintOptions::default(), &|_| {});
+    assert!(
+        !report
+            .findings
+            .iter()
+            .any(|f| f.item_id.as_deref() == Some("demo/hello") && &*f.rule == "unknown-primitive"),
+        "{:#?}",
+        report.findings
+    );
+    let view = ryechain::analysis::chain_view::chain_of(&host.snapshot(), "demo/hello");
+    assert_eq!(view.elements[1].item_id, runtime, "{view:#?}");
+    assert!(view.unknown_primitive.is_none(), "{view:#?}");
+}

@@ -37,6 +37,9 @@ pub struct ChainView {
     pub error: Option<String>,
     /// The chain ends at an element that is not a primitive (execution would fail, §3.4).
     pub unknown_primitive: Option<String>,
+    /// That element is a tool meant to run (a lint error, `unknown-primitive`): the finding's
+    /// rule, message and help, as lint gives them.
+    pub unknown_primitive_finding: Option<(String, String, Option<String>)>,
     pub validation: ValidationResult,
 }
 
@@ -48,6 +51,7 @@ pub fn chain_of(db: &RootDb, item_id: &str) -> ChainView {
         elements: Vec::new(),
         error: None,
         unknown_primitive: None,
+        unknown_primitive_finding: None,
         validation: ValidationResult {
             valid: true,
             ..Default::default()
@@ -91,6 +95,26 @@ pub fn chain_of(db: &RootDb, item_id: &str) -> ChainView {
     view.error = ch.build_error(item_id);
     if matches!(ch.end, ChainEnd::Terminal) {
         view.unknown_primitive = ch.elements.last().map(|e| e.item_id.clone());
+        // In lint's words, when lint holds it an error (a tool meant to run, not a library).
+        let rules = crate::rules::rule_set(db);
+        view.unknown_primitive_finding = ch.elements.last().and_then(|e| e.file).and_then(|f| {
+            crate::rules::checks::chain_diagnostics(db, f)
+                .iter()
+                .find(|d| {
+                    rules.get(&d.rule).is_some_and(|r| {
+                        matches!(r.check, crate::rules::Check::TerminalNotPrimitive { .. })
+                            && super::effective_severity(db, r)
+                                == Some(crate::diagnostic::Severity::Error)
+                    })
+                })
+                .map(|d| {
+                    (
+                        d.rule.to_string(),
+                        d.message.clone(),
+                        d.help.as_deref().map(str::to_owned),
+                    )
+                })
+        });
     }
     if view.error.is_none() {
         let links: Vec<Link<'_>> = ch
@@ -103,7 +127,7 @@ pub fn chain_of(db: &RootDb, item_id: &str) -> ChainView {
                 metadata: m.as_deref(),
             })
             .collect();
-        view.validation = validate_chain(&links);
+        view.validation = validate_chain(crate::rules::rule_set(db), &links);
     }
     view
 }

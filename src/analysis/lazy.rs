@@ -57,12 +57,24 @@ pub fn file_chain_needs(db: &dyn Db, file: SourceFile, loaded: &Loaded) -> Vec<S
         | ChainEnd::WrongType { .. }
         | ChainEnd::TooDeep { .. } => None,
     };
+    // A chain that ends at this file without a primitive: the `unknown-primitive` help (which
+    // `chain` shows) names the first of its rules' runtimes that resolves.
+    let suggested: Vec<&str> = if matches!(ch.end, ChainEnd::Terminal) {
+        crate::rules::rule_set(db)
+            .with_check(|c| matches!(c, crate::rules::Check::TerminalNotPrimitive { .. }))
+            .flat_map(|r| crate::rules::checks::runtime_candidates(db, file, &r.check))
+            .map(String::as_str)
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut needs: Vec<String> = Vec::new();
     let ids = own
         .as_deref()
         .into_iter()
         .chain(ch.elements.iter().map(|e| e.item_id.as_str()))
-        .chain(stop);
+        .chain(stop)
+        .chain(suggested);
     for id in ids {
         if !loaded.contains(id) && item_id_problem(id).is_none() && !needs.iter().any(|n| n == id) {
             needs.push(id.to_owned());
@@ -138,7 +150,7 @@ pub fn chain_ids_of(db: &dyn Db, file: SourceFile, ch: &Chain) -> ChainIds {
     // A chain that ends at this file without a primitive: the help of `unknown-primitive`
     // names the first of its runtimes that resolves (`rules::checks::runtime_candidates`).
     let suggested: Vec<&str> = if matches!(ch.end, ChainEnd::Terminal) {
-        crate::rules::rules()
+        crate::rules::rule_set(db)
             .with_check(|c| matches!(c, crate::rules::Check::TerminalNotPrimitive { .. }))
             .flat_map(|r| crate::rules::checks::runtime_candidates(db, file, &r.check))
             .map(String::as_str)

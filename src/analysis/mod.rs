@@ -21,12 +21,12 @@ use crate::diagnostic::{
 use crate::integrity::batch::{Job, verify_each};
 use crate::integrity::{Claim, ItemKind, Verdict, claim_of};
 use crate::resolve::{tool_count, tool_files, tool_id_ref, walk_chain};
+use crate::rules::Rule;
 use crate::rules::checks::{
     chain_diagnostics, compute_chain_diagnostics_of, compute_file_diagnostics, file_diagnostics,
     graph_diagnostics,
 };
 use crate::rules::integrity::{compute_integrity_diagnostics_given, integrity_diagnostics};
-use crate::rules::{Rule, rules};
 
 /// Rule id used for a panic caught while checking one file (not a rule: an internal defect).
 pub const INTERNAL_ERROR: &str = "internal-error";
@@ -49,6 +49,10 @@ impl Host {
     }
     pub fn apply(&mut self, change: Change) {
         change.apply(&mut self.db);
+    }
+    /// Run `set` instead of the embedded rules (each rule executed as itself).
+    pub fn use_rules(&mut self, set: crate::rules::RuleSet) {
+        crate::rules::install(&mut self.db, set);
     }
     pub fn db(&self) -> &RootDb {
         &self.db
@@ -133,7 +137,7 @@ pub fn lint_files(db: &dyn Db) -> Vec<SourceFile> {
 
 /// Whether any rule of the integrity family is enabled (if none is, files are not hashed at all).
 pub fn integrity_enabled(db: &dyn Db) -> bool {
-    rules()
+    crate::rules::rule_set(db)
         .rules
         .iter()
         .any(|r| r.family == "integrity" && effective_severity(db, r).is_some())
@@ -211,6 +215,7 @@ fn check_file(
                 )),
                 notes: Vec::new(),
                 suggestions: None,
+                edit: None,
             };
             (vec![diag], true, None)
         }
@@ -236,7 +241,7 @@ pub enum Checks {
 /// Keep a diagnostic if its rule is enabled, with the severity in force.
 fn effective(db: &RootDb, mut d: Diagnostic) -> Option<Diagnostic> {
     if d.rule.as_ref() != INTERNAL_ERROR {
-        let rule = rules().get(&d.rule)?;
+        let rule = crate::rules::rule_set(db).get(&d.rule)?;
         d.severity = effective_severity(db, rule)?;
     }
     Some(d)
@@ -887,14 +892,51 @@ fn fix_of(text: &str, idx: &LineIndex, d: &Diagnostic) -> Option<Box<Fix>> {
         column,
         end_line,
         end_column,
-        replacement: replacement.to_owned(),
+        replacement: replacement.into_owned(),
     }))
 }
 
 /// The byte span a certain suggestion replaces in `text` (where `original` stands inside the
 /// primary span) and its replacement; `None` when there is no certain suggestion or the original
 /// is not written verbatim there (escapes).
-pub fn fix_span<'d>(text: &str, d: &'d Diagnostic) -> Option<(crate::model::Span, &'d str)> {
+pub fn fix_span<'d>(
+    text: &str,
+    d: &'d Diagnostic,
+) -> Option<(crate::model::Span, std::borrow::Cow<'d, str>)> {
+    if let Some(edit) = &d.edit {
+        // Only an edit that still fits the text (the file may have changed since).
+        text.get(edit.span.start as usize..edit.span.end as usize)?;
+        if !edit.line_after {
+            return Some((edit.span, edit.replacement.as_str().into()));
+        }
+        let rest = &text[edit.span.end as usize..];
+        let eol = rest.find(['\n', '\r']).unwrap_or(rest.len());
+        let tail = rest[..eol].trim_start();
+        if !(tail.is_empty() || tail.starts_with('#')) {
+            return None;
+        }
+        let at = edit.span.end as usize + eol;
+        // After the line break (`\r\n` kept whole), in the file's own line ending.
+        let newline = if rest[eol..].starts_with("\r\n") {
+            "\r\n"
+        } else if rest[eol..].starts_with('\r') {
+            "\r"
+        } else {
+            "\n"
+        };
+        return Some(if at == text.len() {
+            (
+                crate::model::Span::new(at, at),
+                format!("{newline}{}", edit.replacement).into(),
+            )
+        } else {
+            let after = at + newline.len();
+            (
+                crate::model::Span::new(after, after),
+                format!("{}{newline}", edit.replacement).into(),
+            )
+        });
+    }
     let s = d.suggestions.as_ref().filter(|s| s.certain)?;
     let replacement = s.replacements.first()?;
     let span = d.span?;
@@ -902,7 +944,7 @@ pub fn fix_span<'d>(text: &str, d: &'d Diagnostic) -> Option<(crate::model::Span
     let at = span.start as usize + within.find(s.original.as_str())?;
     Some((
         crate::model::Span::new(at, at + s.original.len()),
-        replacement.as_str(),
+        replacement.as_str().into(),
     ))
 }
 

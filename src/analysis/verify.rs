@@ -34,7 +34,7 @@ impl Policy {
     /// What the person should know about the policy: each project config that tried to lower
     /// it (ignored), in the words of the `project-disables-signatures` rule.
     pub fn notices(db: &dyn Db) -> Vec<String> {
-        let words = crate::rules::rules()
+        let words = crate::rules::rule_set(db)
             .get("project-disables-signatures")
             .map(|r| (r.message.clone(), r.help.clone()));
         crate::config::lint_config(db)
@@ -109,7 +109,7 @@ fn file_verdict(db: &dyn Db, file: SourceFile, item_id: Option<String>) -> FileV
         path: file.path(db).as_ref().clone(),
         item_id,
         verdict: signature_status(db, file).clone(),
-        unreadable: unreadable_message(file.contents(db)),
+        unreadable: unreadable_message(db, file.contents(db)),
         error: None,
     };
     f.error = f.error_at(&f.path.display().to_string());

@@ -339,7 +339,9 @@ pub fn chain(
     let view = chain_of(&db, item);
     if json {
         outln!("{}", serde_json::to_string_pretty(&view.to_json())?);
-        return Ok(u8::from(!view.passed()));
+        return Ok(u8::from(
+            !view.passed() || view.unknown_primitive_finding.is_some(),
+        ));
     }
     if !view.found {
         outln!("Tool not found: {item}");
@@ -378,6 +380,13 @@ pub fn chain(
     }
     if let Some(err) = &view.error {
         outln!("\nerror: {err}");
+        return Ok(1);
+    }
+    if let Some((rule, message, help)) = &view.unknown_primitive_finding {
+        outln!("\nerror[{rule}]: {message}");
+        if let Some(help) = help {
+            outln!("  = help: {help}");
+        }
         return Ok(1);
     }
     if let Some(id) = &view.unknown_primitive {

@@ -674,7 +674,7 @@ fn check_one(
     let path = || Some(file.path(db).as_ref().clone());
     let FileContents::Text(text) = file.contents(db) else {
         // What lint says of it (`symlink-escape`, `unreadable-file`).
-        let why = unreadable_message(file.contents(db)).unwrap_or_default();
+        let why = unreadable_message(db, file.contents(db)).unwrap_or_default();
         return Checked::Refused(Outcome::failed(id, path(), why));
     };
     match validate(db, schema, kind, id, file, &text.as_str()) {

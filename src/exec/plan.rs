@@ -24,7 +24,6 @@ use crate::integrity::lockfile::{self, LockCheck, lockfile_rel, tool_version};
 use crate::model::item_id_problem;
 use crate::resolve::{Chain, chain, metadata, resolve_root};
 use crate::rules::checks::{chain_diagnostics, file_diagnostics};
-use crate::rules::rules;
 
 /// One `rye_execute` call for a tool (§12.1), as the edge parsed it.
 #[derive(Clone, Debug)]
@@ -160,7 +159,7 @@ fn chain_findings(db: &RootDb, ch: &Chain) -> (Vec<String>, Vec<String>) {
         let mut diags = file_diagnostics(db, file).clone();
         diags.extend(chain_diagnostics(db, file).iter().cloned());
         for d in diags {
-            let Some(rule) = rules().get(&d.rule) else {
+            let Some(rule) = crate::rules::rule_set(db).get(&d.rule) else {
                 continue;
             };
             if rule.family == "integrity" || REPORTED_ELSEWHERE.contains(&rule.id.as_ref()) {

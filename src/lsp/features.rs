@@ -307,7 +307,7 @@ pub struct QuickFix {
     pub diagnostic: Diagnostic,
 }
 
-/// The certain fixes of `file` whose edit touches `range` (byte offsets).
+/// The certain fixes of `file` whose edit or finding touches `range` (byte offsets).
 pub fn quick_fixes(db: &RootDb, file: SourceFile, range: std::ops::Range<usize>) -> Vec<QuickFix> {
     let Some(text) = file.contents(db).text() else {
         return Vec::new();
@@ -316,8 +316,10 @@ pub fn quick_fixes(db: &RootDb, file: SourceFile, range: std::ops::Range<usize>)
         .into_iter()
         .filter_map(|d| {
             let (span, replacement) = fix_span(&text, &d)?;
-            let replacement = replacement.to_owned();
-            let touches = span.start as usize <= range.end && range.start <= span.end as usize;
+            let replacement = replacement.into_owned();
+            // Offered where the edit is or where the finding is (an inserted line lies after it).
+            let near = |s: Span| s.start as usize <= range.end && range.start <= s.end as usize;
+            let touches = near(span) || d.span.is_some_and(near);
             touches.then_some(QuickFix {
                 span,
                 replacement,

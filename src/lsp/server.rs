@@ -1395,7 +1395,10 @@ fn code_actions(
                 }],
             );
             lt::CodeActionOrCommand::CodeAction(lt::CodeAction {
-                title: format!("Replace `{original}` with `{}`", fix.replacement),
+                title: match &fix.diagnostic.edit {
+                    Some(f) => f.title.clone(),
+                    None => format!("Replace `{original}` with `{}`", fix.replacement),
+                },
                 kind: Some(lt::CodeActionKind::QUICKFIX),
                 diagnostics: Some(vec![to_lsp(db, env, &fix.diagnostic)]),
                 edit: Some(lt::WorkspaceEdit {

@@ -145,6 +145,10 @@ pub enum EntryPoint {
     ExecuteFunction,
     /// Node's `require.main === module` or `import.meta.main`.
     NodeMain,
+    /// Python code at the top level that runs when the file runs: a call or `await` as a
+    /// statement (`print(…)`, `main()`), a `for`, `while` or `with` block. What a script that
+    /// forgot its executor looks like; a library module defines, imports and assigns.
+    TopLevelCode,
 }
 
 /// How a file's code says it is meant to be run: a shebang for any file, then what the parser of

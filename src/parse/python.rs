@@ -596,16 +596,20 @@ pub fn entry_point(text: &str) -> Option<EntryPoint> {
 }
 
 /// [`entry_point`] from the top-level statements (see [`py_scan`]): `def execute` and `async def
-/// execute` are known by their first line, each top-level `if` block is parsed on its own.
-/// `None` when the scan gave up or such a block has a syntax error (parse the whole text).
+/// execute` are known by their first line, each top-level `if` block is parsed on its own, and
+/// so is each statement that may run code (one the scan could not name and that is no import,
+/// class or declaration, or one sharing its line with others). `None` when the scan gave up or
+/// such a statement has a syntax error (parse the whole text).
 fn entry_point_of_statements(text: &str) -> Option<Option<EntryPoint>> {
     let stmts = py_scan::top_level(text)?;
+    // Top-level code counts only when no `__main__` block or `execute` says more.
+    let mut code = false;
     for (i, stmt) in stmts.iter().enumerate() {
+        let piece = &text[stmt.start..stmts.get(i + 1).map_or(text.len(), |next| next.start)];
         match stmt.head {
             Head::Def("execute") => return Some(Some(EntryPoint::ExecuteFunction)),
             Head::If => {
-                let end = stmts.get(i + 1).map_or(text.len(), |next| next.start);
-                let parsed = parse_unchecked_source(&text[stmt.start..end], PySourceType::Python);
+                let parsed = parse_unchecked_source(piece, PySourceType::Python);
                 let clean = parsed.errors().is_empty();
                 let found = clean.then(|| entry_point_of(&parsed)).flatten();
                 dismantle(parsed.into_syntax().body);
@@ -616,16 +620,27 @@ fn entry_point_of_statements(text: &str) -> Option<Option<EntryPoint>> {
                     return Some(found);
                 }
             }
+            _ if !code && (stmt.semicolon || (stmt.head == Head::Other && may_run_code(piece))) => {
+                let parsed = parse_unchecked_source(piece, PySourceType::Python);
+                let clean = parsed.errors().is_empty();
+                code = parsed.syntax().body.iter().any(runs_code);
+                dismantle(parsed.into_syntax().body);
+                if !clean {
+                    return None;
+                }
+            }
             _ => {}
         }
     }
-    Some(None)
+    Some(code.then_some(EntryPoint::TopLevelCode))
 }
 
 /// [`entry_point`] read a piece at a time, up to the first piece with a syntax error: the
-/// statements before it are the whole file's (see [`chunks`]), so the first entry point among
-/// them is the answer. `None` when that piece comes first (parse the whole file).
+/// statements before it are the whole file's (see [`chunks`]), so the first `__main__` block or
+/// `execute` among them is the answer, else whether any runs code. `None` when that piece comes
+/// first (parse the whole file).
 fn entry_point_in_pieces(text: &str) -> Option<Option<EntryPoint>> {
+    let mut code = false;
     for (_, chunk) in chunks(text) {
         let parsed = parse_unchecked_source(chunk, PySourceType::Python);
         let clean = parsed.errors().is_empty();
@@ -634,11 +649,13 @@ fn entry_point_in_pieces(text: &str) -> Option<Option<EntryPoint>> {
         if !clean {
             return None;
         }
-        if found.is_some() {
-            return Some(found);
+        match found {
+            Some(EntryPoint::TopLevelCode) => code = true,
+            Some(found) => return Some(Some(found)),
+            None => {}
         }
     }
-    Some(None)
+    Some(code.then_some(EntryPoint::TopLevelCode))
 }
 
 /// [`entry_point`] from one parse of the whole text.
@@ -652,13 +669,62 @@ fn entry_point_whole(text: &str) -> Option<EntryPoint> {
 
 /// The first top-level statement of a parsed module that makes it an entry point.
 fn entry_point_of(parsed: &ruff_python_parser::Parsed<ast::ModModule>) -> Option<EntryPoint> {
-    parsed.syntax().body.iter().find_map(|stmt| match stmt {
-        Stmt::If(s) if is_main_test(&s.test) => Some(EntryPoint::MainBlock),
-        Stmt::FunctionDef(f) if f.name.id.as_str() == "execute" => {
-            Some(EntryPoint::ExecuteFunction)
-        }
-        _ => None,
-    })
+    let body = &parsed.syntax().body;
+    body.iter()
+        .find_map(|stmt| match stmt {
+            Stmt::If(s) if is_main_test(&s.test) => Some(EntryPoint::MainBlock),
+            Stmt::FunctionDef(f) if f.name.id.as_str() == "execute" => {
+                Some(EntryPoint::ExecuteFunction)
+            }
+            _ => None,
+        })
+        .or_else(|| {
+            body.iter()
+                .any(runs_code)
+                .then_some(EntryPoint::TopLevelCode)
+        })
+}
+
+/// A top-level statement that runs code when the module runs ([`EntryPoint::TopLevelCode`]).
+fn runs_code(stmt: &Stmt) -> bool {
+    match stmt {
+        Stmt::Expr(e) => matches!(&*e.value, Expr::Call(_) | Expr::Await(_)),
+        Stmt::For(_) | Stmt::While(_) | Stmt::With(_) => true,
+        _ => false,
+    }
+}
+
+/// Whether a top-level statement the scan could not name may run code: not an import, a class,
+/// a decorator, a docstring or another plain declaration (those are never parsed).
+fn may_run_code(stmt_text: &str) -> bool {
+    let first = stmt_text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or_default();
+    if first.is_empty() {
+        // A docstring, a decorator, a comment... or a bracketed expression.
+        return stmt_text.starts_with(['(', '[']);
+    }
+    !matches!(
+        first,
+        "import"
+            | "from"
+            | "class"
+            | "try"
+            | "global"
+            | "nonlocal"
+            | "pass"
+            | "del"
+            | "assert"
+            | "raise"
+            | "return"
+            | "type"
+            | "match"
+            | "elif"
+            | "else"
+            | "except"
+            | "finally"
+    )
 }
 
 /// `__name__ == "__main__"` or `"__main__" == __name__`.
@@ -1714,6 +1780,44 @@ mod tests {
         let broken = "CONFIG = {\n\nif __name__ == '__main__':\n    run()\n";
         let _ = entry_point(broken);
     }
+
+    /// Issue 35 item 3: code that runs at the top level is a script's sign; what a library
+    /// module does at the top level (imports, classes, definitions, assignments, docstrings,
+    /// `try` imports) is not; a `__main__` block or `execute` names the entry point first.
+    #[test]
+    fn top_level_code_is_a_scripts_entry_point() {
+        for text in [
+            "import sys\nprint(sys.argv)\n",
+            "main()\n",
+            "import json; print(json.dumps({}))\n",
+            "x = 1; run(x)\n",
+            "for a in range(3):\n    pass\n",
+            "while False:\n    pass\n",
+            "with open('f') as f:\n    pass\n",
+            "await main()\n",
+            "(print)('x')\n",
+        ] {
+            assert_eq!(entry_point(text), Some(EntryPoint::TopLevelCode), "{text}");
+            assert_eq!(
+                entry_point_whole(text),
+                Some(EntryPoint::TopLevelCode),
+                "{text}"
+            );
+        }
+        for text in [
+            "\"\"\"Docstring.\"\"\"\nimport logging\nlog = logging.getLogger(__name__)\n",
+            "try:\n    import yaml\nexcept ImportError:\n    yaml = None\n",
+            "@decorator\ndef f():\n    print(1)\n",
+            "X: int = compute()\nY += 1\n[print(x) for x in []]\nf'{x}'\nprint\n",
+            "class A:\n    print(1)\n",
+        ] {
+            assert_eq!(entry_point(text), None, "{text}");
+            assert_eq!(entry_point_whole(text), None, "{text}");
+        }
+        let both = "print('hi')\nif __name__ == '__main__':\n    run()\n";
+        assert_eq!(entry_point(both), Some(EntryPoint::MainBlock));
+        assert_eq!(entry_point_whole(both), Some(EntryPoint::MainBlock));
+    }
 }
 
 /// Reading only the statements that can hold values (`literals_of_statements`,
@@ -1774,6 +1878,13 @@ mod statement_proptests {
         "late = {'k': 'v'}",
         "import os",
         "\"\"\"Module docstring.\"\"\"",
+        "print('ran')",
+        "import os; main()",
+        "x = 1; run(x)",
+        "for i in []:\n    pass",
+        "with x:\n    pass",
+        "await go()  # call",
+        "try:\n    main()\nexcept Exception:\n    pass",
         "",
     ];
 

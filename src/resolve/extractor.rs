@@ -133,7 +133,7 @@ pub fn extractor_yaml(db: &dyn Db, file: SourceFile) -> Option<serde_yaml::Value
     let text = file.contents(db).text()?;
     // The bundle's own extractors as converted at build time (exactly their text, so exactly
     // their document; `tests::prebuilt_extractors_are_their_yaml`).
-    if let Some(json) = crate::rules::prebuilt_yaml_json(&text)
+    if let Some(json) = crate::embedded::prebuilt_yaml_json(&text)
         && let Ok(doc) = serde_json::from_str(json)
     {
         return Some(doc);
@@ -231,19 +231,19 @@ mod tests {
     #[test]
     fn prebuilt_extractors_are_their_yaml() {
         let mut seen = 0;
-        for (rel, bytes) in crate::rules::embedded_system_files() {
+        for (rel, bytes) in crate::embedded::embedded_system_files() {
             if !(rel.starts_with(".ai/tools/rye/core/extractors/") && rel.ends_with(".yaml")) {
                 continue;
             }
             seen += 1;
             let text = std::str::from_utf8(bytes).unwrap();
-            let json = crate::rules::prebuilt_yaml_json(text)
+            let json = crate::embedded::prebuilt_yaml_json(text)
                 .unwrap_or_else(|| panic!("{rel} has no build-time JSON"));
             let from_json: serde_yaml::Value = serde_json::from_str(json).unwrap();
             let from_yaml: serde_yaml::Value = crate::parse::guard::yaml_from_str(text).unwrap();
             assert_eq!(from_json, from_yaml, "{rel}");
             assert!(
-                crate::rules::prebuilt_yaml_json(&format!("{text}\n")).is_none(),
+                crate::embedded::prebuilt_yaml_json(&format!("{text}\n")).is_none(),
                 "{rel}"
             );
         }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{Check, Rule, Site, rules};
+use super::{Check, Rule, Site, of_kind};
 use crate::db::{Db, FileContents, SourceFile};
 use crate::diagnostic::{Diagnostic, Note, Suggestions};
 use crate::model::{ExecutorRef, Span, Spanned, Value};
@@ -14,12 +14,7 @@ use crate::resolve::{
     ChainEnd, Element, extractor_config, metadata, parse_file, resolve, run_facts, space_index,
     tool_id_ref, walk_chain,
 };
-use crate::rules::validate::{Link, VersionVerdict, check_pair, py_list};
-
-/// The first rule whose check matches (rules are data; checks find theirs by kind).
-pub(crate) fn rule_for(pred: impl Fn(&Check) -> bool) -> Option<&'static Rule> {
-    rules().with_check(pred).next()
-}
+use crate::rules::validate::{Link, VersionVerdict, check_pair, py_list, space_ok_under};
 
 fn note(message: String, path: Option<&Arc<std::path::PathBuf>>, span: Option<Span>) -> Note {
     Note {
@@ -58,14 +53,14 @@ pub fn parse_version_lenient(s: &str) -> Option<semver::Version> {
 }
 
 /// Rule ids and families named in a config file's `lint` section that no rule answers to.
-fn unknown_rule_names(text: &str) -> Vec<(Option<Span>, String)> {
+fn unknown_rule_names(db: &dyn Db, text: &str) -> Vec<(Option<Span>, String)> {
     let Ok(doc) = crate::parse::guard::yaml_from_str::<serde_yaml::Value>(text) else {
         return Vec::new();
     };
     let Some(lint) = doc.get("lint") else {
         return Vec::new();
     };
-    let set = rules();
+    let set = super::rule_set(db);
     let known = |t: &str| t == "ALL" || set.get(t).is_some() || set.families().contains(&t);
     let mut out = Vec::new();
     for key in ["select", "ignore"] {
@@ -357,30 +352,33 @@ pub fn interpreter_problem(env_config: &Value) -> Option<InterpreterProblem> {
     }
 }
 
-/// The rule that reports a file without text — `symlink-escape` for a symlink out of every
-/// space, `unreadable-file` for anything else (not UTF-8, too large, refused by the OS, not a
-/// regular file) — and the value of its message's placeholder. `None` for text; `Some(None)`
-/// when the rule is missing from the embedded set.
-fn without_text(
+/// The rules that report a file without text — those of `symlink-escape` for a symlink out of
+/// every space, of `unreadable-file` for anything else (not UTF-8, too large, refused by the OS,
+/// not a regular file) — with the value of their messages' placeholder. `None` for text.
+fn without_text<'db>(
+    db: &'db dyn Db,
     contents: &FileContents,
-) -> Option<Option<(&'static Rule, (&'static str, String))>> {
+) -> Option<(Vec<&'db Rule>, (&'static str, String))> {
     Some(match contents {
         FileContents::Text(_) => return None,
-        FileContents::SymlinkEscape { target } => {
-            rule_for(|c| matches!(c, Check::SymlinkEscape { .. }))
-                .map(|rule| (rule, ("target", target.clone())))
-        }
-        other => rule_for(|c| matches!(c, Check::UnreadableFile { .. }))
-            .map(|rule| (rule, ("reason", other.problem().unwrap_or_default()))),
+        FileContents::SymlinkEscape { target } => (
+            of_kind(db, |c| matches!(c, Check::SymlinkEscape { .. })).collect(),
+            ("target", target.clone()),
+        ),
+        other => (
+            of_kind(db, |c| matches!(c, Check::UnreadableFile { .. })).collect(),
+            ("reason", other.problem().unwrap_or_default()),
+        ),
     })
 }
 
 /// What lint says of a file it cannot read (the message of `symlink-escape` or
 /// `unreadable-file`), `None` for text: the one voice in which `verify`, `chain`, `exec` and
 /// `sign` say it too.
-pub fn unreadable_message(contents: &FileContents) -> Option<String> {
-    Some(match without_text(contents)? {
-        Some((rule, var)) => super::render_template(&rule.message, &[var]),
+pub fn unreadable_message(db: &dyn Db, contents: &FileContents) -> Option<String> {
+    let (rules, var) = without_text(db, contents)?;
+    Some(match rules.first() {
+        Some(rule) => super::render_template(&rule.message, &[var]),
         // Unreachable with the embedded rules (a test holds both to exist).
         None => format!("Cannot read this file: {}", contents.problem()?),
     })
@@ -414,25 +412,29 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
         space: Some(space),
     };
 
-    if let Some(no_text) = without_text(file.contents(db)) {
-        out.extend(no_text.map(|(rule, var)| rule.emit(site(None), &[var], None, Vec::new())));
+    if let Some((rules, var)) = without_text(db, file.contents(db)) {
+        out.extend(
+            rules
+                .into_iter()
+                .map(|rule| rule.emit(site(None), std::slice::from_ref(&var), None, Vec::new())),
+        );
         return out;
     }
 
     // Config problems belong to the config file.
     if crate::config::config_sources(db).contains(&file) {
         let cfg = crate::config::lint_config(db);
-        if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidConfig { .. })) {
+        for rule in of_kind(db, |c| matches!(c, Check::InvalidConfig { .. })) {
             for (_, span, msg) in cfg.problems.iter().filter(|(f, _, _)| *f == file) {
                 out.push(rule.emit(site(*span), &[("problem", msg.clone())], None, Vec::new()));
             }
             if let FileContents::Text(text) = file.contents(db) {
-                for (span, msg) in unknown_rule_names(&text.as_str()) {
+                for (span, msg) in unknown_rule_names(db, &text.as_str()) {
                     out.push(rule.emit(site(span), &[("problem", msg)], None, Vec::new()));
                 }
             }
         }
-        if let Some(rule) = rule_for(|c| matches!(c, Check::ProjectDisablesSignatures { .. })) {
+        for rule in of_kind(db, |c| matches!(c, Check::ProjectDisablesSignatures { .. })) {
             for (_, span) in cfg.lowering_ignored.iter().filter(|(f, _)| *f == file) {
                 out.push(rule.emit(site(*span), &[], None, Vec::new()));
             }
@@ -445,7 +447,7 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
         .iter()
         .filter(|(f, _)| *f == file)
     {
-        if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidConfig { .. })) {
+        for rule in of_kind(db, |c| matches!(c, Check::InvalidConfig { .. })) {
             out.push(rule.emit(site(None), &[("problem", msg.clone())], None, Vec::new()));
         }
     }
@@ -454,7 +456,7 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
         return out;
     };
     let parsed = parse_file(db, file);
-    if let Some(rule) = rule_for(|c| matches!(c, Check::ParseProblem { .. })) {
+    for rule in of_kind(db, |c| matches!(c, Check::ParseProblem { .. })) {
         for p in &parsed.problems {
             out.push(rule.emit(
                 site(Some(p.span)),
@@ -468,53 +470,59 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
         }
     }
 
-    if let Some(v) = parsed.metadata.version()
-        && let Some(rule) = rule_for(|c| matches!(c, Check::InvalidVersion { .. }))
-    {
-        let (shown, reason) = match &v.value {
-            Value::Str(s) => match semver::Version::parse(s) {
-                Ok(_) => (None, String::new()),
-                Err(e) => (Some(s.to_string()), e.to_string()),
-            },
-            other => (
-                Some(other.to_json().to_string()),
-                format!("a version must be a string, not {}", other.type_name()),
-            ),
-        };
-        if let Some(shown) = shown {
-            out.push(rule.emit(
-                site(Some(v.span)),
-                &[
-                    ("item_id", item_id.to_owned()),
-                    ("version", shown),
-                    ("reason", reason),
-                ],
-                None,
-                Vec::new(),
-            ));
+    if let Some(v) = parsed.metadata.version() {
+        for rule in of_kind(db, |c| matches!(c, Check::InvalidVersion { .. })) {
+            let (shown, reason) = match &v.value {
+                Value::Str(s) => match semver::Version::parse(s) {
+                    Ok(_) => (None, String::new()),
+                    Err(e) => (Some(s.to_string()), e.to_string()),
+                },
+                other => (
+                    Some(other.to_json().to_string()),
+                    format!("a version must be a string, not {}", other.type_name()),
+                ),
+            };
+            if let Some(shown) = shown {
+                out.push(rule.emit(
+                    site(Some(v.span)),
+                    &[
+                        ("item_id", item_id.to_owned()),
+                        ("version", shown),
+                        ("reason", reason),
+                    ],
+                    None,
+                    Vec::new(),
+                ));
+            }
         }
     }
 
     // An interpreter the execution path can never find (static: no file system is consulted).
     if let Some(env) = parsed.metadata.env_config()
         && let Some(p) = interpreter_problem(&env.value)
-        && let Some(rule) = rule_for(|c| matches!(c, Check::UnresolvableInterpreter { .. }))
     {
-        let variant = match p.kind {
-            InterpreterProblemKind::UnknownType => Some("unknown_type"),
-            InterpreterProblemKind::NoVar => Some("no_var"),
-            InterpreterProblemKind::Unresolvable => None,
-        };
-        out.push(rule.emit(
-            site(Some(p.span)),
-            &[("item_id", item_id.to_owned()), ("problem", p.message)],
-            variant,
-            Vec::new(),
-        ));
+        for rule in of_kind(db, |c| matches!(c, Check::UnresolvableInterpreter { .. })) {
+            let variant = match p.kind {
+                InterpreterProblemKind::UnknownType => Some("unknown_type"),
+                InterpreterProblemKind::NoVar => Some("no_var"),
+                InterpreterProblemKind::Unresolvable => None,
+            };
+            out.push(rule.emit(
+                site(Some(p.span)),
+                &[
+                    ("item_id", item_id.to_owned()),
+                    ("problem", p.message.clone()),
+                ],
+                variant,
+                Vec::new(),
+            ));
+        }
     }
 
     // Two files of one id in one space: the loser of the extension order is ambiguous.
-    if let Some(rule) = rule_for(|c| matches!(c, Check::AmbiguousItem { .. }))
+    let ambiguity_rules: Vec<&Rule> =
+        of_kind(db, |c| matches!(c, Check::AmbiguousItem { .. })).collect();
+    if !ambiguity_rules.is_empty()
         && let Some(root) = db
             .workspace()
             .roots(db)
@@ -536,12 +544,14 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
                 ("winner", format!(".ai/{}", winner.rel(db))),
                 ("loser", format!(".ai/{}", file.rel(db))),
             ];
-            let notes = vec![note(
-                format!("`{item_id}` resolves to this file instead"),
-                Some(winner.path(db)),
-                None,
-            )];
-            out.push(rule.emit(site(None), &vars, None, notes));
+            for rule in ambiguity_rules {
+                let notes = vec![note(
+                    format!("`{item_id}` resolves to this file instead"),
+                    Some(winner.path(db)),
+                    None,
+                )];
+                out.push(rule.emit(site(None), &vars, None, notes));
+            }
         }
     }
     out
@@ -592,25 +602,26 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
                 // their own query (`run_facts`), so a body edit re-runs this only when they change.
                 let tool_type = meta.tool_type_str().unwrap_or_default();
                 let facts = run_facts(db, file);
-                let rule = if facts.sign.is_some() {
-                    rule_for(|c| matches!(c, Check::TerminalNotPrimitive { .. }))
+                let rules: Vec<&Rule> = if facts.sign.is_some() {
+                    of_kind(db, |c| matches!(c, Check::TerminalNotPrimitive { .. })).collect()
                 } else {
-                    rule_for(|c| matches!(c, Check::UnrunnableItem { .. }))
+                    of_kind(db, |c| matches!(c, Check::UnrunnableItem { .. })).collect()
                 };
-                let data_types = rule.map(|r| match &r.check {
-                    Check::TerminalNotPrimitive {
-                        non_executable_tool_types,
-                        ..
+                // Each rule with its own list of data types and its own runtimes to suggest.
+                for rule in rules {
+                    let data_types = match &rule.check {
+                        Check::TerminalNotPrimitive {
+                            non_executable_tool_types,
+                            ..
+                        }
+                        | Check::UnrunnableItem {
+                            non_executable_tool_types,
+                        } => non_executable_tool_types.as_slice(),
+                        _ => &[],
+                    };
+                    if !facts.readable || data_types.iter().any(|t| t == tool_type) {
+                        continue;
                     }
-                    | Check::UnrunnableItem {
-                        non_executable_tool_types,
-                    } => non_executable_tool_types.as_slice(),
-                    _ => &[],
-                });
-                if let (Some(rule), Some(data_types)) = (rule, data_types)
-                    && facts.readable
-                    && !data_types.iter().any(|t| t == tool_type)
-                {
                     let span = meta
                         .executor_id()
                         .map(|e| e.span)
@@ -621,7 +632,7 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
                         tool_type.to_owned()
                     };
                     let runtime = suggested_runtime(db, file, &rule.check);
-                    out.push(rule.emit(
+                    let mut d = rule.emit(
                         site(span),
                         &[
                             ("item_id", item_id.to_owned()),
@@ -631,11 +642,45 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
                         ],
                         runtime.is_none().then_some("no_runtime"),
                         Vec::new(),
-                    ));
+                    );
+                    // The fix: an explicit `None` executor names the runtime instead; a missing
+                    // one gets its header line, after the tool type's.
+                    if matches!(rule.check, Check::TerminalNotPrimitive { .. })
+                        && let Some(runtime) = &runtime
+                        && let Some(kind) = parser_of(db, file)
+                    {
+                        d.edit = match (meta.executor_id(), meta.tool_type()) {
+                            (Some(none), _) => {
+                                let value = if kind == crate::parse::ParserKind::Yaml {
+                                    runtime.clone()
+                                } else {
+                                    format!("\"{runtime}\"")
+                                };
+                                Some(crate::diagnostic::Edit {
+                                    span: none.span,
+                                    title: format!("Name `{runtime}` as the executor"),
+                                    replacement: value,
+                                    line_after: false,
+                                })
+                            }
+                            (None, Some(tool_type)) => {
+                                let line = executor_line(kind, runtime);
+                                Some(crate::diagnostic::Edit {
+                                    span: tool_type.span,
+                                    title: format!("Add `{line}`"),
+                                    replacement: line,
+                                    line_after: true,
+                                })
+                            }
+                            (None, None) => None,
+                        }
+                        .map(Box::new);
+                    }
+                    out.push(d);
                 }
             }
             ChainEnd::Missing { executor_id, span } => {
-                if let Some(rule) = rule_for(|c| matches!(c, Check::MissingExecutor { .. })) {
+                for rule in of_kind(db, |c| matches!(c, Check::MissingExecutor { .. })) {
                     let res = resolve(db, executor_id, space.kind());
                     let searched: Vec<&str> = space
                         .kind()
@@ -690,7 +735,7 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
                 span,
                 reason,
             } => {
-                if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidItemId { .. })) {
+                for rule in of_kind(db, |c| matches!(c, Check::InvalidItemId { .. })) {
                     let vars = [
                         ("item_id", item_id.to_owned()),
                         ("executor_id", executor_id.clone()),
@@ -700,7 +745,7 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
                 }
             }
             ChainEnd::WrongType { type_name, span } => {
-                if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidItemId { .. })) {
+                for rule in of_kind(db, |c| matches!(c, Check::InvalidItemId { .. })) {
                     let shown = meta
                         .executor_id()
                         .map(|e| e.value.to_json().to_string())
@@ -734,27 +779,28 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
     if let ChainEnd::TooDeep {
         max, executor_id, ..
     } = &ch.end
-        && let Some(rule) = rule_for(|c| matches!(c, Check::ChainDepth { .. }))
     {
-        let last = ch.elements.last().expect("a chain has its root");
-        let exec_span = match meta.executor() {
-            ExecutorRef::Id(_, span) => Some(span),
-            _ => None,
-        };
-        let vars = [
-            ("item_id", item_id.to_owned()),
-            ("max_depth", max.to_string()),
-            ("stopped_at", last.item_id.clone()),
-        ];
-        let notes = vec![note(
-            format!(
-                "the chain reached {max} elements at `{}`, which names `{executor_id}`",
-                last.item_id
-            ),
-            last.file.map(|f| f.path(db)),
-            None,
-        )];
-        out.push(rule.emit(site(exec_span), &vars, None, notes));
+        for rule in of_kind(db, |c| matches!(c, Check::ChainDepth { .. })) {
+            let last = ch.elements.last().expect("a chain has its root");
+            let exec_span = match meta.executor() {
+                ExecutorRef::Id(_, span) => Some(span),
+                _ => None,
+            };
+            let vars = [
+                ("item_id", item_id.to_owned()),
+                ("max_depth", max.to_string()),
+                ("stopped_at", last.item_id.clone()),
+            ];
+            let notes = vec![note(
+                format!(
+                    "the chain reached {max} elements at `{}`, which names `{executor_id}`",
+                    last.item_id
+                ),
+                last.file.map(|f| f.path(db)),
+                None,
+            )];
+            out.push(rule.emit(site(exec_span), &vars, None, notes));
+        }
     }
     out
 }
@@ -806,58 +852,61 @@ fn edge_checks(
         space: parent.origin,
         metadata: pm.map(|m| m.as_ref()),
     };
-    let verdict = check_pair(&cl, &pl);
+    let verdict = check_pair(super::rule_set(db), &cl, &pl);
 
-    // §4.4: a child depends only on equal or lower precedence (judged on where files really live).
-    if !verdict.space_ok
-        && let Some(rule) = rule_for(|c| matches!(c, Check::SpacePrecedence { .. }))
-    {
-        let vars = [
-            ("child", child.item_id.clone()),
-            ("child_space", child.origin.name().to_owned()),
-            ("parent", parent.item_id.clone()),
-            ("parent_space", parent.origin.name().to_owned()),
-            ("parent_where", parent_where(parent)),
-        ];
-        out.push(rule.emit(resite(), &vars, None, vec![parent_note("the executor")]));
+    // §4.4: a child depends only on equal or lower precedence (judged on where files really
+    // live), under each precedence rule's own table.
+    if !verdict.space_ok {
+        for rule in of_kind(db, |c| matches!(c, Check::SpacePrecedence { .. }))
+            .filter(|r| !space_ok_under(r, &cl, &pl))
+        {
+            let vars = [
+                ("child", child.item_id.clone()),
+                ("child_space", child.origin.name().to_owned()),
+                ("parent", parent.item_id.clone()),
+                ("parent_space", parent.origin.name().to_owned()),
+                ("parent_where", parent_where(parent)),
+            ];
+            out.push(rule.emit(resite(), &vars, None, vec![parent_note("the executor")]));
+        }
     }
     // §4.5: a system element never delegates to a mutable one.
-    if verdict.system_to_mutable
-        && let Some(rule) = rule_for(|c| matches!(c, Check::SystemToMutable { .. }))
-    {
-        let vars = [
-            ("child", child.item_id.clone()),
-            ("parent", parent.item_id.clone()),
-            ("parent_space", parent.origin.name().to_owned()),
-            ("parent_where", parent_where(parent)),
-        ];
-        out.push(rule.emit(resite(), &vars, None, vec![parent_note("the executor")]));
+    if verdict.system_to_mutable {
+        for rule in of_kind(db, |c| matches!(c, Check::SystemToMutable { .. })) {
+            let vars = [
+                ("child", child.item_id.clone()),
+                ("parent", parent.item_id.clone()),
+                ("parent_space", parent.origin.name().to_owned()),
+                ("parent_where", parent_where(parent)),
+            ];
+            out.push(rule.emit(resite(), &vars, None, vec![parent_note("the executor")]));
+        }
     }
     // §4.6: parent inputs ⊆ child outputs, when both are declared.
-    if !verdict.io_ok()
-        && let Some(rule) = rule_for(|c| matches!(c, Check::IoCompat { .. }))
-    {
-        let vars = [
-            ("child", child.item_id.clone()),
-            ("parent", parent.item_id.clone()),
-            ("missing", py_list(&verdict.missing_inputs)),
-            ("outputs", py_list(&verdict.child_outputs)),
-        ];
-        let span = cm.and_then(|m| m.outputs()).map(|o| o.span).or(site.span);
-        let inputs_span = pm.and_then(|m| m.inputs()).map(|i| i.span);
-        let notes = vec![note(
-            format!("`{}` declares its inputs here", parent.item_id),
-            parent_path,
-            inputs_span,
-        )];
-        out.push(rule.emit(Site { span, ..resite() }, &vars, None, notes));
+    if !verdict.io_ok() {
+        for rule in of_kind(db, |c| matches!(c, Check::IoCompat { .. })) {
+            let vars = [
+                ("child", child.item_id.clone()),
+                ("parent", parent.item_id.clone()),
+                ("missing", py_list(&verdict.missing_inputs)),
+                ("outputs", py_list(&verdict.child_outputs)),
+            ];
+            let span = cm.and_then(|m| m.outputs()).map(|o| o.span).or(site.span);
+            let inputs_span = pm.and_then(|m| m.inputs()).map(|i| i.span);
+            let notes = vec![note(
+                format!("`{}` declares its inputs here", parent.item_id),
+                parent_path,
+                inputs_span,
+            )];
+            out.push(rule.emit(Site { span, ..resite() }, &vars, None, notes));
+        }
     }
     // §4.7: child_constraints of the parent for this child.
     let constraint = pm.and_then(|m| m.constraint_for(&child.item_id));
     for v in &verdict.versions {
         match v {
             VersionVerdict::Unversioned => {
-                if let Some(rule) = rule_for(|c| matches!(c, Check::UnversionedChild { .. })) {
+                for rule in of_kind(db, |c| matches!(c, Check::UnversionedChild { .. })) {
                     let vars = [
                         ("child", child.item_id.clone()),
                         ("parent", parent.item_id.clone()),
@@ -876,7 +925,7 @@ fn edge_checks(
                 comparison,
                 bound,
             } => {
-                if let Some(rule) = rule_for(|c| matches!(c, Check::VersionConstraint { .. })) {
+                for rule in of_kind(db, |c| matches!(c, Check::VersionConstraint { .. })) {
                     let vars = [
                         ("child", child.item_id.clone()),
                         ("parent", parent.item_id.clone()),
@@ -909,9 +958,10 @@ fn edge_checks(
 #[salsa::tracked(returns(ref))]
 pub fn graph_diagnostics(db: &dyn Db) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let Some(rule) = rule_for(|c| matches!(c, Check::ExecutorCycle { .. })) else {
+    let rules: Vec<&Rule> = of_kind(db, |c| matches!(c, Check::ExecutorCycle { .. })).collect();
+    if rules.is_empty() {
         return out;
-    };
+    }
     let g = executor_graph(db);
     for (members, trapped) in g.cycles.iter().zip(&g.trapped) {
         let first = &g.nodes[members[0]];
@@ -952,15 +1002,35 @@ pub fn graph_diagnostics(db: &dyn Db) -> Vec<Diagnostic> {
                 )
             })
         }));
-        let site = Site {
-            path: file.path(db),
-            span,
-            item_id: Some(&first.item_id),
-            space: Some(&first.space),
-        };
-        out.push(rule.emit(site, &vars, None, notes));
+        for rule in &rules {
+            let site = Site {
+                path: file.path(db),
+                span,
+                item_id: Some(&first.item_id),
+                space: Some(&first.space),
+            };
+            out.push(rule.emit(site, &vars, None, notes.clone()));
+        }
     }
     out
+}
+
+/// The parser that reads `file` (by its extension, as the extractors say).
+fn parser_of(db: &dyn Db, file: SourceFile) -> Option<crate::parse::ParserKind> {
+    let rel = file.rel(db);
+    let ext = rel.rfind('.').map_or("", |i| &rel[i..]);
+    extractor_config(db).parser_for(ext)
+}
+
+/// The header line naming `runtime` as the executor, in the syntax of a file `kind` reads.
+fn executor_line(kind: crate::parse::ParserKind, runtime: &str) -> String {
+    use crate::parse::ParserKind;
+    match kind {
+        ParserKind::PythonAst => format!("__executor_id__ = \"{runtime}\""),
+        ParserKind::Shell => format!("__executor_id__=\"{runtime}\""),
+        ParserKind::Yaml => format!("executor_id: {runtime}"),
+        ParserKind::JavaScript => format!("const __executor_id__ = \"{runtime}\";"),
+    }
 }
 
 /// The runtimes an `unknown-primitive` help may name for `file` (its rule's list for the file's

@@ -2,8 +2,7 @@
 //! `untrusted-key`, `bad-signature`, `malformed-signature`, `invalid-trusted-key`, `unapproved-project-key` and `stale-lockfile`. It reads only
 //! integrity queries of the file itself and the trust store, never a chain query.
 
-use super::checks::rule_for;
-use super::{Check, Site};
+use super::{Check, Site, of_kind};
 use crate::db::{Db, SourceFile};
 use crate::diagnostic::Diagnostic;
 use crate::integrity::{ItemKind, Verdict, trust_store, verdict_of};
@@ -41,7 +40,7 @@ pub fn compute_integrity_diagnostics_given(
         space: Some(file.space(db)),
     };
     for (_, reason) in trust_store(db).problems.iter().filter(|(f, _)| *f == file) {
-        if let Some(rule) = rule_for(|c| matches!(c, Check::InvalidTrustedKey { .. })) {
+        for rule in of_kind(db, |c| matches!(c, Check::InvalidTrustedKey { .. })) {
             out.push(rule.emit(
                 site(None),
                 &[("item", item.clone()), ("reason", reason.clone())],
@@ -55,7 +54,7 @@ pub fn compute_integrity_diagnostics_given(
         .iter()
         .filter(|(_, f)| *f == file)
     {
-        if let Some(rule) = rule_for(|c| matches!(c, Check::UnapprovedProjectKey { .. })) {
+        for rule in of_kind(db, |c| matches!(c, Check::UnapprovedProjectKey { .. })) {
             let project = crate::integrity::project_dir_of(db, file)
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|| ".".to_owned());
@@ -80,15 +79,15 @@ pub fn compute_integrity_diagnostics_given(
             );
         }
     }
-    if let Some((span, problem)) = crate::integrity::lockfile::stale_lockfile(db, file)
-        && let Some(rule) = rule_for(|c| matches!(c, Check::StaleLockfile { .. }))
-    {
-        out.push(rule.emit(
-            site(span),
-            &[("item", item.clone()), ("problem", problem)],
-            None,
-            Vec::new(),
-        ));
+    if let Some((span, problem)) = crate::integrity::lockfile::stale_lockfile(db, file) {
+        for rule in of_kind(db, |c| matches!(c, Check::StaleLockfile { .. })) {
+            out.push(rule.emit(
+                site(span),
+                &[("item", item.clone()), ("problem", problem.clone())],
+                None,
+                Vec::new(),
+            ));
+        }
     }
     let Some(kind) = ItemKind::of_rel(rel) else {
         return out;
@@ -98,13 +97,15 @@ pub fn compute_integrity_diagnostics_given(
         return out;
     }
     let emit = |pred: &dyn Fn(&Check) -> bool, span, vars: &[(&str, String)], variant| {
-        rule_for(pred).map(|rule| rule.emit(site(span), vars, variant, Vec::new()))
+        of_kind(db, pred)
+            .map(|rule| rule.emit(site(span), vars, variant, Vec::new()))
+            .collect::<Vec<_>>()
     };
     let verdict = verdict.unwrap_or_else(|| verdict_of(db, file));
     // An installed bundle is not the person's to sign: its items get no "re-sign" advice.
     let system = (file.space(db).kind() == SpaceKind::System).then_some("system");
     let d = match &verdict {
-        Verdict::Verified { .. } | Verdict::Embedded { .. } => None,
+        Verdict::Verified { .. } | Verdict::Embedded { .. } => Vec::new(),
         Verdict::Unsigned { legacy, span } => emit(
             &|c| matches!(c, Check::UnsignedItem { .. }),
             *span,

@@ -14,28 +14,8 @@ use serde::Deserialize;
 use crate::diagnostic::{Diagnostic, Note, Severity};
 use crate::model::{Space, Span};
 
-mod embedded {
-    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
-}
-
-/// The rule files compiled into the binary: (`<family>/<id>.yaml`, text).
-pub fn embedded_rule_files() -> &'static [(&'static str, &'static str)] {
-    embedded::RULE_FILES
-}
-
-/// The system bundle compiled into the binary: (path relative to the repo, bytes).
-pub fn embedded_system_files() -> &'static [(&'static str, &'static [u8])] {
-    embedded::SYSTEM_FILES
-}
-
-/// The document of an embedded YAML file of the bundle converted at build time (JSON that reads
-/// back as the same `serde_yaml::Value`), when `text` is exactly that file's text.
-pub fn prebuilt_yaml_json(text: &str) -> Option<&'static str> {
-    embedded::SYSTEM_YAML_JSON.iter().find_map(|(rel, json)| {
-        let (_, bytes) = embedded::SYSTEM_FILES.iter().find(|(r, _)| r == rel)?;
-        (!json.is_empty() && text.as_bytes() == *bytes).then_some(*json)
-    })
-}
+use crate::embedded::data as embedded;
+pub use crate::embedded::{embedded_rule_files, embedded_system_files, prebuilt_yaml_json};
 
 /// The documentation page of a rule in markdown: what `ryechain rule ID` prints and what an
 /// editor opens from a diagnostic's rule code.
@@ -624,6 +604,46 @@ pub fn registry() -> Result<&'static RuleSet, &'static [RuleError]> {
         .map_err(Vec::as_slice)
 }
 
+/// The rules a database's checks run, as an input of the database: installed by whoever builds
+/// it (`install`), the embedded rules where none was (the CLI, the language server and the exec
+/// planner run the embedded rules; a test runs a set of its own).
+#[salsa::input(singleton)]
+pub struct RuleSetInput {
+    #[returns(ref)]
+    pub set: Arc<RuleSet>,
+}
+
+/// The rules `db`'s checks run: each is executed as itself, with its own parameters and words
+/// (`of_kind`).
+pub fn rule_set(db: &dyn crate::db::Db) -> &RuleSet {
+    match RuleSetInput::try_get(db) {
+        Some(input) => input.set(db).as_ref(),
+        None => rules(),
+    }
+}
+
+/// Make `set` the rules `db`'s checks run, in place of the embedded ones.
+pub fn install(db: &mut crate::db::RootDb, set: RuleSet) {
+    use salsa::Setter;
+    match RuleSetInput::try_get(db) {
+        Some(input) => {
+            input.set_set(db).to(Arc::new(set));
+        }
+        None => {
+            RuleSetInput::new(db, Arc::new(set));
+        }
+    }
+}
+
+/// The rules of `db` whose check is of a kind (several rules may share a check kind, each with
+/// its own parameters, severity and words: each fires on its own).
+pub fn of_kind<'db>(
+    db: &'db dyn crate::db::Db,
+    pred: impl Fn(&Check) -> bool + 'db,
+) -> impl Iterator<Item = &'db Rule> {
+    rule_set(db).with_check(pred)
+}
+
 /// The embedded rules, or none if they failed to compile (the CLI refuses to run in that case).
 pub fn rules() -> &'static RuleSet {
     static EMPTY: RuleSet = RuleSet { rules: Vec::new() };
@@ -668,6 +688,7 @@ impl Rule {
             help,
             notes,
             suggestions: None,
+            edit: None,
         }
     }
 }

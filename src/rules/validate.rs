@@ -2,7 +2,7 @@
 //! and `chain`/dry-run validation both use `check_pair`; messages come from the rule templates.
 
 use crate::model::{Metadata, SpaceKind};
-use crate::rules::{Check, render_template, rules};
+use crate::rules::{Check, Rule, RuleSet, render_template};
 
 /// One chain element as the validator sees it (§4.8: ryechain carries version and I/O facts).
 #[derive(Clone, Copy, Debug)]
@@ -33,7 +33,7 @@ pub enum VersionVerdict {
 /// Every decision about one (child, parent) pair.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PairVerdict {
-    /// §4.4: child precedence ≥ parent precedence.
+    /// §4.4: child precedence ≥ parent precedence, under the table of every precedence rule.
     pub space_ok: bool,
     /// §4.5: a system child delegating to a mutable parent.
     pub system_to_mutable: bool,
@@ -55,19 +55,28 @@ impl PairVerdict {
     }
 }
 
-/// The precedence table of the `upward-space-dependency` rule (§4.4 default 3/2/1).
-pub fn precedence(kind: SpaceKind) -> u8 {
-    rules()
-        .with_check(|c| matches!(c, Check::SpacePrecedence { .. }))
-        .find_map(|r| match &r.check {
-            Check::SpacePrecedence { precedence } => precedence.get(kind.name()).copied(),
-            _ => None,
-        })
-        .unwrap_or(kind.precedence())
+/// A space's precedence under a precedence rule's table (§4.4 default 3/2/1 for a kind the
+/// table leaves out).
+pub fn precedence(check: &Check, kind: SpaceKind) -> u8 {
+    match check {
+        Check::SpacePrecedence { precedence } => precedence.get(kind.name()).copied(),
+        _ => None,
+    }
+    .unwrap_or(kind.precedence())
 }
 
-pub fn check_pair(child: &Link<'_>, parent: &Link<'_>) -> PairVerdict {
-    let space_ok = precedence(child.space) >= precedence(parent.space);
+/// §4.4 under one precedence rule: the child's precedence is at least its parent's.
+pub fn space_ok_under(rule: &Rule, child: &Link<'_>, parent: &Link<'_>) -> bool {
+    precedence(&rule.check, child.space) >= precedence(&rule.check, parent.space)
+}
+
+/// The precedence rules of a set (each judges the pair with its own table).
+fn precedence_rules(rules: &RuleSet) -> impl Iterator<Item = &Rule> {
+    rules.with_check(|c| matches!(c, Check::SpacePrecedence { .. }))
+}
+
+pub fn check_pair(rules: &RuleSet, child: &Link<'_>, parent: &Link<'_>) -> PairVerdict {
+    let space_ok = precedence_rules(rules).all(|r| space_ok_under(r, child, parent));
     let system_to_mutable = child.space == SpaceKind::System && parent.space.is_mutable();
     let (cm, pm) = (child.metadata, parent.metadata);
     let child_outputs = cm.map(Metadata::output_names).unwrap_or_default();
@@ -150,16 +159,21 @@ pub struct ValidationResult {
     pub pairs: Vec<PairReport>,
 }
 
-fn message(rule_check: impl Fn(&Check) -> bool, vars: &[(&str, String)]) -> Option<String> {
-    rules()
+/// The message of every rule of a check kind, each in its own words.
+fn messages(
+    rules: &RuleSet,
+    rule_check: impl Fn(&Check) -> bool,
+    vars: &[(&str, String)],
+) -> Vec<String> {
+    rules
         .with_check(rule_check)
-        .next()
         .map(|r| render_template(&r.message, vars))
+        .collect()
 }
 
 /// Validate every adjacent pair (§4.3), then the system → mutable transitions (§4.5). Issue texts
 /// are the rule messages, which carry the reference's wording.
-pub fn validate_chain(links: &[Link<'_>]) -> ValidationResult {
+pub fn validate_chain(rules: &RuleSet, links: &[Link<'_>]) -> ValidationResult {
     let mut res = ValidationResult {
         valid: true,
         ..Default::default()
@@ -167,10 +181,10 @@ pub fn validate_chain(links: &[Link<'_>]) -> ValidationResult {
     let mut system_to_mutable = Vec::new();
     for pair in links.windows(2) {
         let (child, parent) = (&pair[0], &pair[1]);
-        let v = check_pair(child, parent);
-        if !v.space_ok {
-            res.issues.extend(message(
-                |c| matches!(c, Check::SpacePrecedence { .. }),
+        let v = check_pair(rules, child, parent);
+        for rule in precedence_rules(rules).filter(|r| !space_ok_under(r, child, parent)) {
+            res.issues.push(render_template(
+                &rule.message,
                 &[
                     ("child", child.item_id.to_owned()),
                     ("child_space", child.space.name().to_owned()),
@@ -180,7 +194,8 @@ pub fn validate_chain(links: &[Link<'_>]) -> ValidationResult {
             ));
         }
         if v.system_to_mutable {
-            system_to_mutable.extend(message(
+            system_to_mutable.extend(messages(
+                rules,
                 |c| matches!(c, Check::SystemToMutable { .. }),
                 &[
                     ("child", child.item_id.to_owned()),
@@ -190,7 +205,8 @@ pub fn validate_chain(links: &[Link<'_>]) -> ValidationResult {
             ));
         }
         if !v.io_ok() {
-            res.issues.extend(message(
+            res.issues.extend(messages(
+                rules,
                 |c| matches!(c, Check::IoCompat { .. }),
                 &[
                     ("child", child.item_id.to_owned()),
@@ -206,7 +222,8 @@ pub fn validate_chain(links: &[Link<'_>]) -> ValidationResult {
                     version,
                     comparison,
                     bound,
-                } => res.issues.extend(message(
+                } => res.issues.extend(messages(
+                    rules,
                     |c| matches!(c, Check::VersionConstraint { .. }),
                     &[
                         ("child", child.item_id.to_owned()),
@@ -216,7 +233,8 @@ pub fn validate_chain(links: &[Link<'_>]) -> ValidationResult {
                         ("bound", bound.clone()),
                     ],
                 )),
-                VersionVerdict::Unversioned => res.warnings.extend(message(
+                VersionVerdict::Unversioned => res.warnings.extend(messages(
+                    rules,
                     |c| matches!(c, Check::UnversionedChild { .. }),
                     &[
                         ("child", child.item_id.to_owned()),

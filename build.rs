@@ -21,6 +21,14 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// `p` relative to the repository, `/`-separated.
+fn repo_rel(root: &Path, p: &Path) -> String {
+    p.strip_prefix(root)
+        .expect("under the repo")
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
 fn main() {
     let root =
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
@@ -67,11 +75,7 @@ fn main() {
     system.sort();
     src.push_str("pub static SYSTEM_FILES: &[(&str, &[u8])] = &[\n");
     for p in &system {
-        let rel = p
-            .strip_prefix(&root)
-            .expect("under the repo")
-            .to_string_lossy()
-            .replace('\\', "/");
+        let rel = repo_rel(&root, p);
         writeln!(
             src,
             "    ({rel:?}, include_bytes!({:?})),",
@@ -86,11 +90,7 @@ fn main() {
     // where the JSON reads back as the same document (`serde_yaml::Value`); `""` otherwise.
     src.push_str("pub static SYSTEM_YAML_JSON: &[(&str, &str)] = &[\n");
     for p in &system {
-        let rel = p
-            .strip_prefix(&root)
-            .expect("under the repo")
-            .to_string_lossy()
-            .replace('\\', "/");
+        let rel = repo_rel(&root, p);
         if !(rel.starts_with(".ai/tools/rye/core/extractors/") && rel.ends_with(".yaml")) {
             continue;
         }

@@ -57,17 +57,7 @@ pub fn file_chain_needs(db: &dyn Db, file: SourceFile, loaded: &Loaded) -> Vec<S
         | ChainEnd::WrongType { .. }
         | ChainEnd::TooDeep { .. } => None,
     };
-    // A chain that ends at this file without a primitive: the `unknown-primitive` help (which
-    // `chain` shows) names the first of its rules' runtimes that resolves.
-    let suggested: Vec<&str> = if matches!(ch.end, ChainEnd::Terminal) {
-        crate::rules::rule_set(db)
-            .with_check(|c| matches!(c, crate::rules::Check::TerminalNotPrimitive { .. }))
-            .flat_map(|r| crate::rules::checks::runtime_candidates(db, file, &r.check))
-            .map(String::as_str)
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let suggested = suggested_runtimes(db, file, ch);
     let mut needs: Vec<String> = Vec::new();
     let ids = own
         .as_deref()
@@ -81,6 +71,20 @@ pub fn file_chain_needs(db: &dyn Db, file: SourceFile, loaded: &Loaded) -> Vec<S
         }
     }
     needs
+}
+
+/// A chain that ends at `file` without a primitive: the runtimes the `unknown-primitive` help
+/// (which lint and `chain` show) may name, the first of each rule's list that resolves
+/// (`rules::checks::runtime_candidates`). Empty for any other chain.
+fn suggested_runtimes<'db>(db: &'db dyn Db, file: SourceFile, ch: &Chain) -> Vec<&'db str> {
+    if !matches!(ch.end, ChainEnd::Terminal) {
+        return Vec::new();
+    }
+    crate::rules::rule_set(db)
+        .with_check(|c| matches!(c, crate::rules::Check::TerminalNotPrimitive { .. }))
+        .flat_map(|r| crate::rules::checks::runtime_candidates(db, file, &r.check))
+        .map(String::as_str)
+        .collect()
 }
 
 /// What the checks of one tool read beyond the file itself (`file_chain_ids`).
@@ -147,17 +151,7 @@ pub fn chain_ids_of(db: &dyn Db, file: SourceFile, ch: &Chain) -> ChainIds {
         _ => (None, None),
     };
     let mut ids: Vec<String> = Vec::new();
-    // A chain that ends at this file without a primitive: the help of `unknown-primitive`
-    // names the first of its runtimes that resolves (`rules::checks::runtime_candidates`).
-    let suggested: Vec<&str> = if matches!(ch.end, ChainEnd::Terminal) {
-        crate::rules::rule_set(db)
-            .with_check(|c| matches!(c, crate::rules::Check::TerminalNotPrimitive { .. }))
-            .flat_map(|r| crate::rules::checks::runtime_candidates(db, file, &r.check))
-            .map(String::as_str)
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let suggested = suggested_runtimes(db, file, ch);
     let all = ch
         .elements
         .iter()

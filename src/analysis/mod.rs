@@ -135,6 +135,33 @@ pub fn lint_files(db: &dyn Db) -> Vec<SourceFile> {
     files
 }
 
+/// The findings of the lint rules at one file (its own and those of the chain it roots), with
+/// the severities in force, each as `message [rule-id]`: the errors, then the warnings. The
+/// integrity family and the rules in `skip` are left out (signing, the execution policy or a
+/// later stage answer for them).
+pub fn item_findings(db: &dyn Db, file: SourceFile, skip: &[&str]) -> (Vec<String>, Vec<String>) {
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    let diags = crate::rules::checks::file_diagnostics(db, file)
+        .iter()
+        .chain(crate::rules::checks::chain_diagnostics(db, file));
+    for d in diags {
+        let Some(rule) = crate::rules::rule_set(db).get(&d.rule) else {
+            continue;
+        };
+        if rule.family == "integrity" || skip.contains(&rule.id.as_ref()) {
+            continue;
+        }
+        let text = format!("{} [{}]", d.message, rule.id);
+        match effective_severity(db, rule) {
+            Some(Severity::Error) => errors.push(text),
+            Some(Severity::Warning) => warnings.push(text),
+            _ => {}
+        }
+    }
+    (errors, warnings)
+}
+
 /// Whether any rule of the integrity family is enabled (if none is, files are not hashed at all).
 pub fn integrity_enabled(db: &dyn Db) -> bool {
     crate::rules::rule_set(db)

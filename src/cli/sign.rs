@@ -76,6 +76,58 @@ pub struct SignArgs {
     /// Print the result as JSON (the `rye_sign` response shape).
     #[arg(long)]
     pub json: bool,
+    /// Sign a tool even when lint finds errors in it or its chain (a misspelt executor id, a
+    /// cycle...); they are listed as warnings.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Load what the chains of a batch's tools read outside the space being signed (a runtime in the
+/// user space, say), so that the chain findings `sign` refuses on are a full load's: rounds of
+/// `file_chain_needs` → probe, as the single-item load does. The ids of the signed space are
+/// loaded already and never probed.
+fn load_chain_needs(
+    ctx: &Context<'_>,
+    path: &Path,
+    host: &mut crate::analysis::Host,
+    wanted: SpaceKind,
+) -> anyhow::Result<()> {
+    use crate::analysis::lazy::file_chain_needs;
+    use crate::exec::facts::Loaded;
+    let (specs, _) = ctx.spaces(path)?;
+    let (mut loader, _) = crate::load::ItemLoader::new(ctx.sys, &specs);
+    let db = host.snapshot();
+    let Some(root) = db
+        .workspace()
+        .roots(&db)
+        .iter()
+        .copied()
+        .find(|r| r.space(&db).kind() == wanted)
+    else {
+        return Ok(());
+    };
+    let items = items_in(&db, root, ItemKind::Tool);
+    let tools: Vec<SourceFile> = items.iter().map(|&(_, f)| f).collect();
+    let mut loaded: std::collections::BTreeSet<String> =
+        items.into_iter().map(|(id, _)| id).collect();
+    drop(db);
+    // Ends: each round probes ids not probed before, among the finitely many the files name.
+    loop {
+        let db = host.snapshot();
+        let known = Loaded::Some(loaded.clone());
+        let needs: std::collections::BTreeSet<String> = tools
+            .iter()
+            .flat_map(|&f| file_chain_needs(&db, f, &known))
+            .collect();
+        if needs.is_empty() {
+            return Ok(());
+        }
+        let needs: Vec<String> = needs.into_iter().collect();
+        let change = loader.probe_items(&db, &needs);
+        drop(db);
+        loaded.extend(needs);
+        host.apply(change);
+    }
 }
 
 /// Directory of an item kind under `.ai/`.
@@ -670,6 +722,7 @@ fn check_one(
     kind: ItemKind,
     id: &str,
     file: SourceFile,
+    force: bool,
 ) -> Checked {
     let path = || Some(file.path(db).as_ref().clone());
     let FileContents::Text(text) = file.contents(db) else {
@@ -678,11 +731,32 @@ fn check_one(
         return Checked::Refused(Outcome::failed(id, path(), why));
     };
     match validate(db, schema, kind, id, file, &text.as_str()) {
-        Ok(warnings) => Checked::Ready(Ready {
-            text: text.clone(),
-            fmt: format_for(db, kind, file.rel(db)),
-            warnings,
-        }),
+        Ok(mut warnings) => {
+            // Then the tool's chain: one lint holds broken is refused (a signature vouches for
+            // a tool that can run), unless forced.
+            let chain_errors = match kind {
+                ItemKind::Tool => crate::analysis::item_findings(db, file, &[]).0,
+                _ => Vec::new(),
+            };
+            if !chain_errors.is_empty() && !force {
+                return Checked::Refused(Outcome::Failed {
+                    id: id.to_owned(),
+                    path: path(),
+                    error: "Chain validation failed (`--force` signs it anyway)".to_owned(),
+                    issues: chain_errors,
+                });
+            }
+            warnings.extend(
+                chain_errors
+                    .into_iter()
+                    .map(|e| format!("signed with --force despite: {e}")),
+            );
+            Checked::Ready(Ready {
+                text: text.clone(),
+                fmt: format_for(db, kind, file.rel(db)),
+                warnings,
+            })
+        }
         Err(r) => Checked::Refused(Outcome::Failed {
             id: id.to_owned(),
             path: path(),
@@ -700,6 +774,7 @@ fn check_all(
     schema: &serde_yaml::Mapping,
     kind: ItemKind,
     items: &[(&str, SourceFile)],
+    force: bool,
 ) -> Vec<Checked> {
     let threads = rayon::current_num_threads().max(1);
     let chunk = (items.len() / (threads * 8)).max(32);
@@ -709,7 +784,7 @@ fn check_all(
         .into_par_iter()
         .map(|(part, db)| {
             part.iter()
-                .map(|&(id, file)| check_one(&db, schema, kind, id, file))
+                .map(|&(id, file)| check_one(&db, schema, kind, id, file, force))
                 .collect()
         })
         .collect();
@@ -837,9 +912,10 @@ fn sign_batch(
     schema: &serde_yaml::Mapping,
     kind: ItemKind,
     items: &[Target<'_>],
+    force: bool,
 ) -> anyhow::Result<Vec<Outcome>> {
     let keyed: Vec<(&str, SourceFile)> = items.iter().map(|t| (t.id, t.file)).collect();
-    let checked = check_all(db, schema, kind, &keyed);
+    let checked = check_all(db, schema, kind, &keyed, force);
     let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(items.len());
     let mut ready: Vec<(usize, Ready)> = Vec::new();
     for (i, c) in checked.into_iter().enumerate() {
@@ -982,13 +1058,16 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
     let loading_from = crate::system::os::now_ns();
     // What signing reads: the items of one kind in one space, the extractors and the trust store
     // (one tool: its candidate files); not the other spaces' items.
-    let (host, notices) = if batch || kind != ItemKind::Tool {
+    let (mut host, notices) = if batch || kind != ItemKind::Tool {
         let dir = kind_dir(kind).trim_end_matches('/');
         ctx.space_host(&args.path, Settings::default(), wanted, dir)?
     } else {
         ctx.item_host(&args.path, Settings::default(), &[pattern.to_owned()])?
     };
     print_notices(&notices);
+    if batch && kind == ItemKind::Tool {
+        load_chain_needs(ctx, &args.path, &mut host, wanted)?;
+    }
     let snapshot = host.snapshot();
     let db: &dyn Db = &snapshot;
     let root = db
@@ -1077,7 +1156,7 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
         });
         first_of.push(at);
     }
-    let signed = sign_batch(&mut signer, &snapshot, &schema, kind, &unique)?;
+    let signed = sign_batch(&mut signer, &snapshot, &schema, kind, &unique, args.force)?;
     let outcomes: Vec<Outcome> = targets
         .iter()
         .zip(&first_of)

@@ -10,10 +10,9 @@ use std::time::Duration;
 use serde_json::{Map, Value as Json, json};
 
 use crate::analysis::chain_view::{ChainView, chain_of};
+use crate::analysis::lazy::chain_needs;
 use crate::analysis::verify::{ChainVerification, Policy, verify_chain};
-use crate::analysis::{effective_severity, lazy::chain_needs};
-use crate::db::{Db, RootDb, SourceFile};
-use crate::diagnostic::Severity;
+use crate::db::{Db, RootDb};
 use crate::exec::anchor::{AnchorElement, anchor_lib_problem, plan_anchor};
 use crate::exec::config_resolve::{inject, resolve_config};
 use crate::exec::env::{EnvElement, EnvOutcome, resolve_chain_env};
@@ -23,7 +22,6 @@ use crate::exec::template::build_config;
 use crate::integrity::lockfile::{self, LockCheck, lockfile_rel, tool_version};
 use crate::model::item_id_problem;
 use crate::resolve::{Chain, chain, metadata, resolve_root};
-use crate::rules::checks::{chain_diagnostics, file_diagnostics};
 
 /// One `rye_execute` call for a tool (§12.1), as the edge parsed it.
 #[derive(Clone, Debug)]
@@ -154,24 +152,10 @@ const REPORTED_ELSEWHERE: &[&str] = &["unknown-primitive"];
 fn chain_findings(db: &RootDb, ch: &Chain) -> (Vec<String>, Vec<String>) {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
-    let files: Vec<SourceFile> = ch.elements.iter().filter_map(|e| e.file).collect();
-    for file in files {
-        let mut diags = file_diagnostics(db, file).clone();
-        diags.extend(chain_diagnostics(db, file).iter().cloned());
-        for d in diags {
-            let Some(rule) = crate::rules::rule_set(db).get(&d.rule) else {
-                continue;
-            };
-            if rule.family == "integrity" || REPORTED_ELSEWHERE.contains(&rule.id.as_ref()) {
-                continue;
-            }
-            let text = format!("{} [{}]", d.message, rule.id);
-            match effective_severity(db, rule) {
-                Some(Severity::Error) => errors.push(text),
-                Some(Severity::Warning) => warnings.push(text),
-                _ => {}
-            }
-        }
+    for file in ch.elements.iter().filter_map(|e| e.file) {
+        let (e, w) = crate::analysis::item_findings(db, file, REPORTED_ELSEWHERE);
+        errors.extend(e);
+        warnings.extend(w);
     }
     errors.dedup();
     warnings.dedup();

@@ -142,10 +142,10 @@ pub fn lint_files(db: &dyn Db) -> Vec<SourceFile> {
 pub fn item_findings(db: &dyn Db, file: SourceFile, skip: &[&str]) -> (Vec<String>, Vec<String>) {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
-    let diags = crate::rules::checks::file_diagnostics(db, file)
-        .iter()
-        .chain(crate::rules::checks::chain_diagnostics(db, file));
-    for d in diags {
+    // Computed, not memoized (as a one-shot lint does): `sign` asks once per tool of a batch.
+    let mut diags = crate::rules::checks::compute_file_diagnostics(db, file);
+    diags.extend(crate::rules::checks::compute_chain_diagnostics(db, file));
+    for d in &diags {
         let Some(rule) = crate::rules::rule_set(db).get(&d.rule) else {
             continue;
         };

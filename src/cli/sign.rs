@@ -115,9 +115,21 @@ fn load_chain_needs(
     loop {
         let db = host.snapshot();
         let known = Loaded::Some(loaded.clone());
-        let needs: std::collections::BTreeSet<String> = tools
-            .iter()
-            .flat_map(|&f| file_chain_needs(&db, f, &known))
+        // In parallel, as `check_all`: each job with its own database clone (parsing every tool
+        // happens here first, and its memos serve the checks after).
+        let chunk = (tools.len() / (rayon::current_num_threads().max(1) * 8)).max(32);
+        let jobs: Vec<(&[SourceFile], RootDb)> =
+            tools.chunks(chunk).map(|part| (part, db.clone())).collect();
+        let needs: std::collections::BTreeSet<String> = jobs
+            .into_par_iter()
+            .map(|(part, db)| {
+                part.iter()
+                    .flat_map(|&f| file_chain_needs(&db, f, &known))
+                    .collect::<Vec<String>>()
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .flatten()
             .collect();
         if needs.is_empty() {
             return Ok(());

@@ -127,6 +127,23 @@ fn output_file_takes_the_report_instead_of_stdout() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
     assert_eq!(v["runs"][0]["results"].as_array().unwrap().len(), 10);
+    // Issue 35 item 16: every rule carries a `helpUri`, the rule file whose docs are its page.
+    let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+    assert!(!rules.is_empty());
+    for rule in rules {
+        let uri = rule["helpUri"].as_str().unwrap_or_default();
+        let rel = uri
+            .strip_prefix("https://github.com/ryechain/ryechain/blob/main/")
+            .unwrap_or_else(|| panic!("{rule}"));
+        assert!(
+            rel.ends_with(&format!("/{}.yaml", rule["id"].as_str().unwrap())),
+            "{uri}"
+        );
+        assert!(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(rel).is_file(),
+            "{uri}"
+        );
+    }
 
     let o = run(&["--output-file", "/nonexistent-dir/report.txt"]);
     assert_eq!(o.status.code(), Some(2));

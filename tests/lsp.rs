@@ -499,8 +499,50 @@ fn hover_definition_completion_and_symbols_on_an_executor_id() {
         );
         let start = typing.lines().nth(4).unwrap().find("rye/").unwrap();
         assert_eq!(items[0]["textEdit"]["range"]["start"]["character"], start);
+        // Issue 35 item 16: the folder ids first; the reference-era flat aliases
+        // (`python_script_runtime`) after them, marked deprecated.
+        let first_flat = labels
+            .iter()
+            .position(|l| l.ends_with("_runtime"))
+            .expect("a flat alias is offered");
+        assert!(
+            labels[..first_flat]
+                .iter()
+                .all(|l| !l.ends_with("_runtime"))
+        );
+        assert!(
+            labels[first_flat..].iter().all(|l| l.ends_with("_runtime")),
+            "{labels:?}"
+        );
+        for item in items {
+            let flat = item["label"].as_str().unwrap().ends_with("_runtime");
+            assert_eq!(item["tags"] == json!([1]), flat, "{item}");
+        }
+        // Runtimes before primitives.
+        let core = typing.replace("\"rye/core/runtimes/py", "\"rye/core/");
+        c.replace(&ws, "tools/acme/a.py", 3, &core);
+        let col = core.lines().nth(4).unwrap().len();
+        let list = c.request(
+            "textDocument/completion",
+            json!({"textDocument": {"uri": uri}, "position": {"line": 4, "character": col}}),
+        );
+        let labels: Vec<&str> = list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["label"].as_str().unwrap())
+            .collect();
+        let primitive = labels
+            .iter()
+            .position(|l| l.starts_with("rye/core/primitives/"))
+            .unwrap_or_else(|| panic!("{labels:?}"));
+        let last_runtime = labels
+            .iter()
+            .rposition(|l| l.starts_with("rye/core/runtimes/"))
+            .unwrap_or_else(|| panic!("{labels:?}"));
+        assert!(last_runtime < primitive, "{labels:?}");
         // Symbols: the header keys.
-        c.replace(&ws, "tools/acme/a.py", 3, &text);
+        c.replace(&ws, "tools/acme/a.py", 4, &text);
         let symbols = c.request(
             "textDocument/documentSymbol",
             json!({"textDocument": {"uri": uri}}),

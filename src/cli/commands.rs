@@ -237,6 +237,7 @@ fn render_report(
         ),
         LintFormat::Json => crate::render::json::render(&report.findings, &report.summary),
         LintFormat::Sarif => {
+            let home = "https://github.com/ryechain/ryechain";
             let metas: Vec<RuleMeta> = rules()
                 .rules
                 .iter()
@@ -246,12 +247,14 @@ fn render_report(
                     summary: r.summary.clone(),
                     docs: r.docs.clone(),
                     default_severity: r.severity,
+                    // The rule file, whose `docs` are its page (`ryechain rule ID` prints it).
+                    help_uri: Some(format!("{home}/blob/main/rules/{}/{}.yaml", r.family, r.id)),
                 })
                 .collect();
             let tool = ToolInfo {
                 name: "ryechain".to_owned(),
                 version: env!("CARGO_PKG_VERSION").to_owned(),
-                information_uri: "https://github.com/ryechain/ryechain".to_owned(),
+                information_uri: home.to_owned(),
                 src_root: cwd.map(|c| c.display().to_string()),
             };
             crate::render::sarif::render(&report.findings, &metas, &tool)

@@ -197,8 +197,12 @@ pub fn executor_value_on_line(text: &str, offset: usize) -> Option<(usize, usize
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IdCompletion {
     pub id: String,
-    /// Runtimes and primitives first.
+    /// A runtime (offered first) or a primitive (offered after the runtimes).
     pub runtime: bool,
+    pub primitive: bool,
+    /// A reference-era flat runtime id (`rye/core/runtimes/python_script_runtime`), kept as an
+    /// alias of its folder form (§15.2): offered, marked deprecated, after the current ids.
+    pub deprecated: bool,
     /// Space label and file, for the detail line.
     pub detail: String,
 }
@@ -236,14 +240,28 @@ pub fn complete_ids(db: &RootDb, file: SourceFile, prefix: &str) -> (Vec<IdCompl
             IdCompletion {
                 id: id.to_owned(),
                 runtime,
+                primitive,
+                deprecated: is_flat_runtime_alias(id),
                 detail,
             }
         })
         .collect();
-    out.sort_by(|a, b| b.runtime.cmp(&a.runtime).then_with(|| a.id.cmp(&b.id)));
+    // Runtimes, then primitives, then the rest; in each, current ids before deprecated aliases.
+    let rank = |c: &IdCompletion| match (c.runtime && !c.primitive, c.primitive) {
+        (true, _) => 0,
+        (_, true) => 1,
+        _ => 2,
+    };
+    out.sort_by(|a, b| (rank(a), a.deprecated, &a.id).cmp(&(rank(b), b.deprecated, &b.id)));
     let more = out.len() > MAX_COMPLETIONS;
     out.truncate(MAX_COMPLETIONS);
     (out, more)
+}
+
+/// A reference-era flat runtime id: `rye/core/runtimes/<name>_runtime`, no folder below.
+fn is_flat_runtime_alias(id: &str) -> bool {
+    id.strip_prefix("rye/core/runtimes/")
+        .is_some_and(|rest| !rest.contains('/') && rest.ends_with("_runtime"))
 }
 
 /// A header key of a tool file and the span of its value.

@@ -1328,6 +1328,9 @@ fn completion(
                 lt::CompletionItemKind::REFERENCE
             }),
             detail: Some(c.detail),
+            tags: c
+                .deprecated
+                .then(|| vec![lt::CompletionItemTag::DEPRECATED]),
             sort_text: Some(format!("{i:05}")),
             filter_text: Some(c.id.clone()),
             text_edit: Some(lt::CompletionTextEdit::Edit(lt::TextEdit {

@@ -25,6 +25,8 @@ pub struct RuleMeta {
     /// The rule's documentation in Markdown.
     pub docs: String,
     pub default_severity: Severity,
+    /// Where the rule's page is read (SARIF `helpUri`).
+    pub help_uri: Option<String>,
 }
 
 /// The tool that produced a SARIF log.

@@ -77,7 +77,7 @@ fn rule_descriptor(rule: &RuleMeta) -> Value {
         .into_iter()
         .filter(|f| !f.is_empty())
         .collect();
-    json!({
+    let mut descriptor = json!({
         "id": rule.id,
         "name": pascal_case(&rule.id),
         "shortDescription": { "text": rule.summary },
@@ -85,7 +85,11 @@ fn rule_descriptor(rule: &RuleMeta) -> Value {
         "help": { "text": docs, "markdown": docs },
         "defaultConfiguration": { "level": level(rule.default_severity) },
         "properties": { "tags": tags },
-    })
+    });
+    if let Some(uri) = &rule.help_uri {
+        descriptor["helpUri"] = json!(uri);
+    }
+    descriptor
 }
 
 fn result(finding: &Finding, rule_index: Option<usize>, fingerprints: &mut Fingerprints) -> Value {
@@ -326,6 +330,7 @@ mod tests {
                 "## What it does\nChecks for {id}.\n\n## Why is this bad?\nIt breaks the chain."
             ),
             default_severity,
+            help_uri: Some(format!("https://example.org/rules/{family}/{id}.yaml")),
         };
         vec![
             rule("unresolved-executor", "chain", Severity::Error),
@@ -387,6 +392,10 @@ mod tests {
         assert!(rule["help"]["markdown"].is_string());
         assert_eq!(rule["defaultConfiguration"]["level"], "error");
         assert_eq!(rule["properties"]["tags"], json!(["chain"]));
+        assert_eq!(
+            rule["helpUri"],
+            "https://example.org/rules/chain/unresolved-executor.yaml"
+        );
         assert_eq!(driver["rules"][2]["defaultConfiguration"]["level"], "note");
 
         assert_eq!(

@@ -430,6 +430,37 @@ fn s64_fingerprint_vector() {
     assert_eq!(stdout(&out).trim(), "4b987fd4e40303ac");
 }
 
+/// Issue 35 item 9: `RYE_SIGNING_KEY_DIR` naming an empty or missing folder (a CI secret that
+/// did not arrive) is an error naming the folder: no key is made there or trusted, the tool is
+/// left as it was. (Only a person's first `sign` at the default location makes a key, with a
+/// line saying so: `s54_…` below.)
+#[test]
+fn a_signing_key_dir_without_a_key_is_an_error_never_a_fresh_key() {
+    let env = Env::new();
+    env.write("tools/test/script.py", PY_TOOL);
+    let empty = env.root.join("ci/keys");
+    std::fs::create_dir_all(&empty).unwrap();
+    let missing = env.root.join("ci/absent");
+    for dir in [&empty, &missing] {
+        let out = env
+            .cmd(&["sign", "test/script"])
+            .env("RYE_SIGNING_KEY_DIR", dir)
+            .output()
+            .unwrap();
+        assert_code(&out, 2);
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("no signing key in {}", dir.display()))
+                && err.contains("RYE_SIGNING_KEY_DIR"),
+            "{err}"
+        );
+        assert!(!dir.join("private_key.pem").exists());
+        assert!(!env.signing_dir().exists());
+        assert!(!env.user.join(".ai/config/keys/trusted").exists());
+        assert_eq!(env.read("tools/test/script.py"), PY_TOOL);
+    }
+}
+
 /// §14.54 (tool), §10.3/10.4: the first sign generates and trusts a key; the shebang stays on
 /// line 1, the legacy `rye:validated` line is replaced, the body is unchanged, the mode is kept.
 #[test]

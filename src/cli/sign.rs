@@ -272,6 +272,21 @@ impl Signer<'_, '_> {
         if self.key.is_none() {
             let pair = match load_signing_key(self.ctx)? {
                 Some(pair) => pair,
+                // A folder named on purpose (CI) without a key is a mistake, never a fresh key
+                // silently made and trusted.
+                None if self
+                    .ctx
+                    .sys
+                    .env_var(super::keys::SIGNING_DIR_ENV)
+                    .is_some_and(|s| !s.is_empty()) =>
+                {
+                    bail!(
+                        "no signing key in {} (named by {}); make one there with `ryechain keys generate`, or point {} at the folder that holds private_key.pem",
+                        super::keys::signing_dir(self.ctx)?.display(),
+                        super::keys::SIGNING_DIR_ENV,
+                        super::keys::SIGNING_DIR_ENV
+                    );
+                }
                 None => {
                     let pair = generate_key(self.ctx, false)?;
                     self.notices.push(format!(

@@ -206,7 +206,8 @@ pub fn run(plan: &ExecutionPlan) -> ProcessOutcome {
 ///   timeout everything it started is killed and the output captured so far is returned with
 ///   `TimedOut`; after a normal exit, whatever it left running is killed too (`EXIT_GRACE`);
 /// - stdin is written and stdout and stderr are read in one poll(2) loop on this thread, which
-///   also learns of the child's exit (`Watch`: its pidfd, or a thread where there is none), each keeping at most `plan.output_cap` bytes but reading
+///   also learns of the child's exit (`Watch`: its pidfd, or a thread where there is none),
+///   each keeping at most `plan.output_cap` bytes but reading
 ///   everything, so a flooding tool neither blocks nor grows memory. No polling ticks while the
 ///   tool runs; only the final clean-up waits in short steps for killed processes to go.
 pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome {

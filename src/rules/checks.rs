@@ -1017,9 +1017,7 @@ pub fn graph_diagnostics(db: &dyn Db) -> Vec<Diagnostic> {
 
 /// The parser that reads `file` (by its extension, as the extractors say).
 fn parser_of(db: &dyn Db, file: SourceFile) -> Option<crate::parse::ParserKind> {
-    let rel = file.rel(db);
-    let ext = rel.rfind('.').map_or("", |i| &rel[i..]);
-    extractor_config(db).parser_for(ext)
+    extractor_config(db).parser_for(crate::integrity::extension_of(file.rel(db)))
 }
 
 /// The header line naming `runtime` as the executor, in the syntax of a file `kind` reads.

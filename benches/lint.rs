@@ -324,7 +324,7 @@ type Edit = fn(&Target, u64) -> String;
 /// totals. Each iteration asserts the totals (the clean count plus the edited file's broken
 /// signature) and the number of files re-checked, taken once before timing.
 fn watch(c: &mut Criterion, host: &mut Host, leaf: &Target, runtime: &Target, dependents: usize) {
-    let mut live = LiveLint::new(&host.snapshot(), LintOptions::default(), &|_| {});
+    let mut live = LiveLint::new(host.analysis(), LintOptions::default(), &|_| {});
     let total = |s: ryechain::diagnostic::Summary| s.errors + s.warnings;
     let clean = total(live.summary());
     let mut group = c.benchmark_group(format!("watch_{}_tools", tools()));

@@ -12,10 +12,9 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::analysis::Host;
-use crate::analysis::lazy::chain_needs;
+use crate::analysis::{Analysis, Host};
 use crate::db::change::{FileSpec, RootSpec};
-use crate::db::{Change, Db, FileChange, FileContents, Settings, Text};
+use crate::db::{Change, FileChange, FileContents, Settings, Text};
 use crate::exec::facts::Loaded;
 use crate::model::{Space, SpaceKind, item_id_problem};
 use crate::resolve::extractor_config;
@@ -1096,8 +1095,8 @@ impl<'s> ItemLoader<'s> {
     /// Load the candidate files of `ids` (§1.7: for every space in search order, for every tool
     /// extension of the extractors, `<space>/.ai/tools/<id><ext>`). Hostile ids and extensions
     /// are never turned into paths; every id is marked probed, found or not.
-    pub fn probe_items(&mut self, db: &dyn Db, ids: &[String]) -> Change {
-        let cfg = extractor_config(db);
+    pub fn probe_items(&mut self, a: Analysis<'_>, ids: &[String]) -> Change {
+        let cfg = extractor_config(a.db());
         // An extension that could leave `tools/` (or that the index can never match) is not probed.
         let exts: Vec<&str> = cfg
             .extensions
@@ -1173,7 +1172,7 @@ pub fn load_items<'s>(
         let loaded = Loaded::Some(loader.probed_items().clone());
         let mut needs: Vec<String> = Vec::new();
         for id in item_ids {
-            for need in chain_needs(host.db(), id, &loaded) {
+            for need in host.analysis().item_chain_needs(id, &loaded) {
                 if !needs.contains(&need) {
                     needs.push(need);
                 }
@@ -1182,7 +1181,7 @@ pub fn load_items<'s>(
         if needs.is_empty() {
             break;
         }
-        let change = loader.probe_items(host.db(), &needs);
+        let change = loader.probe_items(host.analysis(), &needs);
         host.apply(change);
     }
     (host, loader, outcome.notices)

@@ -403,7 +403,7 @@ fn chain_grows_then_ends(initial: &[(&str, String)], grow: (&str, &str), last: &
         let _ = project_write(&mut files, rel, text);
     }
     let mut host = fresh(&files);
-    let mut live = LiveLint::new(&host.snapshot(), LintOptions::default(), &|_| {});
+    let mut live = LiveLint::new(host.analysis(), LintOptions::default(), &|_| {});
     let fresh_lint = |files: &BTreeMap<(String, String), FixtureFile>| {
         lint(&fresh(files).snapshot(), &LintOptions::default(), &|_| {}).findings
     };
@@ -485,7 +485,7 @@ fn live_setup(
         files.insert(key(&f), f);
     }
     let host = fresh(&files);
-    let live = LiveLint::new(&host.snapshot(), LintOptions::default(), &|_| {});
+    let live = LiveLint::new(host.analysis(), LintOptions::default(), &|_| {});
     let before = lint(&fresh(&files).snapshot(), &LintOptions::default(), &|_| {});
     (files, host, live, before)
 }
@@ -536,7 +536,7 @@ proptest! {
             // One change per op: each planned on the host before it is applied.
             for op in ops {
                 let change = Change { files: vec![live_change(op, &mut files)], ..Change::default() };
-                let plan = live.plan(host.db(), &change);
+                let plan = live.plan(host.analysis(), &change);
                 match &mut pending {
                     Some(p) => p.merge(plan),
                     None => pending = Some(plan),
@@ -547,9 +547,8 @@ proptest! {
                 continue;
             }
             let plan = pending.take().unwrap();
-            let db = host.snapshot();
-            let rechecked = live.recheck(&db, &plan);
-            let delta = live.commit(&db, &plan, rechecked);
+            let rechecked = live.recheck(host.analysis(), &plan);
+            let delta = live.commit(host.analysis(), &plan, rechecked);
             let after = lint(&fresh(&files).snapshot(), &LintOptions::default(), &|_| {});
             let report = live.report();
             prop_assert_eq!(&report.findings, &after.findings);

@@ -277,7 +277,7 @@ fn chain_needs_asks_for_the_root_first_then_for_the_chain() {
     assert!(chain_needs(host.db(), "../etc/passwd", &none).is_empty());
     // Root probed: the next element (not loaded yet, so the chain stops there as missing).
     let mut loader = loader;
-    let change = loader.probe_items(host.db(), std::slice::from_ref(&id));
+    let change = loader.probe_items(host.analysis(), std::slice::from_ref(&id));
     assert!(!change.files.is_empty());
     host.apply(change);
     let loaded = Loaded::Some(loader.probed_items().clone());
@@ -317,7 +317,7 @@ fn probes_refuse_hostile_ids_and_rels_and_load_space_files() {
     host.apply(outcome.change);
 
     let hostile = ["../../secret".to_owned(), "/etc/passwd".to_owned()];
-    let change = loader.probe_items(host.db(), &hostile);
+    let change = loader.probe_items(host.analysis(), &hostile);
     assert!(change.files.is_empty());
     assert!(hostile.iter().all(|h| loader.probed_items().contains(h)));
     let change = loader.probe_space_files(&["../secret.py".to_owned()]);
@@ -332,7 +332,7 @@ fn probes_refuse_hostile_ids_and_rels_and_load_space_files() {
     // Probed once: asking again reads nothing.
     assert!(loader.probe_space_files(&[rel]).files.is_empty());
 
-    let change = loader.probe_items(host.db(), &["a/b".to_owned()]);
+    let change = loader.probe_items(host.analysis(), &["a/b".to_owned()]);
     assert_eq!(written(&change), vec![project.join(".ai/tools/a/b.py")]);
     host.apply(change);
     let db = host.snapshot();

@@ -36,7 +36,7 @@ fn every_rule_fixture_stays_equal_to_a_fresh_lint_through_edits_and_removals() {
         copy_tree(&root.join(name), &dir);
         let specs = ryechain::testing::fixture_spaces(&dir);
         let mut host = loaded(&specs, &settings);
-        let mut live = LiveLint::new(&host.snapshot(), opts(&dir), &|_| {});
+        let mut live = LiveLint::new(host.analysis(), opts(&dir), &|_| {});
         let first = lint(&loaded(&specs, &settings).snapshot(), &opts(&dir), &|_| {});
         fired.extend(first.findings.iter().map(|f| f.rule.to_string()));
         assert_same_reports(
@@ -100,7 +100,7 @@ fn a_tool_edit_turns_the_lockfile_that_pins_it_stale_in_the_live_lint() {
     copy_tree(&root, &dir);
     let specs = ryechain::testing::fixture_spaces(&dir);
     let mut host = loaded(&specs, &settings);
-    let mut live = LiveLint::new(&host.snapshot(), opts(&dir), &|_| {});
+    let mut live = LiveLint::new(host.analysis(), opts(&dir), &|_| {});
     let stale_fresh = |report: &ryechain::analysis::LintReport| {
         report
             .findings

@@ -17,10 +17,10 @@ use std::path::Path;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{
-    Checks, DepIds, Host, LintOptions, LintParts, LintReport, LintedFile, display_path,
+    Analysis, Checks, DepIds, Host, LintOptions, LintParts, LintReport, LintedFile, display_path,
     integrity_enabled, lint_chunk, lint_parts, loaded_file_count, par_chunks, report_of,
 };
-use crate::db::{Change, Db, FileChange, RootDb, SourceFile};
+use crate::db::{Change, Db, FileChange, SourceFile};
 use crate::diagnostic::{Finding, Severity, Summary, sort_findings};
 use crate::resolve::extractor::EXTRACTORS_DIR;
 use crate::resolve::{extractor_config, max_depth, space_index, split_tool_rel, tool_count};
@@ -247,7 +247,8 @@ fn severities<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> (usize, us
 
 impl LiveLint {
     /// Lint every file of `db`, keeping what each file's findings read.
-    pub fn new(db: &RootDb, opts: LintOptions, progress: &(dyn Fn(usize) + Sync)) -> LiveLint {
+    pub fn new(a: Analysis<'_>, opts: LintOptions, progress: &(dyn Fn(usize) + Sync)) -> LiveLint {
+        let db = a.db;
         let parts = lint_parts(db, &opts, progress, true, Checks::Memoized);
         LiveLint::from_parts(parts, opts)
     }
@@ -405,19 +406,19 @@ impl LiveLint {
     /// Apply `change` to `host` and bring the lint up to date, re-checking only what it reaches
     /// (`plan`, then the change applied, `recheck` and `commit`).
     pub fn apply(&mut self, host: &mut Host, change: Change) -> Delta {
-        let plan = self.plan(host.db(), &change);
+        let plan = self.plan(host.analysis(), &change);
         host.apply(change);
         if plan.is_empty() {
             return self.delta(0, 0, None, Vec::new(), Vec::new());
         }
-        let db = host.snapshot();
-        let rechecked = self.recheck(&db, &plan);
-        self.commit(&db, &plan, rechecked)
+        let rechecked = self.recheck(host.analysis(), &plan);
+        self.commit(host.analysis(), &plan, rechecked)
     }
 
     /// What `change` alters, told from `db` before it is applied: a write of what a file already
     /// holds alters nothing.
-    pub fn plan(&self, db: &RootDb, change: &Change) -> Plan {
+    pub fn plan(&self, a: Analysis<'_>, change: &Change) -> Plan {
+        let db = a.db;
         let mut full: Option<String> = None;
         // Whether a chain may walk otherwise: the spaces, the settings (primitives, the limit),
         // an extractor (extensions, parsers) or an item changed. (The config's limit is compared
@@ -529,7 +530,8 @@ impl LiveLint {
 
     /// Check again, on `db` (the change applied), what `plan` reaches: read-only, so that an
     /// editor can run it off its main thread and drop it when a newer change comes.
-    pub fn recheck(&self, db: &RootDb, plan: &Plan) -> Rechecked {
+    pub fn recheck(&self, a: Analysis<'_>, plan: &Plan) -> Rechecked {
+        let db = a.db;
         if plan.full.is_some() {
             let deps_kept = plan.keep_deps == Some(max_depth(db));
             let parts = lint_parts(db, &self.opts, &|_| {}, !deps_kept, Checks::Memoized);
@@ -636,7 +638,8 @@ impl LiveLint {
     }
 
     /// Take what `recheck` found for `plan` on `db`, comparing what was with what is.
-    pub fn commit(&mut self, db: &RootDb, plan: &Plan, rechecked: Rechecked) -> Delta {
+    pub fn commit(&mut self, a: Analysis<'_>, plan: &Plan, rechecked: Rechecked) -> Delta {
+        let db = a.db;
         let (targets, removed, checked, graph) = match rechecked {
             Rechecked::Full { parts, deps_kept } => {
                 let before = self.report().findings;
@@ -760,7 +763,7 @@ mod tests {
     /// they altered; a full plan absorbs the rest.
     #[test]
     fn merged_plans_list_each_changed_file_once_in_order() {
-        let db = RootDb::new();
+        let db = crate::db::RootDb::new();
         let files: Vec<SourceFile> = (0..6)
             .map(|i| {
                 let rel: Arc<str> = format!("tools/t{i}.py").into();

@@ -2,7 +2,9 @@
 //! file's diagnostics in parallel (rayon, one db clone per job, each file under `catch_unwind`),
 //! applies rule selection and severities, and turns spans into located findings.
 
+mod api;
 pub mod chain_view;
+pub mod ide;
 pub mod lazy;
 pub mod live;
 pub mod verify;
@@ -27,6 +29,8 @@ use crate::rules::checks::{
     graph_diagnostics,
 };
 use crate::rules::integrity::{compute_integrity_diagnostics_given, integrity_diagnostics};
+
+pub use api::{Analysis, Graph, GraphEdge, GraphNode, Snapshot};
 
 /// Rule id used for a panic caught while checking one file (not a rule: an internal defect).
 pub const INTERNAL_ERROR: &str = "internal-error";
@@ -54,6 +58,15 @@ impl Host {
     pub fn use_rules(&mut self, set: crate::rules::RuleSet) {
         crate::rules::install(&mut self.db, set);
     }
+    /// The one door for the edges: a view answering in plain data.
+    pub fn analysis(&self) -> Analysis<'_> {
+        Analysis::new(&self.db)
+    }
+    /// An owned view for another thread (the language server's requests).
+    pub fn analysis_snapshot(&self) -> Snapshot {
+        Snapshot::new(self.db.clone())
+    }
+    /// The raw database, for tests and the host-side code beside it (loader, lint cache).
     pub fn db(&self) -> &RootDb {
         &self.db
     }

@@ -272,7 +272,7 @@ fn answer_needs(
     if !items.is_empty() {
         change
             .files
-            .extend(loader.probe_items(host.db(), &items).files);
+            .extend(loader.probe_items(host.analysis(), &items).files);
         for id in &items {
             facts.items.insert(id);
         }

@@ -92,7 +92,6 @@ fn load_chain_needs(
     host: &mut crate::analysis::Host,
     wanted: SpaceKind,
 ) -> anyhow::Result<()> {
-    use crate::analysis::lazy::file_chain_needs;
     use crate::exec::facts::Loaded;
     let (specs, _) = ctx.spaces(path)?;
     let (mut loader, _) = crate::load::ItemLoader::new(ctx.sys, &specs);
@@ -113,30 +112,12 @@ fn load_chain_needs(
     drop(db);
     // Ends: each round probes ids not probed before, among the finitely many the files name.
     loop {
-        let db = host.snapshot();
-        let known = Loaded::Some(loaded.clone());
-        // In parallel, as `check_all`: each job with its own database clone (parsing every tool
-        // happens here first, and its memos serve the checks after).
-        let chunk = (tools.len() / (rayon::current_num_threads().max(1) * 8)).max(32);
-        let jobs: Vec<(&[SourceFile], RootDb)> =
-            tools.chunks(chunk).map(|part| (part, db.clone())).collect();
-        let needs: std::collections::BTreeSet<String> = jobs
-            .into_par_iter()
-            .map(|(part, db)| {
-                part.iter()
-                    .flat_map(|&f| file_chain_needs(&db, f, &known))
-                    .collect::<Vec<String>>()
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .flatten()
-            .collect();
+        let a = host.analysis();
+        let needs = a.chains_needs(&tools, &Loaded::Some(loaded.clone()));
         if needs.is_empty() {
             return Ok(());
         }
-        let needs: Vec<String> = needs.into_iter().collect();
-        let change = loader.probe_items(&db, &needs);
-        drop(db);
+        let change = loader.probe_items(a, &needs);
         loaded.extend(needs);
         host.apply(change);
     }

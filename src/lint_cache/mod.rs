@@ -1358,7 +1358,7 @@ fn partial(
             _ => probe_rels.push(e.rel.clone()),
         }
     }
-    let c = loader.probe_items(host.db(), &probe_ids);
+    let c = loader.probe_items(host.analysis(), &probe_ids);
     host.apply(c);
     let c = loader.probe_space_files(&probe_rels);
     host.apply(c);
@@ -1557,7 +1557,7 @@ fn partial(
         .iter()
         .filter_map(|(_, r)| split_tool_rel(r).map(|(id, _)| id.to_owned()))
         .collect();
-    let c = loader.probe_items(host.db(), &rel_ids);
+    let c = loader.probe_items(host.analysis(), &rel_ids);
     host.apply(c);
     // A lockfile checked again because a file of its chain changed was not read yet.
     let lock_rels: Vec<String> = recheck
@@ -1601,7 +1601,7 @@ fn partial(
         if needs.is_empty() {
             break;
         }
-        let c = loader.probe_items(host.db(), &needs);
+        let c = loader.probe_items(host.analysis(), &needs);
         host.apply(c);
     }
     // A re-checked file's suggestions come from the ids loaded here: they must be the ones of
@@ -1647,7 +1647,7 @@ fn partial(
         }
         round += 1;
         drop(db);
-        let c = loader.probe_items(host.db(), &wanted);
+        let c = loader.probe_items(host.analysis(), &wanted);
         host.apply(c);
         let files = files_of(host.db(), specs);
         targets = match recheck.iter().map(|k| files.get(k).copied()).collect() {

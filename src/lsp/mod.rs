@@ -1,5 +1,5 @@
 //! L6 the language server edge (`ryechain lsp`): stdio transport, the main loop over one `Host`
-//! (`server`), the language features on snapshots (`features`), positions and URIs; and the
+//! (`server`), answering from `Analysis` views on snapshots; positions and URIs; and the
 //! read-only copies of embedded files and rule pages under the user cache dir that the editor
 //! opens (the server never writes into the workspace).
 
@@ -8,7 +8,6 @@
     reason = "the language server's edge: it writes the read-only embedded copies under the user cache dir"
 )]
 
-pub mod features;
 pub mod position;
 pub mod server;
 pub mod transport;
@@ -19,6 +18,22 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::rules::{doc_page, embedded_system_files, rules};
+
+/// A file the editor can open for `path`: itself, or the materialised copy of an embedded file
+/// (`materialised(bundle, rel)` maps `<embedded:bundle>/…` to a path on disk).
+pub fn openable(
+    path: &Path,
+    materialised: &dyn Fn(&str, &str) -> Option<PathBuf>,
+) -> Option<PathBuf> {
+    let s = path.to_str()?;
+    match s.strip_prefix(crate::model::EMBEDDED_PATH_PREFIX) {
+        Some(rest) => {
+            let (bundle, rel) = rest.split_once(">/")?;
+            materialised(bundle, rel)
+        }
+        None => Some(path.to_path_buf()),
+    }
+}
 
 /// Where the embedded bundle and the rule pages are copied for the editor:
 /// `$XDG_CACHE_HOME/ryechain/embedded-<hash>` (or `~/.cache/...`), the hash naming exactly this

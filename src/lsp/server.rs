@@ -13,12 +13,11 @@ use lsp_types as lt;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::json;
 
-use super::features;
 use super::position::{Encoding, Lines, apply_change};
 use super::uri;
 use crate::analysis::live::{LiveLint, Plan, Rechecked};
-use crate::analysis::{Host, LintOptions, checked_diagnostics, checked_graph_diagnostics};
-use crate::db::{Change, FileChange, RootDb, Settings, SourceFile};
+use crate::analysis::{Analysis, Host, LintOptions};
+use crate::db::{Change, FileChange, Settings, SourceFile};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::exec::facts::Loaded;
 use crate::load::{ItemLoader, LoadOutcome, Reloader, SpaceSpec, load};
@@ -482,14 +481,14 @@ impl Server<'_> {
     fn probe_chain(&mut self, path: &Path) {
         loop {
             let Some(lazy) = &mut self.lazy else { return };
-            let db = self.host.db();
-            let Some(file) = db.file_at(path) else { return };
+            let a = self.host.analysis();
+            let Some(file) = a.file_at(path) else { return };
             let loaded = Loaded::Some(lazy.loader.probed_items().clone());
-            let needs = crate::analysis::lazy::file_chain_needs(db, file, &loaded);
+            let needs = a.chain_needs(file, &loaded);
             if needs.is_empty() {
                 return;
             }
-            let mut change = lazy.loader.probe_items(db, &needs);
+            let mut change = lazy.loader.probe_items(a, &needs);
             change.files.retain(|c| match c {
                 FileChange::Write(spec) => !self.docs.contains_key(&spec.path),
                 FileChange::Remove(_) => true,
@@ -501,7 +500,7 @@ impl Server<'_> {
     /// Apply `change` to the host, telling the kept lint what it alters first.
     fn apply_inputs(&mut self, change: Change) {
         if let Some(live) = &self.live {
-            let plan = live.plan(self.host.db(), &change);
+            let plan = live.plan(self.host.analysis(), &change);
             match &mut self.pending {
                 Some(p) => p.merge(plan),
                 None => self.pending = Some(plan),
@@ -609,7 +608,7 @@ impl Server<'_> {
             "textDocument/documentSymbol" => self.spawn_document::<lt::DocumentSymbolParams>(
                 req,
                 |p| p.text_document.uri.clone(),
-                |db, env, file, _, _| document_symbols(db, env, file),
+                |a, env, file, _, _| document_symbols(a, env, file),
             ),
             "textDocument/codeAction" => self.spawn_document::<lt::CodeActionParams>(
                 req,
@@ -621,7 +620,7 @@ impl Server<'_> {
                 self.spawn_document::<lt::DocumentDiagnosticParams>(
                     req,
                     |p| p.text_document.uri.clone(),
-                    move |db, env, file, _, uri| pull_report(db, env, file, uri, &graph),
+                    move |a, env, file, _, uri| pull_report(a, env, file, uri, &graph),
                 )
             }
             _ => self.respond(Response::new_err(
@@ -637,7 +636,7 @@ impl Server<'_> {
         &mut self,
         req: Request,
         pos: fn(P) -> lt::TextDocumentPositionParams,
-        f: fn(&RootDb, &Env, crate::db::SourceFile, usize, &lt::Uri) -> serde_json::Value,
+        f: fn(Analysis<'_>, &Env, SourceFile, usize, &lt::Uri) -> serde_json::Value,
     ) where
         P: serde::de::DeserializeOwned,
     {
@@ -648,10 +647,10 @@ impl Server<'_> {
         };
         let tdp = pos(params);
         let position = tdp.position;
-        self.spawn(id, tdp.text_document.uri, move |db, env, file, uri| {
-            let text = file.contents(db).text().unwrap_or_default();
+        self.spawn(id, tdp.text_document.uri, move |a, env, file, uri| {
+            let text = a.text(file).unwrap_or_default();
             let offset = Lines::new(&text).offset(position, env.enc);
-            f(db, env, file, offset, uri)
+            f(a, env, file, offset, uri)
         });
     }
 
@@ -660,7 +659,7 @@ impl Server<'_> {
         &mut self,
         req: Request,
         uri_of: fn(&P) -> lt::Uri,
-        f: impl FnOnce(&RootDb, &Env, crate::db::SourceFile, P, &lt::Uri) -> serde_json::Value
+        f: impl FnOnce(Analysis<'_>, &Env, SourceFile, P, &lt::Uri) -> serde_json::Value
         + Send
         + 'static,
     ) where
@@ -672,8 +671,8 @@ impl Server<'_> {
             Err(e) => return self.invalid_params(id, &e),
         };
         let uri = uri_of(&params);
-        self.spawn(id, uri, move |db, env, file, uri| {
-            f(db, env, file, params, uri)
+        self.spawn(id, uri, move |a, env, file, uri| {
+            f(a, env, file, params, uri)
         });
     }
 
@@ -691,14 +690,12 @@ impl Server<'_> {
         &mut self,
         id: RequestId,
         uri: lt::Uri,
-        f: impl FnOnce(&RootDb, &Env, crate::db::SourceFile, &lt::Uri) -> serde_json::Value
-        + Send
-        + 'static,
+        f: impl FnOnce(Analysis<'_>, &Env, SourceFile, &lt::Uri) -> serde_json::Value + Send + 'static,
     ) {
-        let snap = self.host.snapshot();
+        let snap = self.host.analysis_snapshot();
         let file = uri::to_path(&uri)
             .and_then(|p| self.reloader.locate(&p))
-            .and_then(|(_, p, _)| snap.file_at(&p));
+            .and_then(|(_, p, _)| snap.analysis().file_at(&p));
         let Some(file) = file else {
             self.respond(Response::new_ok(id, serde_json::Value::Null));
             return;
@@ -708,7 +705,7 @@ impl Server<'_> {
         let generation = self.generation;
         rayon::spawn(move || {
             let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                salsa::Cancelled::catch(AssertUnwindSafe(|| f(&snap, &env, file, &uri)))
+                salsa::Cancelled::catch(AssertUnwindSafe(|| f(snap.analysis(), &env, file, &uri)))
             }));
             drop(snap);
             let response = match outcome {
@@ -853,11 +850,10 @@ impl Server<'_> {
             return;
         }
         // The disk is the truth again (an unsaved buffer's edits are gone).
-        let db = self.host.db().clone();
+        let a = self.host.analysis();
         let change = self
             .reloader
-            .reload(std::slice::from_ref(&key), &|dir| db.paths_under(dir));
-        drop(db);
+            .reload(std::slice::from_ref(&key), &|dir| a.paths_under(dir));
         self.apply(change, &[]);
     }
 
@@ -882,16 +878,15 @@ impl Server<'_> {
         if paths.is_empty() {
             return;
         }
-        let db = self.host.db().clone();
-        let change = self.reloader.reload(&paths, &|dir| db.paths_under(dir));
-        drop(db);
+        let a = self.host.analysis();
+        let change = self.reloader.reload(&paths, &|dir| a.paths_under(dir));
         self.apply(change, &[]);
     }
 
     /// Start the two diagnostics passes of this generation on a snapshot: the open files first
     /// (`first` before the others), then every file of the workspace.
     fn schedule_diagnostics(&mut self, first: &[PathBuf]) {
-        let snap = self.host.snapshot();
+        let snap = self.host.analysis_snapshot();
         let generation = self.generation;
         let mut open: Vec<PathBuf> = first.to_vec();
         let first_len = open.len();
@@ -916,12 +911,11 @@ impl Server<'_> {
                     if batch.is_empty() {
                         continue;
                     }
+                    let a = snap.analysis();
                     let fast = salsa::Cancelled::catch(AssertUnwindSafe(|| {
                         batch
                             .iter()
-                            .filter_map(|p| {
-                                Some((p.clone(), checked_diagnostics(&snap, snap.file_at(p)?)))
-                            })
+                            .filter_map(|p| Some((p.clone(), a.diagnostics(a.file_at(p)?))))
                             .collect::<Vec<_>>()
                     }));
                     let Ok(files) = fast else { return };
@@ -953,7 +947,7 @@ impl Server<'_> {
     /// extractors, trust store), every file, then the graph-wide findings, and its result
     /// replaces what the client was told about every file.
     fn start_workspace_pass(&mut self) {
-        let snap = self.host.snapshot();
+        let snap = self.host.analysis_snapshot();
         let generation = self.generation;
         let tx = self.tasks_tx.clone();
         let live = self.live.clone();
@@ -966,12 +960,13 @@ impl Server<'_> {
         let graph_paths: FxHashSet<PathBuf> =
             self.graph.iter().map(|d| d.path.as_ref().clone()).collect();
         rayon::spawn(move || {
+            let a = snap.analysis();
             let pass = salsa::Cancelled::catch(AssertUnwindSafe(|| match (&live, plan) {
                 (Some(live), Some(plan)) => {
-                    let rechecked = live.recheck(&snap, &plan);
+                    let rechecked = live.recheck(a, &plan);
                     let Some(reached) = rechecked.files() else {
                         let with = rechecked.files_with_findings().unwrap_or_default();
-                        let (files, graph) = whole_pass(&snap, &with);
+                        let (files, graph) = whole_pass(a, &with);
                         return (
                             true,
                             files,
@@ -980,9 +975,9 @@ impl Server<'_> {
                         );
                     };
                     let mut paths: FxHashSet<PathBuf> =
-                        reached.map(|f| f.path(&snap).as_ref().clone()).collect();
+                        reached.map(|f| a.path(f).to_path_buf()).collect();
                     let graph = rechecked.graph_changed().then(|| {
-                        let graph = checked_graph_diagnostics(&snap);
+                        let graph = a.graph_diagnostics();
                         paths.extend(graph_paths.iter().cloned());
                         paths.extend(graph.iter().map(|d| d.path.as_ref().clone()));
                         graph
@@ -991,18 +986,15 @@ impl Server<'_> {
                     let files = paths
                         .into_iter()
                         .map(|p| {
-                            let diags = snap
-                                .file_at(&p)
-                                .map(|f| checked_diagnostics(&snap, f))
-                                .unwrap_or_default();
+                            let diags = a.file_at(&p).map(|f| a.diagnostics(f)).unwrap_or_default();
                             (p, diags)
                         })
                         .collect();
                     (false, files, graph, LivePass::Rechecked(plan, rechecked))
                 }
                 _ => {
-                    let built = LiveLint::new(&snap, LintOptions::default(), &|_| {});
-                    let (files, graph) = whole_pass(&snap, &built.files_with_findings());
+                    let built = LiveLint::new(a, LintOptions::default(), &|_| {});
+                    let (files, graph) = whole_pass(a, &built.files_with_findings());
                     (true, files, Some(graph), LivePass::Built(built))
                 }
             }));
@@ -1079,7 +1071,7 @@ impl Server<'_> {
                     Some(LivePass::Rechecked(plan, rechecked)) => {
                         match self.live.as_mut().and_then(Arc::get_mut) {
                             Some(kept) => {
-                                kept.commit(self.host.db(), &plan, rechecked);
+                                kept.commit(self.host.analysis(), &plan, rechecked);
                                 self.pending = None;
                             }
                             // Still shared (cannot happen: a pass drops its share before it
@@ -1100,7 +1092,6 @@ impl Server<'_> {
     /// Convert and publish what differs from what the client has. With `all`, paths not in
     /// `files` have no diagnostics (published empty if they had some).
     fn publish(&mut self, all: bool, files: Vec<(PathBuf, Vec<Diagnostic>)>) {
-        let db = self.host.db().clone();
         let mut by_path: FxHashMap<PathBuf, Vec<Diagnostic>> = FxHashMap::default();
         for (path, diags) in files {
             by_path.entry(path).or_default().extend(diags);
@@ -1136,8 +1127,10 @@ impl Server<'_> {
                 }
                 continue;
             }
-            let converted: Vec<lt::Diagnostic> =
-                diags.iter().map(|d| to_lsp(&db, &self.env, d)).collect();
+            let converted: Vec<lt::Diagnostic> = diags
+                .iter()
+                .map(|d| to_lsp(self.host.analysis(), &self.env, d))
+                .collect();
             let version = self.docs.get(&path).map(|d| d.version);
             // An open buffer hears about every version once (even "no findings"); other files
             // only when what they have changes.
@@ -1156,7 +1149,6 @@ impl Server<'_> {
             }
             self.send_publish(&path, converted, version);
         }
-        drop(db);
         if pulled_changed && self.refresh {
             self.request("workspace/diagnostic/refresh", serde_json::Value::Null);
         }
@@ -1187,39 +1179,38 @@ impl Server<'_> {
 /// at 100k files their paths, hashed, sorted and compared with what was published, were as long
 /// as the pass's re-check.
 fn whole_pass(
-    snap: &RootDb,
+    a: Analysis<'_>,
     with: &[SourceFile],
 ) -> (Vec<(PathBuf, Vec<Diagnostic>)>, Vec<Diagnostic>) {
-    let per_file = crate::analysis::par_files(snap, with, &|db, f| {
-        (f.path(db).as_ref().clone(), checked_diagnostics(db, f))
-    });
-    (per_file, checked_graph_diagnostics(snap))
+    (a.diagnostics_of(with), a.graph_diagnostics())
 }
 
 /// The range of `span` in the file at `path` (the start of the file when there is no text).
-fn range_in(db: &RootDb, path: &Path, span: Option<Span>, enc: Encoding) -> lt::Range {
+fn range_in(a: Analysis<'_>, path: &Path, span: Option<Span>, enc: Encoding) -> lt::Range {
     // The file's text as the database holds it (a shared handle, not a copy).
-    let text = db.file_at(path).and_then(|f| match f.contents(db) {
-        crate::db::FileContents::Text(t) => Some(t.clone()),
-        _ => None,
-    });
+    let text = a.file_at(path).and_then(|f| a.text(f));
     match (text, span) {
-        (Some(t), Some(s)) => Lines::new(&t.as_str()).range(s.start as usize, s.end as usize, enc),
+        (Some(t), Some(s)) => Lines::new(&t).range(s.start as usize, s.end as usize, enc),
         _ => lt::Range::default(),
     }
 }
 
-fn location_of(db: &RootDb, env: &Env, path: &Path, span: Option<Span>) -> Option<lt::Location> {
-    let disk = features::openable(path, &*env.materialised)?;
+fn location_of(
+    a: Analysis<'_>,
+    env: &Env,
+    path: &Path,
+    span: Option<Span>,
+) -> Option<lt::Location> {
+    let disk = super::openable(path, &*env.materialised)?;
     Some(lt::Location {
         uri: uri::from_path(&disk)?,
-        range: range_in(db, path, span, env.enc),
+        range: range_in(a, path, span, env.enc),
     })
 }
 
 /// One diagnostic in protocol form: the rule id as `code`, its documentation as the
 /// `codeDescription`, the help and suggestions in the message, the notes as related information.
-fn to_lsp(db: &RootDb, env: &Env, d: &Diagnostic) -> lt::Diagnostic {
+fn to_lsp(a: Analysis<'_>, env: &Env, d: &Diagnostic) -> lt::Diagnostic {
     let mut message = d.message.clone();
     if let Some(s) = d
         .suggestions
@@ -1236,7 +1227,7 @@ fn to_lsp(db: &RootDb, env: &Env, d: &Diagnostic) -> lt::Diagnostic {
         .notes
         .iter()
         .filter_map(|n| {
-            let location = location_of(db, env, n.path.as_deref()?, n.span)?;
+            let location = location_of(a, env, n.path.as_deref()?, n.span)?;
             Some(lt::DiagnosticRelatedInformation {
                 location,
                 message: n.message.clone(),
@@ -1244,7 +1235,7 @@ fn to_lsp(db: &RootDb, env: &Env, d: &Diagnostic) -> lt::Diagnostic {
         })
         .collect();
     lt::Diagnostic {
-        range: range_in(db, &d.path, d.span, env.enc),
+        range: range_in(a, &d.path, d.span, env.enc),
         severity: Some(match d.severity {
             Severity::Error => lt::DiagnosticSeverity::ERROR,
             Severity::Warning => lt::DiagnosticSeverity::WARNING,
@@ -1261,24 +1252,25 @@ fn to_lsp(db: &RootDb, env: &Env, d: &Diagnostic) -> lt::Diagnostic {
 }
 
 fn hover(
-    db: &RootDb,
+    a: Analysis<'_>,
     env: &Env,
-    file: crate::db::SourceFile,
+    file: SourceFile,
     offset: usize,
     _: &lt::Uri,
 ) -> serde_json::Value {
     let show = |p: &Path| {
-        features::openable(p, &*env.materialised)
+        super::openable(p, &*env.materialised)
             .map_or_else(|| p.display().to_string(), |d| d.display().to_string())
     };
-    let Some((md, span)) = features::hover(db, file, offset, &show) else {
+    let Some(h) = a.hover(file, offset) else {
         return serde_json::Value::Null;
     };
-    let text = file.contents(db).text().unwrap_or_default();
+    let text = a.text(file).unwrap_or_default();
+    let span = h.span;
     let hover = lt::Hover {
         contents: lt::HoverContents::Markup(lt::MarkupContent {
             kind: lt::MarkupKind::Markdown,
-            value: md,
+            value: crate::render::hover::markdown(&h, &show),
         }),
         range: Some(Lines::new(&text).range(span.start as usize, span.end as usize, env.enc)),
     };
@@ -1286,16 +1278,16 @@ fn hover(
 }
 
 fn definition(
-    db: &RootDb,
+    a: Analysis<'_>,
     env: &Env,
-    file: crate::db::SourceFile,
+    file: SourceFile,
     offset: usize,
     _: &lt::Uri,
 ) -> serde_json::Value {
-    let Some(target) = features::definition(db, file, offset) else {
+    let Some(target) = a.definition(file, offset) else {
         return serde_json::Value::Null;
     };
-    match location_of(db, env, target.path(db), Some(Span::empty(0))) {
+    match location_of(a, env, &target, Some(Span::empty(0))) {
         Some(loc) => {
             serde_json::to_value(lt::GotoDefinitionResponse::Scalar(loc)).unwrap_or_default()
         }
@@ -1304,19 +1296,17 @@ fn definition(
 }
 
 fn completion(
-    db: &RootDb,
+    a: Analysis<'_>,
     env: &Env,
-    file: crate::db::SourceFile,
+    file: SourceFile,
     offset: usize,
     _: &lt::Uri,
 ) -> serde_json::Value {
-    let text = file.contents(db).text().unwrap_or_default();
-    let Some((start, end)) = features::executor_value_on_line(&text, offset) else {
+    let Some((span, ids, more)) = a.completions(file, offset) else {
         return serde_json::Value::Null;
     };
-    let prefix = &text[start..offset.min(text.len()).max(start)];
-    let (ids, more) = features::complete_ids(db, file, prefix);
-    let range = Lines::new(&text).range(start, end, env.enc);
+    let text = a.text(file).unwrap_or_default();
+    let range = Lines::new(&text).range(span.start as usize, span.end as usize, env.enc);
     let items: Vec<lt::CompletionItem> = ids
         .into_iter()
         .enumerate()
@@ -1348,10 +1338,11 @@ fn completion(
 }
 
 #[allow(deprecated, reason = "DocumentSymbol::deprecated must still be set")]
-fn document_symbols(db: &RootDb, env: &Env, file: crate::db::SourceFile) -> serde_json::Value {
-    let text = file.contents(db).text().unwrap_or_default();
+fn document_symbols(a: Analysis<'_>, env: &Env, file: SourceFile) -> serde_json::Value {
+    let text = a.text(file).unwrap_or_default();
     let lines = Lines::new(&text);
-    let symbols: Vec<lt::DocumentSymbol> = features::header_symbols(db, file)
+    let symbols: Vec<lt::DocumentSymbol> = a
+        .document_symbols(file)
         .into_iter()
         .map(|s| {
             let range = lines.range(s.span.start as usize, s.span.end as usize, env.enc);
@@ -1375,16 +1366,17 @@ fn document_symbols(db: &RootDb, env: &Env, file: crate::db::SourceFile) -> serd
     reason = "lsp-types keys WorkspaceEdit::changes by Uri, whose hash never changes"
 )]
 fn code_actions(
-    db: &RootDb,
+    a: Analysis<'_>,
     env: &Env,
-    file: crate::db::SourceFile,
+    file: SourceFile,
     p: lt::CodeActionParams,
     uri: &lt::Uri,
 ) -> serde_json::Value {
-    let text = file.contents(db).text().unwrap_or_default();
+    let text = a.text(file).unwrap_or_default();
     let lines = Lines::new(&text);
     let range = lines.offset(p.range.start, env.enc)..lines.offset(p.range.end, env.enc);
-    let actions: Vec<lt::CodeActionOrCommand> = features::quick_fixes(db, file, range)
+    let actions: Vec<lt::CodeActionOrCommand> = a
+        .quick_fixes(file, range)
         .into_iter()
         .map(|fix| {
             let edit_range = lines.range(fix.span.start as usize, fix.span.end as usize, env.enc);
@@ -1403,7 +1395,7 @@ fn code_actions(
                     None => format!("Replace `{original}` with `{}`", fix.replacement),
                 },
                 kind: Some(lt::CodeActionKind::QUICKFIX),
-                diagnostics: Some(vec![to_lsp(db, env, &fix.diagnostic)]),
+                diagnostics: Some(vec![to_lsp(a, env, &fix.diagnostic)]),
                 edit: Some(lt::WorkspaceEdit {
                     changes: Some(changes),
                     ..Default::default()
@@ -1417,16 +1409,16 @@ fn code_actions(
 }
 
 fn pull_report(
-    db: &RootDb,
+    a: Analysis<'_>,
     env: &Env,
-    file: crate::db::SourceFile,
+    file: SourceFile,
     _: &lt::Uri,
     graph: &[Diagnostic],
 ) -> serde_json::Value {
-    let path = file.path(db).clone();
-    let mut diags = checked_diagnostics(db, file);
-    diags.extend(graph.iter().filter(|d| d.path == path).cloned());
-    let items = diags.iter().map(|d| to_lsp(db, env, d)).collect();
+    let path = a.path(file);
+    let mut diags = a.diagnostics(file);
+    diags.extend(graph.iter().filter(|d| d.path.as_path() == path).cloned());
+    let items = diags.iter().map(|d| to_lsp(a, env, d)).collect();
     let report = lt::DocumentDiagnosticReportResult::Report(lt::DocumentDiagnosticReport::Full(
         lt::RelatedFullDocumentDiagnosticReport {
             related_documents: None,

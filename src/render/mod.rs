@@ -1,10 +1,12 @@
-//! Output renderers at the edge: turn located findings into terminal text, JSON or SARIF strings.
+//! Output renderers at the edge: turn located findings into terminal text, JSON or SARIF strings,
+//! and the analysis' plain answers (chains, hovers) into text, JSON or markdown.
 //!
 //! Every renderer is a pure function from findings to a `String`; none of them prints or touches the
 //! file system (the CLI does). Renderers never panic: out-of-range lines, columns and excerpt
 //! highlights are clamped. Output order is the one `sort_findings` gives, applied to references.
 
 pub mod exec;
+pub mod hover;
 pub mod human;
 pub mod json;
 pub mod sarif;

@@ -1,10 +1,10 @@
-//! The language features computed on a database snapshot (no I/O, no protocol state): the
-//! executor id under the cursor, hover (the resolved chain, shadowed candidates, integrity),
-//! go-to-definition, completion of executor ids, document symbols and certain quick fixes.
+//! L5 the editor features behind `Analysis` (no I/O, no protocol, no markdown): the executor id
+//! under the cursor, hover (the resolved chain, shadowed candidates, integrity), go-to-definition,
+//! completion of executor ids, document symbols and certain quick fixes, each as plain data.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::analysis::{checked_diagnostics, fix_span};
+use super::{checked_diagnostics, fix_span};
 use crate::db::{Db, RootDb, SourceFile};
 use crate::diagnostic::Diagnostic;
 use crate::integrity::{Verdict, signature_status};
@@ -13,7 +13,7 @@ use crate::resolve::{ChainEnd, chain, metadata, resolve, tool_id, tool_id_ref, v
 
 /// The executor id written at byte `offset` of `file`, with the span of the id's characters
 /// (inside the quotes), from the parsed header.
-pub fn executor_at(db: &RootDb, file: SourceFile, offset: usize) -> Option<(String, Span)> {
+pub(crate) fn executor_at(db: &RootDb, file: SourceFile, offset: usize) -> Option<(String, Span)> {
     tool_id(db, file)?;
     let meta = metadata(db, file);
     let ExecutorRef::Id(id, span) = meta.executor() else {
@@ -37,114 +37,112 @@ fn unquoted(text: &str, span: Span) -> Span {
     }
 }
 
-/// A file the editor can open for `path`: itself, or the materialised copy of an embedded file
-/// (`materialised(bundle, rel)` maps `<embedded:bundle>/…` to a path on disk).
-pub fn openable(
-    path: &Path,
-    materialised: &dyn Fn(&str, &str) -> Option<PathBuf>,
-) -> Option<PathBuf> {
-    let s = path.to_str()?;
-    match s.strip_prefix(crate::model::EMBEDDED_PATH_PREFIX) {
-        Some(rest) => {
-            let (bundle, rel) = rest.split_once(">/")?;
-            materialised(bundle, rel)
-        }
-        None => Some(path.to_path_buf()),
-    }
+/// How an element's chain breaks, as the hover shows it (`None` in [`Hover::end`]: it ends at a
+/// primitive).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChainBreak {
+    /// It ends at an element that is not a primitive.
+    Terminal,
+    /// The executor id resolves in no space this element may see.
+    Missing {
+        executor_id: String,
+    },
+    InvalidId {
+        executor_id: String,
+        reason: String,
+    },
+    /// The executor id is not a string.
+    WrongType {
+        type_name: String,
+    },
+    /// The executor id is already in the chain.
+    Cycle {
+        executor_id: String,
+    },
+    /// Longer than the maximum number of elements.
+    TooDeep {
+        max: usize,
+    },
 }
 
-fn verdict_words(v: &Verdict) -> String {
-    match v {
-        Verdict::Verified { key_fp, .. } => format!("signed, verified (key `{key_fp}`)"),
-        Verdict::Embedded { .. } => "part of ryechain's embedded bundle (trusted)".to_owned(),
-        Verdict::Unsigned { legacy: true, .. } => "unsigned (a legacy placeholder line)".to_owned(),
-        Verdict::Unsigned { .. } => "unsigned".to_owned(),
-        Verdict::Malformed { reason, .. } => format!("malformed signature line: {reason}"),
-        Verdict::HashMismatch { .. } => {
-            "content changed since it was signed (hash mismatch)".to_owned()
-        }
-        Verdict::UntrustedKey {
-            key_fp,
-            unapproved: Some(_),
-            ..
-        } => format!(
-            "signed by `{key_fp}`, a key the project ships that you have not approved (`ryechain keys trust --project`)"
-        ),
-        Verdict::UntrustedKey { key_fp, .. } => format!("signed by an untrusted key `{key_fp}`"),
-        Verdict::BadSignature { key_fp, .. } => format!("bad signature (key `{key_fp}`)"),
-        Verdict::Unhashable { reason } => format!("cannot be verified: {reason}"),
-    }
+/// One element of the chain a hover shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HoverElement {
+    pub item_id: String,
+    /// The space's label (`project`, `user`, `system`, `system:<bundle>`).
+    pub space: String,
+    pub primitive: bool,
+    /// `None`: a primitive resolved by key, with no file.
+    pub path: Option<PathBuf>,
+    /// The file's integrity verdict.
+    pub integrity: Option<Verdict>,
+    /// The candidates it shadows: (file, space label).
+    pub shadowed: Vec<(PathBuf, String)>,
 }
 
-/// Markdown for the executor id under the cursor: the chain from this file on, each element's
-/// space and file, the candidates it shadows, its integrity verdict, and how the chain ends.
-pub fn hover(
-    db: &RootDb,
-    file: SourceFile,
-    offset: usize,
-    show: &dyn Fn(&Path) -> String,
-) -> Option<(String, Span)> {
+/// What a hover on an executor id shows: the chain from the hovered file on, and how it ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hover {
+    /// The executor id under the cursor, and the span of its characters.
+    pub id: String,
+    pub span: Span,
+    pub elements: Vec<HoverElement>,
+    pub end: Option<ChainBreak>,
+}
+
+/// The chain behind the executor id at `offset` of `file`: each element's space and file, the
+/// candidates it shadows, its integrity verdict, and how the chain ends.
+pub(crate) fn hover(db: &RootDb, file: SourceFile, offset: usize) -> Option<Hover> {
     let (id, span) = executor_at(db, file, offset)?;
     let ch = chain(db, file);
-    let mut md = format!("**`{id}`**\n\n");
-    if ch.elements.len() <= 1 {
-        md.push_str("does not resolve from this file's space\n");
-    } else {
-        md.push_str("Chain from this tool:\n\n");
-    }
-    for (i, e) in ch.elements.iter().enumerate() {
-        let place = match e.file {
-            Some(f) => format!("`{}`", show(f.path(db))),
-            None => "no file".to_owned(),
-        };
-        let kind = if e.primitive { " · primitive" } else { "" };
-        md.push_str(&format!(
-            "{}. `{}` — {}{kind} — {place}\n",
-            i + 1,
-            e.item_id,
-            e.space.label()
-        ));
-        if let Some(f) = e.file {
-            md.push_str(&format!(
-                "   - integrity: {}\n",
-                verdict_words(signature_status(db, f))
-            ));
-        }
-        for c in &e.shadowed {
-            md.push_str(&format!(
-                "   - shadows `{}` ({})\n",
-                show(c.file.path(db)),
-                c.space.label()
-            ));
-        }
-    }
+    let elements = ch
+        .elements
+        .iter()
+        .map(|e| HoverElement {
+            item_id: e.item_id.clone(),
+            space: e.space.label(),
+            primitive: e.primitive,
+            path: e.file.map(|f| f.path(db).as_ref().clone()),
+            integrity: e.file.map(|f| signature_status(db, f).clone()),
+            shadowed: e
+                .shadowed
+                .iter()
+                .map(|c| (c.file.path(db).as_ref().clone(), c.space.label()))
+                .collect(),
+        })
+        .collect();
     let end = match &ch.end {
         ChainEnd::Primitive => None,
-        ChainEnd::Terminal => Some("ends at an element that is not a primitive".to_owned()),
-        ChainEnd::Missing { executor_id, .. } => Some(format!(
-            "`{executor_id}` resolves in no space this element may see"
-        )),
+        ChainEnd::Terminal => Some(ChainBreak::Terminal),
+        ChainEnd::Missing { executor_id, .. } => Some(ChainBreak::Missing {
+            executor_id: executor_id.to_string(),
+        }),
         ChainEnd::InvalidId {
             executor_id,
             reason,
             ..
-        } => Some(format!("`{executor_id}` is not a valid id: {reason}")),
-        ChainEnd::WrongType { type_name, .. } => {
-            Some(format!("an executor id must be a string, not {type_name}"))
-        }
-        ChainEnd::Cycle { executor_id, .. } => {
-            Some(format!("cycle: `{executor_id}` is already in the chain"))
-        }
-        ChainEnd::TooDeep { max, .. } => Some(format!("longer than the maximum of {max} elements")),
+        } => Some(ChainBreak::InvalidId {
+            executor_id: executor_id.to_string(),
+            reason: reason.to_string(),
+        }),
+        ChainEnd::WrongType { type_name, .. } => Some(ChainBreak::WrongType {
+            type_name: type_name.to_string(),
+        }),
+        ChainEnd::Cycle { executor_id, .. } => Some(ChainBreak::Cycle {
+            executor_id: executor_id.to_string(),
+        }),
+        ChainEnd::TooDeep { max, .. } => Some(ChainBreak::TooDeep { max: *max }),
     };
-    if let Some(end) = end {
-        md.push_str(&format!("\n**The chain breaks:** {end}\n"));
-    }
-    Some((md, span))
+    Some(Hover {
+        id,
+        span,
+        elements,
+        end,
+    })
 }
 
 /// The file the executor id under the cursor resolves to (from this file's space).
-pub fn definition(db: &RootDb, file: SourceFile, offset: usize) -> Option<SourceFile> {
+pub(crate) fn definition(db: &RootDb, file: SourceFile, offset: usize) -> Option<SourceFile> {
     let (id, _) = executor_at(db, file, offset)?;
     let from = file.link_origin(db).unwrap_or(file.space(db).kind());
     resolve(db, &id, from).found.as_ref().map(|c| c.file)
@@ -212,7 +210,11 @@ pub const MAX_COMPLETIONS: usize = 200;
 
 /// Executor ids visible from `file`'s space starting with `prefix`, runtimes and primitives
 /// first, then by id; and whether more matched than were returned.
-pub fn complete_ids(db: &RootDb, file: SourceFile, prefix: &str) -> (Vec<IdCompletion>, bool) {
+pub(crate) fn complete_ids(
+    db: &RootDb,
+    file: SourceFile,
+    prefix: &str,
+) -> (Vec<IdCompletion>, bool) {
     let from = file.link_origin(db).unwrap_or(file.space(db).kind());
     let own = tool_id(db, file);
     let mut matches: Vec<&str> = visible_ids(db, from)
@@ -274,7 +276,7 @@ pub struct HeaderSymbol {
 }
 
 /// The metadata keys a tool file sets, in file order.
-pub fn header_symbols(db: &RootDb, file: SourceFile) -> Vec<HeaderSymbol> {
+pub(crate) fn header_symbols(db: &RootDb, file: SourceFile) -> Vec<HeaderSymbol> {
     if tool_id_ref(db, file).is_none() {
         return Vec::new();
     }
@@ -326,7 +328,11 @@ pub struct QuickFix {
 }
 
 /// The certain fixes of `file` whose edit or finding touches `range` (byte offsets).
-pub fn quick_fixes(db: &RootDb, file: SourceFile, range: std::ops::Range<usize>) -> Vec<QuickFix> {
+pub(crate) fn quick_fixes(
+    db: &RootDb,
+    file: SourceFile,
+    range: std::ops::Range<usize>,
+) -> Vec<QuickFix> {
     let Some(text) = file.contents(db).text() else {
         return Vec::new();
     };

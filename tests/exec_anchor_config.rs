@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Value as J, json};
 
-use ryechain::analysis::verify::{Policy, verify_chain};
+use ryechain::analysis::verify::Policy;
 use ryechain::db::change::{FileSpec, RootSpec};
 use ryechain::db::{Change, FileContents, Settings};
 use ryechain::exec::anchor::{
@@ -19,7 +19,6 @@ use ryechain::exec::config_resolve::{ConfigMode, ResolvedConfig, inject, resolve
 use ryechain::exec::facts::{Ask, DepFile, DepListing, DepWalk, Facts, Need, PathFact, PathKind};
 use ryechain::integrity::{ItemKind, SignatureFormat, sign_text, trust};
 use ryechain::model::{EMBEDDED_PATH_PREFIX, Space, Value};
-use ryechain::resolve::{chain, resolve_root};
 use ryechain::testing::{FIXTURE_ROOT, host};
 
 // ---------------------------------------------------------------- anchor (§6)
@@ -525,13 +524,7 @@ fn s14_61_tampered_sibling_refuses_before_spawn() {
         doc = trust::trust_doc_toml(&key.public_pem, "test"),
     );
     let host = host(&fixture);
-    let db = host.snapshot();
-    let root = resolve_root(&db, "acme/pkg/run")
-        .found
-        .as_ref()
-        .unwrap()
-        .file;
-    let elements = AnchorElement::from_chain(&db, chain(&db, root));
+    let elements = AnchorElement::from_chain(&host.analysis().chain("acme/pkg/run"));
     assert_eq!(elements.len(), 3);
     assert!(
         elements[1].anchor.is_some(),
@@ -575,7 +568,10 @@ fn s14_61_tampered_sibling_refuses_before_spawn() {
         .expect("the walk is known")
         .expect("no escape");
     assert_eq!(extras.len(), 2);
-    let v = verify_chain(&db, "acme/pkg/run", &extras).unwrap();
+    let v = host
+        .analysis()
+        .verify_chain("acme/pkg/run", &extras)
+        .unwrap();
     let refusal = v
         .refusal(&Policy {
             allow_unsigned: true,
@@ -586,7 +582,10 @@ fn s14_61_tampered_sibling_refuses_before_spawn() {
         "{refusal}"
     );
     // Without the tampered file the chain may run.
-    let v = verify_chain(&db, "acme/pkg/run", &extras[..1]).unwrap();
+    let v = host
+        .analysis()
+        .verify_chain("acme/pkg/run", &extras[..1])
+        .unwrap();
     assert_eq!(
         v.refusal(&Policy {
             allow_unsigned: true
@@ -643,9 +642,8 @@ fn decl(yaml: &str) -> Value {
 
 fn resolve(fixture: &str, d: &str) -> Result<ResolvedConfig, String> {
     let host = host(fixture);
-    let db = host.snapshot();
     let facts = Facts::complete(BTreeMap::new());
-    resolve_config(&db, &decl(d), &Ask::new(&facts)).expect("everything is loaded")
+    resolve_config(host.analysis(), &decl(d), &Ask::new(&facts)).expect("everything is loaded")
 }
 
 const SYSTEM_AND_PROJECT: &str = "//- /system/.ai/config/web/x.yaml\na: 1\nb: {x: 1}\nl: [1, 2]\n//- /project/.ai/config/web/x.yaml\nb: {y: 2}\nl: [3]\n//- /project/.ai/config/other.yaml\nz: 0\n";
@@ -744,9 +742,9 @@ fn s07_4_all_bundles_take_part_in_bundle_order() {
         files: vec![],
         settings: Some(Settings::default()),
     });
-    let db = h.snapshot();
+    let db = h.analysis();
     let facts = Facts::complete(BTreeMap::new());
-    let r = resolve_config(&db, &decl("{path: c.yaml}"), &Ask::new(&facts))
+    let r = resolve_config(db, &decl("{path: c.yaml}"), &Ask::new(&facts))
         .unwrap()
         .unwrap();
     assert_eq!(r.value, json!({"k": "core", "a": 1, "u": "user", "c": 1}));
@@ -760,7 +758,7 @@ fn s07_4_all_bundles_take_part_in_bundle_order() {
         .map(PathBuf::from)
     );
     let r = resolve_config(
-        &db,
+        db,
         &decl("{path: c.yaml, mode: first_match}"),
         &Ask::new(&facts),
     )
@@ -904,11 +902,11 @@ fn s07_4_list_form() {
 #[test]
 fn s07_lazy_loading_asks_for_every_file_first() {
     let host = host(SYSTEM_AND_PROJECT);
-    let db = host.snapshot();
+    let db = host.analysis();
     let mut facts = Facts::lazy(BTreeMap::new());
     let d = decl("[web/x.yaml, other.yaml]");
     let ask = Ask::new(&facts);
-    assert!(resolve_config(&db, &d, &ask).is_none());
+    assert!(resolve_config(db, &d, &ask).is_none());
     assert_eq!(
         ask.needs(),
         vec![
@@ -919,7 +917,7 @@ fn s07_lazy_loading_asks_for_every_file_first() {
     facts.space_files.insert("config/other.yaml");
     facts.space_files.insert("config/web/x.yaml");
     let ask = Ask::new(&facts);
-    assert!(resolve_config(&db, &d, &ask).unwrap().is_ok());
+    assert!(resolve_config(db, &d, &ask).unwrap().is_ok());
     assert!(!ask.pending());
 }
 

@@ -71,7 +71,7 @@ fn plan_of(fixture: &str, req: &ExecRequest, env: &[(&str, &str)]) -> Result<Exe
         .collect();
     let mut facts = Facts::complete(env);
     for _ in 0..32 {
-        match plan(host.db(), req, &facts) {
+        match plan(host.analysis(), req, &facts) {
             Step::Need(needs) => answer(&needs, &mut facts),
             Step::Answer(a) => return Err(a.response),
             Step::Run(p) => return Ok(p.plan),
@@ -131,7 +131,7 @@ fn a_venv_interpreter_is_found_through_path_facts() {
     let mut facts = Facts::complete(BTreeMap::new());
     let mut seen_venv_question = false;
     let plan = loop {
-        match plan(host.db(), &req, &facts) {
+        match plan(host.analysis(), &req, &facts) {
             Step::Need(needs) => {
                 seen_venv_question |= needs.contains(&Need::Path(venv.clone()));
                 answer(&needs, &mut facts);
@@ -366,7 +366,7 @@ fn s11_2_other_extensions_in_the_same_space_are_not_shadowed() {
     let host = host(&fixture);
     let mut facts = Facts::complete(BTreeMap::new());
     let prepared = loop {
-        match plan(host.db(), &req, &facts) {
+        match plan(host.analysis(), &req, &facts) {
             Step::Need(needs) => answer(&needs, &mut facts),
             Step::Run(p) => break p,
             Step::Answer(a) => panic!("{:?}", a.response),

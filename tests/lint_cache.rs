@@ -16,7 +16,7 @@ use common::{assert_same_reports, copy_tree, every_rule, files_under, fixture_di
 
 use proptest::prelude::*;
 use ryechain::analysis::lazy::file_chain_ids;
-use ryechain::analysis::{Checks, Host, LintReport, lint, lint_parts};
+use ryechain::analysis::{Checks, Host, LintReport, lint};
 use ryechain::db::Settings;
 use ryechain::lint_cache::{self, CacheKey, CachedLint, How};
 use ryechain::load::{SpaceSpec, load};
@@ -47,9 +47,7 @@ fn cached(
         key: CacheKey::new(None, settings, specs, Some(base)),
         path: cache.to_path_buf(),
     };
-    let out = lint_cache::lint(&run, &|db| {
-        lint_parts(db, &o, &|_| {}, true, Checks::OneShot)
-    });
+    let out = lint_cache::lint(&run, &|a| a.lint_parts(&o, &|_| {}, true, Checks::OneShot));
     assert!(out.warnings.is_empty(), "{:?}", out.warnings);
     (out.report, out.how)
 }

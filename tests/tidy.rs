@@ -171,3 +171,306 @@ fn generator_and_test_support_are_behind_the_testing_feature() {
         "the testing feature must stay off by default"
     );
 }
+
+/// The source without `//` comments (line and doc comments) and without the contents of string
+/// literals (a message may quote code).
+fn code_only(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let mut in_str = false;
+        let mut prev = '\0';
+        let mut kept = String::new();
+        let chars: Vec<char> = line.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            if in_str {
+                if c == '"' && prev != '\\' {
+                    in_str = false;
+                    kept.push('"');
+                }
+                prev = if prev == '\\' && c == '\\' { '\0' } else { c };
+                i += 1;
+                continue;
+            }
+            if c == '/' && chars.get(i + 1) == Some(&'/') {
+                break;
+            }
+            if c == '"' && prev != '\'' {
+                in_str = true;
+                prev = '\0';
+                kept.push('"');
+                i += 1;
+                continue;
+            }
+            kept.push(c);
+            prev = c;
+            i += 1;
+        }
+        out.push_str(&kept);
+        out.push('\n');
+    }
+    out
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// The module path of a source file under `src/` (`src/resolve/mod.rs` → `resolve`,
+/// `src/resolve/graph.rs` → `resolve::graph`).
+fn module_of(rel: &str) -> String {
+    let p = rel.trim_start_matches("src/").trim_end_matches(".rs");
+    let p = p.trim_end_matches("/mod");
+    p.replace('/', "::")
+}
+
+/// The queries of the database: every `#[salsa::tracked]` function, and every public function of
+/// the fact and rule layers whose first parameter is the database, each as `module::name`.
+fn queries(sources: &[(String, String)]) -> Vec<String> {
+    let core = [
+        "src/db/",
+        "src/parse/",
+        "src/resolve/",
+        "src/config.rs",
+        "src/integrity/",
+        "src/rules/",
+    ];
+    let mut out = Vec::new();
+    for (rel, text) in sources {
+        if !core.iter().any(|c| rel.starts_with(c)) {
+            continue;
+        }
+        let module = module_of(rel);
+        let code = code_only(text);
+        let mut tracked_next = false;
+        for line in code.lines() {
+            let l = line.trim_start();
+            if l.starts_with("#[salsa::tracked") {
+                tracked_next = true;
+                continue;
+            }
+            let Some(at) = l.find("fn ") else { continue };
+            if !(at == 0 || l[..at].trim_end().ends_with("pub") || l[..at].contains("pub(")) {
+                continue;
+            }
+            let name: String = l[at + 3..].chars().take_while(|&c| is_ident(c)).collect();
+            let rest = &l[at + 3 + name.len()..];
+            let params = rest
+                .trim_start_matches(|c| c != '(')
+                .trim_start_matches('(');
+            let takes_db = params.trim_start().starts_with("db:");
+            let public = l.starts_with("pub fn") || l.starts_with("pub(crate) fn");
+            if tracked_next || (public && takes_db) {
+                out.push(format!("{module}::{name}"));
+            }
+            tracked_next = false;
+        }
+    }
+    // A query re-exported (`pub use extractor::extractor_config;` in `resolve`) is named by
+    // that path too.
+    for (rel, text) in sources {
+        if !core.iter().any(|c| rel.starts_with(c)) {
+            continue;
+        }
+        let module = module_of(rel);
+        let code = code_only(text);
+        let mut rest = code.as_str();
+        while let Some(at) = rest.find("pub use ") {
+            let tail = &rest[at + "pub use ".len()..];
+            let end = tail.find(';').unwrap_or(tail.len());
+            for path in use_paths(&format!("use crate::{};", &tail[..end])) {
+                let path = path
+                    .trim_start_matches("crate::")
+                    .trim_start_matches("self::");
+                let name = path.rsplit("::").next().unwrap_or(path);
+                let direct = path.to_owned();
+                let nested = format!("{module}::{path}");
+                if out.contains(&direct) || out.contains(&nested) {
+                    out.push(format!("{module}::{name}"));
+                }
+            }
+            rest = &tail[end..];
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Every full path a `use crate::…;` tree names (`use crate::a::{b, c::{d}}` → `a::b`, `a::c::d`).
+fn use_paths(code: &str) -> Vec<String> {
+    fn expand(prefix: &str, tree: &str, out: &mut Vec<String>) {
+        let tree = tree.trim();
+        if let Some(open) = tree.find('{') {
+            let head = tree[..open].trim().trim_end_matches("::");
+            let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+            let base = join(prefix, head);
+            let mut depth = 0;
+            let mut start = 0;
+            for (i, c) in inner.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        expand(&base, &inner[start..i], out);
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            expand(&base, &inner[start..], out);
+        } else if !tree.is_empty() {
+            let name = tree.split(" as ").next().unwrap_or(tree).trim();
+            if name == "self" {
+                out.push(prefix.to_owned());
+            } else {
+                out.push(join(prefix, name));
+            }
+        }
+    }
+    fn join(a: &str, b: &str) -> String {
+        match (a.is_empty(), b.is_empty()) {
+            (true, _) => b.to_owned(),
+            (_, true) => a.to_owned(),
+            _ => format!("{a}::{b}"),
+        }
+    }
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("use crate::") {
+        let before = rest[..at].chars().last();
+        let tail = &rest[at + "use crate::".len()..];
+        let end = tail.find(';').unwrap_or(tail.len());
+        if before.is_none_or(|c| !is_ident(c)) {
+            expand("", &tail[..end], &mut out);
+        }
+        rest = &tail[end..];
+    }
+    out
+}
+
+/// Queries an edge's code names: imported (`use crate::resolve::chain`), called by a full path
+/// (`crate::resolve::chain(`), or called through an imported module (`lockfile::find_lockfile(`).
+fn named_queries(code: &str, queries: &[String]) -> Vec<String> {
+    let mut found = Vec::new();
+    let uses = use_paths(code);
+    for path in &uses {
+        if queries.contains(path) {
+            found.push(path.clone());
+        }
+        if path.ends_with("::*") {
+            let module = path.trim_end_matches("::*");
+            if queries
+                .iter()
+                .any(|q| q.rsplit_once("::").is_some_and(|(m, _)| m == module))
+            {
+                found.push(path.clone());
+            }
+        }
+    }
+    // `a::b::name(`: a full path after `crate::`, or one starting at an imported module.
+    let bytes: Vec<char> = code.chars().collect();
+    let mut i = 0;
+    while i < bytes.len() {
+        if is_ident(bytes[i]) && (i == 0 || !(is_ident(bytes[i - 1]) || bytes[i - 1] == ':')) {
+            let mut j = i;
+            while j < bytes.len() && (is_ident(bytes[j]) || bytes[j] == ':') {
+                j += 1;
+            }
+            let path: String = bytes[i..j].iter().collect();
+            if bytes.get(j) == Some(&'(') && path.contains("::") {
+                let path = path.trim_start_matches("crate::");
+                let (head, rest) = path.split_once("::").unwrap_or((path, ""));
+                let full = match uses.iter().find(|u| u.rsplit("::").next() == Some(head)) {
+                    Some(module) if !rest.is_empty() => format!("{module}::{rest}"),
+                    _ => path.to_owned(),
+                };
+                if queries.contains(&full) {
+                    found.push(full);
+                }
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// The edges (the CLI, the language server, the exec planner and runner, the renderers) reach the
+/// database only through `analysis::Analysis`: none names a query, holds the database, or asks
+/// the host for it.
+#[test]
+fn edges_name_no_query_and_hold_no_database() {
+    let sources = sources();
+    let queries = queries(&sources);
+    // The list is read from the source: it cannot silently be empty.
+    for q in [
+        "resolve::chain",
+        "resolve::metadata",
+        "integrity::trust_store",
+    ] {
+        assert!(
+            queries.contains(&q.to_owned()),
+            "{q} not found among {queries:?}"
+        );
+    }
+    let edges = [
+        "src/cli/",
+        "src/lsp/",
+        "src/exec/",
+        "src/render/",
+        "src/main.rs",
+    ];
+    let mut violations = Vec::new();
+    for (rel, text) in &sources {
+        if !edges.iter().any(|e| rel.starts_with(e)) {
+            continue;
+        }
+        let code = code_only(text);
+        for q in named_queries(&code, &queries) {
+            violations.push(format!("{rel} names the query `{q}`"));
+        }
+        for held in ["RootDb", "dyn Db", ".db()", ".snapshot()"] {
+            if code.contains(held) {
+                violations.push(format!("{rel} uses `{held}`"));
+            }
+        }
+    }
+    violations.sort();
+    assert!(violations.is_empty(), "{violations:#?}");
+}
+
+/// The detector finds what it must (so the test above cannot pass by finding nothing).
+#[test]
+fn the_query_detector_finds_imports_paths_and_module_calls() {
+    let q = vec![
+        "resolve::chain".to_owned(),
+        "integrity::lockfile::find_lockfile".to_owned(),
+    ];
+    let cases = [
+        ("use crate::resolve::{Chain, chain};", true),
+        ("use crate::resolve::chain as walk;", true),
+        ("let c = crate::resolve::chain(db, f);", true),
+        (
+            "use crate::integrity::lockfile;\nlet f = lockfile::find_lockfile(db, id, v);",
+            true,
+        ),
+        (
+            "use crate::integrity::{lockfile::{self}};\nlockfile::find_lockfile(x);",
+            true,
+        ),
+        ("use crate::resolve::*;", true),
+        ("let it = a.chain(b).chain(c);", false),
+        ("use crate::analysis::chain_view::ChainView;", false),
+        ("// crate::resolve::chain(db, f)", false),
+        ("let s = \"crate::resolve::chain(db)\";", false),
+    ];
+    for (code, expected) in cases {
+        let found = !named_queries(&code_only(code), &q).is_empty();
+        assert_eq!(found, expected, "{code}");
+    }
+}

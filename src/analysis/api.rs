@@ -142,6 +142,18 @@ impl<'db> Analysis<'db> {
         super::lint_files(self.db)
     }
 
+    /// Every file checked, in parallel, with what each file's findings read when `deps` (for the
+    /// lint cache and `--watch`); `progress` hears how many files each finished chunk held.
+    pub fn lint_parts(
+        &self,
+        opts: &super::LintOptions,
+        progress: &(dyn Fn(usize) + Sync),
+        deps: bool,
+        checks: super::Checks,
+    ) -> super::LintParts {
+        super::lint_parts(self.db, opts, progress, deps, checks)
+    }
+
     /// The whole workspace's lint, in parallel.
     pub fn lint(
         &self,
@@ -310,6 +322,265 @@ impl<'db> Analysis<'db> {
         generated_at: &str,
     ) -> Result<crate::integrity::lockfile::Lockfile, String> {
         crate::integrity::lockfile::build_lockfile(self.db, item_id, generated_at)
+    }
+
+    /// The lint findings on the files of `item_id`'s chain (as [`Analysis::item_findings`] gives
+    /// them per file), each once, in chain order.
+    pub fn chain_findings(&self, item_id: &str, skip: &[&str]) -> (Vec<String>, Vec<String>) {
+        let db = self.db;
+        let mut errors = Vec::new();
+        let mut warnings = Vec::new();
+        let Some(root) = &crate::resolve::resolve_root(db, item_id).found else {
+            return (errors, warnings);
+        };
+        for file in crate::resolve::chain(db, root.file)
+            .elements
+            .iter()
+            .filter_map(|e| e.file)
+        {
+            let (e, w) = super::item_findings(db, file, skip);
+            errors.extend(e);
+            warnings.extend(w);
+        }
+        errors.dedup();
+        warnings.dedup();
+        (errors, warnings)
+    }
+
+    /// The lint findings at `file` (its own and its chain's) with the severities in force, as
+    /// `message [rule-id]`: errors, then warnings; the integrity family and `skip` left out.
+    pub fn item_findings(&self, file: SourceFile, skip: &[&str]) -> (Vec<String>, Vec<String>) {
+        super::item_findings(self.db, file, skip)
+    }
+
+    // ---- lockfiles and config files ----------------------------------------------------------
+
+    /// The version of the tool `item_id` resolves to from the project (`None`: not found, or no
+    /// version a lockfile can record).
+    pub fn root_version(&self, item_id: &str) -> Option<String> {
+        let db: &dyn Db = self.db;
+        let root = crate::resolve::resolve_root(db, item_id)
+            .found
+            .as_ref()?
+            .file;
+        crate::integrity::lockfile::tool_version(db, root)
+    }
+
+    /// The item ids the lockfile of `item_id` at `version` records (`None`: no such lockfile,
+    /// or one that does not load).
+    pub fn lockfile_ids(&self, item_id: &str, version: &str) -> Option<Vec<String>> {
+        let db: &dyn Db = self.db;
+        let file = crate::integrity::lockfile::find_lockfile(db, item_id, version)?;
+        let lock = crate::integrity::lockfile::lockfile(db, file)
+            .as_ref()
+            .ok()?;
+        Some(
+            lock.resolved_chain
+                .iter()
+                .filter_map(|e| e.get("item_id").and_then(serde_json::Value::as_str))
+                .map(str::to_owned)
+                .collect(),
+        )
+    }
+
+    /// The lockfile check of `item_id` before it runs (§10.7).
+    pub fn check_lockfile(&self, item_id: &str) -> crate::integrity::lockfile::LockCheck {
+        crate::integrity::lockfile::check_lockfile(self.db, item_id)
+    }
+
+    /// The file at `.ai/<rel>` of each space, in search order (project, user, bundles).
+    pub fn files_at(&self, rel: &str) -> Vec<SourceFile> {
+        let db = self.db;
+        let mut out = Vec::new();
+        for root in db.workspace().roots(db) {
+            let (files, rels) = (root.files(db), root.rels(db));
+            let i = rels.partition_point(|r| r.as_ref() < rel);
+            if let (Some(&f), Some(r)) = (files.get(i), rels.get(i))
+                && r.as_ref() == rel
+            {
+                out.push(f);
+            }
+        }
+        out
+    }
+
+    /// The file's text, or why it has none (`it is not valid UTF-8 (…)`, the system's reason).
+    pub fn contents(&self, file: SourceFile) -> Result<Cow<'db, str>, String> {
+        let c = file.contents(self.db);
+        c.text().ok_or_else(|| c.problem().unwrap_or_default())
+    }
+
+    /// `text` (the file's) verified as a tool of its extension's signature format against the
+    /// trust store (`None`: a file of the embedded bundle, trusted as it is).
+    pub fn verify_as_tool(
+        &self,
+        file: SourceFile,
+        text: &str,
+    ) -> Option<crate::integrity::Verdict> {
+        use crate::integrity::{ItemKind, extension_of, formats_of, is_embedded, verify_text};
+        let db: &dyn Db = self.db;
+        if is_embedded(db, file) {
+            return None;
+        }
+        let fmt = formats_of(db, ItemKind::Tool).get(ItemKind::Tool, extension_of(file.rel(db)));
+        let store = self.trust_store();
+        let trusted = |fp: &str| store.lookup(fp).map(|(k, _)| k.pem.clone());
+        Some(verify_text(ItemKind::Tool, &fmt, text, &trusted))
+    }
+
+    // ---- signing -----------------------------------------------------------------------------
+
+    /// The `.ai` folder of the first loaded space of `kind`.
+    pub fn space_root(&self, kind: SpaceKind) -> Option<PathBuf> {
+        self.space_roots()
+            .into_iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, root)| root)
+    }
+
+    /// The items of `item` kind in the first loaded space of `space`: (item id, file), sorted by
+    /// id, then (two files of one tool id) by the extractors' extension order.
+    pub fn items(
+        &self,
+        space: SpaceKind,
+        item: crate::integrity::ItemKind,
+    ) -> Vec<(String, SourceFile)> {
+        use crate::integrity::ItemKind;
+        let db = self.db;
+        let Some(root) = db
+            .workspace()
+            .roots(db)
+            .iter()
+            .copied()
+            .find(|r| r.space(db).kind() == space)
+        else {
+            return Vec::new();
+        };
+        let cfg = crate::resolve::extractor_config(db);
+        let mut out: Vec<(String, usize, SourceFile)> = root
+            .entries(db)
+            .filter_map(|(rel, f)| match item {
+                ItemKind::Tool => {
+                    let (id, ext) = crate::resolve::split_tool_rel(rel.as_ref())?;
+                    let rank = cfg.extension_rank(ext)?;
+                    Some((id.to_owned(), rank, f))
+                }
+                _ => {
+                    let id = rel.strip_prefix(item.dir())?.strip_suffix(".md")?;
+                    (!id.is_empty()).then(|| (id.to_owned(), 0, f))
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+        out.into_iter().map(|(id, _, f)| (id, f)).collect()
+    }
+
+    /// The file tool `id` resolves to inside the first loaded space of `space` alone.
+    pub fn tool_in(&self, space: SpaceKind, id: &str) -> Option<SourceFile> {
+        let db = self.db;
+        let root = db
+            .workspace()
+            .roots(db)
+            .iter()
+            .copied()
+            .find(|r| r.space(db).kind() == space)?;
+        crate::resolve::space_index(db, root).first(id, crate::resolve::extractor_config(db))
+    }
+
+    /// The `validation_schema.fields` of the first extractor for `kind` that declares one.
+    pub fn validation_schema(
+        &self,
+        kind: crate::integrity::ItemKind,
+    ) -> Option<serde_yaml::Mapping> {
+        use crate::resolve::extractor::{EXTRACTORS_DIR, extractor_item_type};
+        let db = self.db;
+        for root in db.workspace().roots(db) {
+            for (rel, file) in root.entries(db) {
+                if !rel.starts_with(EXTRACTORS_DIR)
+                    || rel.ends_with(".py")
+                    || extractor_item_type(rel) != Some(kind.name())
+                {
+                    continue;
+                }
+                let Some(text) = file.contents(db).text() else {
+                    continue;
+                };
+                let Ok(doc) = crate::parse::guard::yaml_from_str::<serde_yaml::Value>(&text) else {
+                    continue;
+                };
+                if let Some(fields) = doc
+                    .get("validation_schema")
+                    .and_then(|s| s.get("fields"))
+                    .and_then(|f| f.as_mapping())
+                {
+                    return Some(fields.clone());
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether an extractor names a metadata parser for the tool file's extension (§2.6).
+    pub fn has_metadata_parser(&self, file: SourceFile) -> bool {
+        let ext = crate::resolve::split_tool_rel(file.rel(self.db)).map_or("", |(_, e)| e);
+        crate::resolve::extractor_config(self.db)
+            .parser_for(ext)
+            .is_some()
+    }
+
+    /// A tool file's header and what stopped it parsing (byte spans and messages).
+    pub fn header(
+        &self,
+        file: SourceFile,
+    ) -> (
+        std::sync::Arc<crate::model::Metadata>,
+        Vec<crate::model::ParseProblem>,
+    ) {
+        let parsed = crate::resolve::parse_file(self.db, file);
+        (parsed.metadata.clone(), parsed.problems.clone())
+    }
+
+    /// Why a file has no text, in lint's words (`symlink-escape`, `unreadable-file`).
+    pub fn unreadable_reason(&self, file: SourceFile) -> Option<String> {
+        crate::rules::checks::unreadable_message(self.db, file.contents(self.db))
+    }
+
+    /// The file's text as the database holds it (shared, possibly compressed).
+    pub fn text_handle(&self, file: SourceFile) -> Option<crate::db::Text> {
+        match file.contents(self.db) {
+            crate::db::FileContents::Text(t) => Some(t.clone()),
+            _ => None,
+        }
+    }
+
+    /// How an item of `kind` at the file's place is signed (§10.1).
+    pub fn signature_format(
+        &self,
+        kind: crate::integrity::ItemKind,
+        file: SourceFile,
+    ) -> crate::integrity::SignatureFormat {
+        crate::integrity::format_for(self.db, kind, file.rel(self.db))
+    }
+
+    /// `f` on every item, in parallel, results in order: chunks, each rayon job with its own
+    /// view on a database clone made on this thread (salsa handles are `Send`, not `Sync`).
+    pub fn par_map<T: Sync, R: Send>(
+        &self,
+        items: &[T],
+        f: &(dyn Fn(Analysis<'_>, &T) -> R + Sync),
+    ) -> Vec<R> {
+        use rayon::prelude::*;
+        let threads = rayon::current_num_threads().max(1);
+        let chunk = (items.len() / (threads * 8)).max(32);
+        let jobs: Vec<(&[T], RootDb)> = items
+            .chunks(chunk)
+            .map(|part| (part, self.db.clone()))
+            .collect();
+        let parts: Vec<Vec<R>> = jobs
+            .into_par_iter()
+            .map(|(part, db)| part.iter().map(|x| f(Analysis::new(&db), x)).collect())
+            .collect();
+        parts.into_iter().flatten().collect()
     }
 
     /// Raw access for the host-side code that lives beside the database (the loader, the lint

@@ -2,12 +2,13 @@
 //! candidates, the reference's build errors, §4 validation, and the seed-003 dry-run JSON.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::db::RootDb;
+use crate::db::{Db, RootDb, SourceFile};
 use crate::integrity::content_hash;
-use crate::model::SpaceKind;
+use crate::model::{Metadata, SpaceKind};
 use crate::resolve::{ChainEnd, chain, metadata, resolve_root};
 use crate::rules::validate::{Link, ValidationResult, validate_chain};
 
@@ -25,6 +26,10 @@ pub struct ElementView {
     /// (`None`: no file, or one that cannot be hashed).
     pub integrity: Option<String>,
     pub shadowed: Vec<(PathBuf, String)>,
+    /// The element's header, as the planner reads it (config, env, anchor, …).
+    pub metadata: Option<Arc<Metadata>>,
+    /// The `.ai` folder of the element's space (`None` without a file).
+    pub space_root: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,6 +40,9 @@ pub struct ChainView {
     pub elements: Vec<ElementView>,
     /// A chain-building error with the reference's text (§3.2), if any.
     pub error: Option<String>,
+    /// Why the chain cannot run (§3.4: it does not end at a registered primitive), in the
+    /// reference's words.
+    pub run_error: Option<String>,
     /// The chain ends at an element that is not a primitive (execution would fail, §3.4).
     pub unknown_primitive: Option<String>,
     /// That element is a tool meant to run (a lint error, `unknown-primitive`): the finding's
@@ -50,6 +58,7 @@ pub fn chain_of(db: &RootDb, item_id: &str) -> ChainView {
         found: false,
         elements: Vec::new(),
         error: None,
+        run_error: None,
         unknown_primitive: None,
         unknown_primitive_finding: None,
         validation: ValidationResult {
@@ -90,9 +99,12 @@ pub fn chain_of(db: &RootDb, item_id: &str) -> ChainView {
                 .iter()
                 .map(|c| (c.file.path(db).as_ref().clone(), c.space.label()))
                 .collect(),
+            metadata: metas[i].clone(),
+            space_root: e.file.and_then(|f| space_root(db, f)),
         });
     }
     view.error = ch.build_error(item_id);
+    view.run_error = ch.run_error(item_id);
     if matches!(ch.end, ChainEnd::Terminal) {
         view.unknown_primitive = ch.elements.last().map(|e| e.item_id.clone());
         // In lint's words, when lint holds it an error (a tool meant to run, not a library).
@@ -130,6 +142,15 @@ pub fn chain_of(db: &RootDb, item_id: &str) -> ChainView {
         view.validation = validate_chain(crate::rules::rule_set(db), &links);
     }
     view
+}
+
+/// The `.ai` folder of the space `f` was loaded from.
+fn space_root(db: &dyn Db, f: SourceFile) -> Option<PathBuf> {
+    db.workspace()
+        .roots(db)
+        .iter()
+        .find(|r| r.space(db) == f.space(db))
+        .map(|r| r.root(db).as_ref().clone())
 }
 
 impl ChainView {

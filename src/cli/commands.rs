@@ -6,14 +6,12 @@ use std::path::{Path, PathBuf};
 use super::{
     Context, GraphFormat, LintFormat, print_notices, use_color, write_output_file, write_stdout,
 };
-use crate::analysis::chain_view::chain_of;
-use crate::analysis::{Checks, LintOptions};
-use crate::db::{Db, Settings};
+use crate::analysis::{Analysis, Checks, LintOptions};
+use crate::db::Settings;
 use crate::diagnostic::{Finding, Severity};
 use crate::lint_cache::{self, CacheKey, CachedLint};
 use crate::model::item_id_problem;
 use crate::render::{HumanOptions, RuleMeta, ToolInfo};
-use crate::resolve::graph::executor_graph;
 use crate::rules::rules;
 
 /// Below this many files a progress bar is only noise.
@@ -83,7 +81,7 @@ pub fn lint(
             path: dir.join(key.file_name()),
             key,
         };
-        let outcome = lint_cache::lint(&cached, &|db| checked_parts(db, args, &opts, true));
+        let outcome = lint_cache::lint(&cached, &|a| checked_parts(a, args, &opts, true));
         // The process ends after printing, and the OS takes the memory back at once.
         std::mem::forget(outcome.spent);
         notices.extend(outcome.notices);
@@ -110,12 +108,12 @@ pub fn lint(
         if !args.quiet {
             print_notices(&notices);
         }
-        let db = h.snapshot();
+        let a = h.analysis();
         if args.show_files {
-            let files = crate::analysis::lint_files(&db);
+            let files = a.lint_files();
             let mut shown: Vec<String> = files
                 .iter()
-                .map(|f| crate::analysis::display_path(f.path(&db), cwd.as_deref()))
+                .map(|&f| crate::analysis::display_path(a.path(f), cwd.as_deref()))
                 .collect();
             shown.sort_unstable();
             shown.dedup();
@@ -127,8 +125,7 @@ pub fn lint(
             return Ok(0);
         }
         // `--watch` keeps what each file's findings read, to re-check only what a change reaches.
-        let parts = checked_parts(&db, args, &opts, args.watch);
-        drop(db);
+        let parts = checked_parts(a, args, &opts, args.watch);
         if args.watch {
             let live = crate::analysis::live::LiveLint::from_parts(parts, opts.clone());
             let report = live.report();
@@ -184,12 +181,12 @@ const FORGET_HOST_BELOW: usize = 20_000;
 /// Check every file of `db` (with a progress bar on a terminal for big trees); `deps`: record
 /// what each file's findings depend on, for the lint cache.
 fn checked_parts(
-    db: &crate::db::RootDb,
+    a: Analysis<'_>,
     args: &LintArgs,
     opts: &LintOptions,
     deps: bool,
 ) -> crate::analysis::LintParts {
-    let total = crate::analysis::lint_files(db).len();
+    let total = a.lint_files().len();
     let bar = (!args.no_progress && std::io::stderr().is_terminal() && total >= PROGRESS_MIN_FILES)
         .then(|| {
             let bar = indicatif::ProgressBar::new(total as u64);
@@ -213,7 +210,7 @@ fn checked_parts(
     } else {
         Checks::OneShot
     };
-    let parts = crate::analysis::lint_parts(db, opts, &progress, deps, checks);
+    let parts = a.lint_parts(opts, &progress, deps, checks);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -338,8 +335,8 @@ pub fn chain(
     // A single item: only its chain's files are read (lazy loading).
     let (host, notices) = ctx.item_host(path, settings, &[item.to_owned()])?;
     print_notices(&notices);
-    let db = host.snapshot();
-    let view = chain_of(&db, item);
+    let a = host.analysis();
+    let view = a.chain(item);
     if json {
         outln!("{}", serde_json::to_string_pretty(&view.to_json())?);
         return Ok(u8::from(
@@ -351,7 +348,8 @@ pub fn chain(
         return Ok(1);
     }
     // §10.5: each element's integrity verdict (the dry run itself does not refuse on it).
-    let verdicts = crate::analysis::verify::verify_chain(&db, item, &[])
+    let verdicts = a
+        .verify_chain(item, &[])
         .map(|v| v.files)
         .unwrap_or_default();
     for (i, e) in view.elements.iter().enumerate() {
@@ -461,10 +459,8 @@ fn dot_escape(s: &str) -> String {
 pub fn graph(ctx: &Context<'_>, path: &Path, format: GraphFormat) -> anyhow::Result<u8> {
     let (host, notices) = ctx.host(path, Settings::default())?;
     print_notices(&notices);
-    let db = host.snapshot();
-    let g = executor_graph(&db);
-    let key = |i: usize| format!("{}:{}", g.nodes[i].space.label(), g.nodes[i].item_id);
-    let db_ref: &dyn Db = &db;
+    let g = host.analysis().executor_graph();
+    let key = |i: usize| format!("{}:{}", g.nodes[i].space, g.nodes[i].item_id);
     match format {
         GraphFormat::Json => {
             let nodes: Vec<serde_json::Value> = (0..g.nodes.len())
@@ -473,8 +469,8 @@ pub fn graph(ctx: &Context<'_>, path: &Path, format: GraphFormat) -> anyhow::Res
                     serde_json::json!({
                         "key": key(i),
                         "id": n.item_id,
-                        "space": n.space.label(),
-                        "path": n.file.map(|f| f.path(db_ref).display().to_string()),
+                        "space": n.space,
+                        "path": n.path.as_ref().map(|p| p.display().to_string()),
                     })
                 })
                 .collect();
@@ -494,7 +490,7 @@ pub fn graph(ctx: &Context<'_>, path: &Path, format: GraphFormat) -> anyhow::Res
             );
             for i in 0..g.nodes.len() {
                 let n = &g.nodes[i];
-                let shape = if n.file.is_none() {
+                let shape = if n.path.is_none() {
                     ", shape=ellipse"
                 } else {
                     ""
@@ -503,7 +499,7 @@ pub fn graph(ctx: &Context<'_>, path: &Path, format: GraphFormat) -> anyhow::Res
                     "  \"{}\" [label=\"{}\\n{}\"{shape}];\n",
                     dot_escape(&key(i)),
                     dot_escape(&n.item_id),
-                    dot_escape(&n.space.label())
+                    dot_escape(&n.space)
                 ));
             }
             let mut missing = 0;

@@ -15,8 +15,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Map, Value as Json};
 
 use super::Context;
-use crate::analysis::Host;
-use crate::analysis::verify::Policy;
+use crate::analysis::{Analysis, Host};
 use crate::db::{Change, Settings};
 use crate::exec::facts::{Facts, Need};
 use crate::exec::plan::{Answer, ExecRequest, Step, finish, plan};
@@ -186,7 +185,7 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
         (Space::User, SpaceSource::Dir(dir)) => Some(dir.clone()),
         _ => None,
     });
-    super::print_notices(&Policy::notices(host.db()));
+    super::print_notices(&host.analysis().policy_notices());
     let req = ExecRequest {
         item_id: args.item.clone(),
         project_path: project.clone(),
@@ -197,7 +196,7 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
         trace: args.trace,
         timeout,
         output_cap: args.max_output,
-        policy: Policy::resolve(host.db(), args.allow_unsigned),
+        policy: host.analysis().policy(args.allow_unsigned),
         use_lockfile: !args.no_lockfile,
     };
     let env: BTreeMap<String, String> = std::env::vars_os()
@@ -213,7 +212,7 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
     let host = &mut *Box::leak(Box::new(host));
     let loader = &mut *Box::leak(Box::new(loader));
     for _ in 0..MAX_ROUNDS {
-        let step = plan(host.db(), &req, &facts);
+        let step = plan(host.analysis(), &req, &facts);
         match step {
             Step::Need(needs) => answer_needs(sys, host, loader, &needs, &mut facts),
             Step::Answer(mut answer) => {
@@ -226,7 +225,7 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
                 if answer.success
                     && let Some((rel, _version)) = &prepared.lockfile_due
                 {
-                    let created = write_lockfile(host.db(), &req.item_id, &project, rel);
+                    let created = write_lockfile(host.analysis(), &req.item_id, &project, rel);
                     if let Some(meta) = answer.response["metadata"].as_object_mut() {
                         meta.insert("lockfile_created".into(), Json::Bool(created.is_ok()));
                     }
@@ -291,14 +290,15 @@ fn answer_needs(
 
 /// Write `<project>/.ai/<rel>` after a successful run (§10.7): the lockfile of the chain as it ran.
 fn write_lockfile(
-    db: &crate::db::RootDb,
+    a: Analysis<'_>,
     item_id: &str,
     project: &Path,
     rel: &crate::model::SpaceRel,
 ) -> anyhow::Result<()> {
     let (secs, micros) = super::now();
     let generated_at = crate::integrity::timefmt::iso_timestamp(secs, micros);
-    let lock = crate::integrity::lockfile::build_lockfile(db, item_id, &generated_at)
+    let lock = a
+        .build_lockfile(item_id, &generated_at)
         .map_err(|e| anyhow::anyhow!(e))?;
     crate::system::space_write::write_in_space(
         &project.join(".ai"),

@@ -16,13 +16,12 @@ use clap::{Subcommand, ValueEnum};
 use ed25519_dalek::SigningKey;
 
 use super::{Context, absolute, expand_tilde, print_notices};
-use crate::db::{Db, Settings};
+use crate::db::Settings;
 use crate::integrity::keys::{
     KeyError, fingerprint, key_pair_from_seed, public_key_from_pem, public_pem,
     signing_key_from_pem,
 };
 use crate::integrity::trust::{Approval, trust_doc_toml};
-use crate::integrity::trust_store;
 use crate::model::SpaceKind;
 use crate::system::ReadResult;
 
@@ -506,9 +505,8 @@ fn generate(ctx: &Context<'_>, force: bool) -> anyhow::Result<u8> {
 fn list(ctx: &Context<'_>, path: &Path, json: bool) -> anyhow::Result<u8> {
     let (host, notices) = ctx.host(path, Settings::default())?;
     print_notices(&notices);
-    let db = host.snapshot();
-    let db: &dyn Db = &db;
-    let store = trust_store(db);
+    let a = host.analysis();
+    let store = a.trust_store();
     let signing = load_signing_key(ctx)?;
     let trusted: Vec<serde_json::Value> = store
         .keys
@@ -517,8 +515,8 @@ fn list(ctx: &Context<'_>, path: &Path, json: bool) -> anyhow::Result<u8> {
             serde_json::json!({
                 "fingerprint": k.fingerprint,
                 "owner": k.owner,
-                "space": f.space(db).label(),
-                "file": f.path(db).display().to_string(),
+                "space": a.space_label(*f),
+                "file": a.path(*f).display().to_string(),
             })
         })
         .collect();
@@ -527,8 +525,8 @@ fn list(ctx: &Context<'_>, path: &Path, json: bool) -> anyhow::Result<u8> {
         .iter()
         .map(|(f, reason)| {
             serde_json::json!({
-                "file": f.path(db).display().to_string(),
-                "space": f.space(db).label(),
+                "file": a.path(*f).display().to_string(),
+                "space": a.space_label(*f),
                 "reason": reason,
             })
         })
@@ -540,7 +538,7 @@ fn list(ctx: &Context<'_>, path: &Path, json: bool) -> anyhow::Result<u8> {
             serde_json::json!({
                 "fingerprint": k.fingerprint,
                 "owner": k.owner,
-                "file": f.path(db).display().to_string(),
+                "file": a.path(*f).display().to_string(),
             })
         })
         .collect();
@@ -572,8 +570,8 @@ fn list(ctx: &Context<'_>, path: &Path, json: bool) -> anyhow::Result<u8> {
                 "  {}  owner {:<14} {:<16} {}",
                 k.fingerprint,
                 k.owner.as_deref().filter(|o| !o.is_empty()).unwrap_or("-"),
-                f.space(db).label(),
-                f.path(db).display()
+                a.space_label(*f),
+                a.path(*f).display()
             );
         }
     }
@@ -586,7 +584,7 @@ fn list(ctx: &Context<'_>, path: &Path, json: bool) -> anyhow::Result<u8> {
                 "  {}  owner {:<14} {}",
                 k.fingerprint,
                 k.owner.as_deref().filter(|o| !o.is_empty()).unwrap_or("-"),
-                f.path(db).display()
+                a.path(*f).display()
             );
         }
     }
@@ -595,8 +593,8 @@ fn list(ctx: &Context<'_>, path: &Path, json: bool) -> anyhow::Result<u8> {
         for (f, reason) in &store.problems {
             outln!(
                 "  {} ({}): {reason}",
-                f.path(db).display(),
-                f.space(db).label()
+                a.path(*f).display(),
+                a.space_label(*f)
             );
         }
     }
@@ -691,13 +689,12 @@ fn approve_project_keys(ctx: &Context<'_>, project: &Path) -> anyhow::Result<u8>
     let project_dir = ctx.project_root(project)?;
     let (host, notices) = ctx.host(&project_dir, Settings::default())?;
     print_notices(&notices);
-    let db = host.snapshot();
-    let db: &dyn Db = &db;
-    let store = trust_store(db);
+    let a = host.analysis();
+    let store = a.trust_store();
     let approved: Vec<_> = store
         .keys
         .iter()
-        .filter(|(_, f)| f.space(db).kind() == SpaceKind::Project)
+        .filter(|(_, f)| a.space_kind(*f) == SpaceKind::Project)
         .collect();
     if store.unapproved.is_empty() {
         if approved.is_empty() {
@@ -725,7 +722,7 @@ fn approve_project_keys(ctx: &Context<'_>, project: &Path) -> anyhow::Result<u8>
         let approval = Approval::of(key, &project_dir.display().to_string());
         let doc = approval.to_toml(
             key.owner.as_deref(),
-            &format!(".ai/{}", file.rel(db)),
+            &format!(".ai/{}", a.rel(*file)),
             &when,
         );
         let path = dir.join(approval.file_name());
@@ -737,7 +734,7 @@ fn approve_project_keys(ctx: &Context<'_>, project: &Path) -> anyhow::Result<u8>
                 .as_deref()
                 .filter(|o| !o.is_empty())
                 .unwrap_or("-"),
-            file.path(db).display()
+            a.path(*file).display()
         );
     }
     outln!("recorded in {}", dir.display());

@@ -10,9 +10,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{Context, print_notices};
-use crate::analysis::chain_view::chain_of;
 use crate::db::Settings;
-use crate::integrity::lockfile::{build_lockfile, lockfile_rel};
+use crate::integrity::lockfile::lockfile_rel;
 use crate::integrity::timefmt::iso_timestamp;
 use crate::model::item_id_problem;
 
@@ -23,10 +22,10 @@ pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::
     let project = ctx.project_root(path)?;
     let (host, notices) = ctx.host(&project, Settings::default())?;
     print_notices(&notices);
-    let db = host.snapshot();
+    let a = host.analysis();
     // The chain must be one that runs: found, built without error, ending at a primitive, and
     // passing §4 validation (the reference writes a lockfile only after a successful run).
-    let view = chain_of(&db, item);
+    let view = a.chain(item);
     if !view.found {
         errln!("error: Tool not found: {item}");
         return Ok(1);
@@ -42,7 +41,7 @@ pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::
         );
         return Ok(1);
     }
-    let lock = match build_lockfile(&db, item, &{
+    let lock = match a.build_lockfile(item, &{
         let (secs, micros) = super::now();
         iso_timestamp(secs, micros)
     }) {
@@ -70,7 +69,8 @@ pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::
     }
     // Integrity verification (§10.5) would refuse these elements at execution; the lockfile
     // records their hashes anyway, so warn, do not refuse.
-    for f in crate::analysis::verify::verify_chain(&db, item, &[])
+    for f in a
+        .verify_chain(item, &[])
         .map(|v| v.files)
         .unwrap_or_default()
     {

@@ -29,17 +29,14 @@ use super::keys::{
 };
 use super::replace::{Durability, Replace, replace_all, settled_since};
 use super::{Context, print_notices};
-use crate::db::{Db, FileContents, RootDb, Settings, SourceFile, SpaceRoot};
+use crate::analysis::Analysis;
+use crate::db::{Settings, SourceFile};
 use crate::integrity::hash::{content_hash, universal_newlines};
 use crate::integrity::sigline::{SigLine, parse_signature};
 use crate::integrity::timefmt::signature_timestamp;
-use crate::integrity::{
-    ItemKind, Signature, SignatureFormat, format_for, sign_text, trust_store, verify_text,
-};
+use crate::integrity::{ItemKind, Signature, SignatureFormat, sign_text, verify_text};
 use crate::model::{SpaceKind, item_id_problem};
-use crate::resolve::extractor::{EXTRACTORS_DIR, extractor_item_type};
-use crate::resolve::{extractor_config, parse_file, space_index, split_tool_rel};
-use crate::rules::checks::unreadable_message;
+use crate::resolve::split_tool_rel;
 use crate::system::FileStamp;
 
 /// The item type flag of `sign`.
@@ -95,21 +92,13 @@ fn load_chain_needs(
     use crate::exec::facts::Loaded;
     let (specs, _) = ctx.spaces(path)?;
     let (mut loader, _) = crate::load::ItemLoader::new(ctx.sys, &specs);
-    let db = host.snapshot();
-    let Some(root) = db
-        .workspace()
-        .roots(&db)
-        .iter()
-        .copied()
-        .find(|r| r.space(&db).kind() == wanted)
-    else {
+    let items = host.analysis().items(wanted, ItemKind::Tool);
+    if items.is_empty() {
         return Ok(());
-    };
-    let items = items_in(&db, root, ItemKind::Tool);
+    }
     let tools: Vec<SourceFile> = items.iter().map(|&(_, f)| f).collect();
     let mut loaded: std::collections::BTreeSet<String> =
         items.into_iter().map(|(id, _)| id).collect();
-    drop(db);
     // Ends: each round probes ids not probed before, among the finitely many the files name.
     loop {
         let a = host.analysis();
@@ -120,15 +109,6 @@ fn load_chain_needs(
         let change = loader.probe_items(a, &needs);
         loaded.extend(needs);
         host.apply(change);
-    }
-}
-
-/// Directory of an item kind under `.ai/`.
-fn kind_dir(kind: ItemKind) -> &'static str {
-    match kind {
-        ItemKind::Tool => "tools/",
-        ItemKind::Directive => "directives/",
-        ItemKind::Knowledge => "knowledge/",
     }
 }
 
@@ -188,31 +168,6 @@ fn is_glob(s: &str) -> bool {
     s.contains('*') || s.contains('?')
 }
 
-/// Items of a kind in one space: (item id, file), sorted by id then extension order.
-fn items_in(db: &dyn Db, root: SpaceRoot, kind: ItemKind) -> Vec<(String, SourceFile)> {
-    let cfg = extractor_config(db);
-    let mut out: Vec<(String, usize, SourceFile)> = root
-        .files(db)
-        .iter()
-        .filter_map(|&f| {
-            let rel = f.rel(db);
-            match kind {
-                ItemKind::Tool => {
-                    let (id, ext) = split_tool_rel(rel)?;
-                    let rank = cfg.extension_rank(ext)?;
-                    Some((id.to_owned(), rank, f))
-                }
-                _ => {
-                    let id = rel.strip_prefix(kind_dir(kind))?.strip_suffix(".md")?;
-                    (!id.is_empty()).then(|| (id.to_owned(), 0, f))
-                }
-            }
-        })
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
-    out.into_iter().map(|(id, _, f)| (id, f)).collect()
-}
-
 /// One item's outcome.
 enum Outcome {
     Signed {
@@ -249,7 +204,7 @@ struct Signer<'c, 'a> {
 
 impl Signer<'_, '_> {
     /// The signing key, generated and trusted on first use (§10.4 recommendation).
-    fn key(&mut self, db: &dyn Db) -> anyhow::Result<&SigningKeyPair> {
+    fn key(&mut self, a: Analysis<'_>) -> anyhow::Result<&SigningKeyPair> {
         if self.key.is_none() {
             let pair = match load_signing_key(self.ctx)? {
                 Some(pair) => pair,
@@ -278,7 +233,7 @@ impl Signer<'_, '_> {
                     pair
                 }
             };
-            if trust_store(db).lookup(&pair.fingerprint).is_none() {
+            if a.trust_store().lookup(&pair.fingerprint).is_none() {
                 let doc = write_trust_doc(&user_base(self.ctx)?, &pair.public_pem, OWNER_LOCAL)?;
                 self.notices.push(format!(
                     "trusted the signing key {} in the user space: {}",
@@ -318,35 +273,6 @@ fn line_of(text: &str, offset: usize) -> usize {
         .filter(|&&b| b == b'\n')
         .count()
         + 1
-}
-
-/// The first `validation_schema.fields` of an extractor of this kind (project > user > system).
-fn validation_schema(db: &dyn Db, kind: ItemKind) -> Option<serde_yaml::Mapping> {
-    for root in db.workspace().roots(db) {
-        for &file in root.files(db).iter() {
-            let rel = file.rel(db);
-            if !rel.starts_with(EXTRACTORS_DIR)
-                || rel.ends_with(".py")
-                || extractor_item_type(rel) != Some(kind.name())
-            {
-                continue;
-            }
-            let Some(text) = file.contents(db).text() else {
-                continue;
-            };
-            let Ok(doc) = crate::parse::guard::yaml_from_str::<serde_yaml::Value>(&text) else {
-                continue;
-            };
-            if let Some(fields) = doc
-                .get("validation_schema")
-                .and_then(|s| s.get("fields"))
-                .and_then(|f| f.as_mapping())
-            {
-                return Some(fields.clone());
-            }
-        }
-    }
-    None
 }
 
 /// Fields whose absence blocks signing, per kind (see the module docs).
@@ -468,11 +394,15 @@ fn check_fields(
 }
 
 /// A tool's fields (§2.7 extraction rules): name from the file name, the rest from its header.
-fn tool_fields(db: &dyn Db, file: SourceFile, text: &str, stem: &str) -> Result<Fields, Refusal> {
-    let parsed = parse_file(db, file);
-    if !parsed.problems.is_empty() {
-        let details = parsed
-            .problems
+fn tool_fields(
+    a: Analysis<'_>,
+    file: SourceFile,
+    text: &str,
+    stem: &str,
+) -> Result<Fields, Refusal> {
+    let (m, problems) = a.header(file);
+    if !problems.is_empty() {
+        let details = problems
             .iter()
             .map(|p| {
                 format!(
@@ -484,7 +414,6 @@ fn tool_fields(db: &dyn Db, file: SourceFile, text: &str, stem: &str) -> Result<
             .collect();
         return Err(Refusal::new("Failed to parse tool file", details));
     }
-    let m = &parsed.metadata;
     let j = |v: Option<&crate::model::Spanned<crate::model::Value>>| v.map(|s| s.value.to_json());
     Ok(vec![
         ("name", Some(Json::String(stem.to_owned()))),
@@ -672,7 +601,7 @@ fn knowledge_fields(text: &str) -> Result<Fields, Refusal> {
 
 /// Validate one item: blocking problems, or the warnings to report.
 fn validate(
-    db: &dyn Db,
+    a: Analysis<'_>,
     schema: &serde_yaml::Mapping,
     kind: ItemKind,
     id: &str,
@@ -688,14 +617,14 @@ fn validate(
     };
     let fields = match kind {
         ItemKind::Tool => {
-            let ext = split_tool_rel(file.rel(db)).map_or("", |(_, e)| e);
-            if extractor_config(db).parser_for(ext).is_none() {
+            if !a.has_metadata_parser(file) {
+                let ext = split_tool_rel(a.rel(file)).map_or("", |(_, e)| e);
                 // No parser ⇒ no metadata (§2.6); such files (scripts, data) are signed as they are.
                 return Ok(vec![format!(
                     "no metadata parser is configured for `{ext}`: the file is signed without checking its metadata"
                 )]);
             }
-            tool_fields(db, file, text, stem)?
+            tool_fields(a, file, text, stem)?
         }
         // Read as the reference reads them (universal newlines, §10.2): a CRLF or CR-only
         // entry has the fields of its LF form.
@@ -725,25 +654,25 @@ enum Checked {
 
 /// Validate one resolved item: what to sign, or the outcome that refuses it.
 fn check_one(
-    db: &dyn Db,
+    a: Analysis<'_>,
     schema: &serde_yaml::Mapping,
     kind: ItemKind,
     id: &str,
     file: SourceFile,
     force: bool,
 ) -> Checked {
-    let path = || Some(file.path(db).as_ref().clone());
-    let FileContents::Text(text) = file.contents(db) else {
+    let path = || Some(a.path(file).to_path_buf());
+    let Some(text) = a.text_handle(file) else {
         // What lint says of it (`symlink-escape`, `unreadable-file`).
-        let why = unreadable_message(db, file.contents(db)).unwrap_or_default();
+        let why = a.unreadable_reason(file).unwrap_or_default();
         return Checked::Refused(Outcome::failed(id, path(), why));
     };
-    match validate(db, schema, kind, id, file, &text.as_str()) {
+    match validate(a, schema, kind, id, file, &text.as_str()) {
         Ok(mut warnings) => {
             // Then the tool's chain: one lint holds broken is refused (a signature vouches for
             // a tool that can run), unless forced.
             let chain_errors = match kind {
-                ItemKind::Tool => crate::analysis::item_findings(db, file, &[]).0,
+                ItemKind::Tool => a.item_findings(file, &[]).0,
                 _ => Vec::new(),
             };
             if !chain_errors.is_empty() && !force {
@@ -760,8 +689,8 @@ fn check_one(
                     .map(|e| format!("signed with --force despite: {e}")),
             );
             Checked::Ready(Ready {
-                text: text.clone(),
-                fmt: format_for(db, kind, file.rel(db)),
+                text,
+                fmt: a.signature_format(kind, file),
                 warnings,
             })
         }
@@ -774,29 +703,17 @@ fn check_one(
     }
 }
 
-/// Validate items in parallel: chunks of the batch, each rayon job with its own database clone
-/// made here on the calling thread (salsa handles are `Send`, not `Sync`), as `analysis::lint`
-/// does. Results come back in the order of `items`.
+/// Validate items in parallel (`Analysis::par_map`), results in the order of `items`.
 fn check_all(
-    db: &RootDb,
+    a: Analysis<'_>,
     schema: &serde_yaml::Mapping,
     kind: ItemKind,
     items: &[(&str, SourceFile)],
     force: bool,
 ) -> Vec<Checked> {
-    let threads = rayon::current_num_threads().max(1);
-    let chunk = (items.len() / (threads * 8)).max(32);
-    let jobs: Vec<(&[(&str, SourceFile)], RootDb)> =
-        items.chunks(chunk).map(|part| (part, db.clone())).collect();
-    let parts: Vec<Vec<Checked>> = jobs
-        .into_par_iter()
-        .map(|(part, db)| {
-            part.iter()
-                .map(|&(id, file)| check_one(&db, schema, kind, id, file, force))
-                .collect()
-        })
-        .collect();
-    parts.into_iter().flatten().collect()
+    a.par_map(items, &|a, &(id, file)| {
+        check_one(a, schema, kind, id, file, force)
+    })
 }
 
 /// Sign a validated item's text in memory. `Err` is an internal error: the new text does not
@@ -916,14 +833,14 @@ struct Target<'a> {
 /// that file system, which a batch of this size waits for in any case.
 fn sign_batch(
     signer: &mut Signer<'_, '_>,
-    db: &RootDb,
+    a: Analysis<'_>,
     schema: &serde_yaml::Mapping,
     kind: ItemKind,
     items: &[Target<'_>],
     force: bool,
 ) -> anyhow::Result<Vec<Outcome>> {
     let keyed: Vec<(&str, SourceFile)> = items.iter().map(|t| (t.id, t.file)).collect();
-    let checked = check_all(db, schema, kind, &keyed, force);
+    let checked = check_all(a, schema, kind, &keyed, force);
     let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(items.len());
     let mut ready: Vec<(usize, Ready)> = Vec::new();
     for (i, c) in checked.into_iter().enumerate() {
@@ -938,12 +855,12 @@ fn sign_batch(
     if ready.is_empty() {
         return Ok(outcomes.into_iter().flatten().collect());
     }
-    let key = signer.key(db)?;
-    let store = trust_store(db);
+    let key = signer.key(a)?;
+    let store = a.trust_store();
     let trusted_pem = store
         .lookup(&key.fingerprint)
         .map_or_else(|| key.public_pem.clone(), |(k, _)| k.pem.clone());
-    let path_of = |i: usize| items[i].file.path(db).as_ref().clone();
+    let path_of = |i: usize| a.path(items[i].file).to_path_buf();
     let paths: Vec<PathBuf> = ready.iter().map(|&(i, _)| path_of(i)).collect();
     // (3) Sign in memory; an internal error stops the run before anything is written.
     let signed: Signed = ready
@@ -1067,7 +984,7 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
     // What signing reads: the items of one kind in one space, the extractors and the trust store
     // (one tool: its candidate files); not the other spaces' items.
     let (mut host, notices) = if batch || kind != ItemKind::Tool {
-        let dir = kind_dir(kind).trim_end_matches('/');
+        let dir = kind.dir().trim_end_matches('/');
         ctx.space_host(&args.path, Settings::default(), wanted, dir)?
     } else {
         ctx.item_host(&args.path, Settings::default(), &[pattern.to_owned()])?
@@ -1076,14 +993,8 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
     if batch && kind == ItemKind::Tool {
         load_chain_needs(ctx, &args.path, &mut host, wanted)?;
     }
-    let snapshot = host.snapshot();
-    let db: &dyn Db = &snapshot;
-    let root = db
-        .workspace()
-        .roots(db)
-        .iter()
-        .copied()
-        .find(|r| r.space(db).kind() == wanted);
+    let a = host.analysis();
+    let root = a.space_root(wanted);
     let mut signer = Signer {
         ctx,
         key: None,
@@ -1091,16 +1002,18 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
     };
     let targets: Vec<(String, SourceFile)> = match root {
         None => Vec::new(),
-        Some(root) if batch => items_in(db, root, kind)
+        Some(_) if batch => a
+            .items(wanted, kind)
             .into_iter()
             .filter(|(id, _)| id_matches(pattern, id))
             .collect(),
-        Some(root) => match kind {
-            ItemKind::Tool => space_index(db, root)
-                .first(pattern, extractor_config(db))
+        Some(_) => match kind {
+            ItemKind::Tool => a
+                .tool_in(wanted, pattern)
                 .map(|f| vec![(pattern.to_owned(), f)])
                 .unwrap_or_default(),
-            _ => items_in(db, root, kind)
+            _ => a
+                .items(wanted, kind)
                 .into_iter()
                 .filter(|(id, _)| id == pattern)
                 .take(1)
@@ -1113,9 +1026,9 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
         } else {
             not_found(kind, pattern)
         };
-        let searched = root.map_or_else(
+        let searched = root.as_ref().map_or_else(
             || format!("(the {} space is not loaded)", args.space.name()),
-            |r| r.root(db).join(kind_dir(kind)).display().to_string(),
+            |r| r.join(kind.dir()).display().to_string(),
         );
         if args.json {
             outln!(
@@ -1134,12 +1047,12 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
         return Ok(1);
     }
     // Read once per run: finding it scans every file of every space.
-    let schema = validation_schema(db, kind).unwrap_or_default();
+    let schema = a.validation_schema(kind).unwrap_or_default();
     // Two ids may name one file (a symlink beside its target): sign it once, report both.
     // A map, not a list: a search per item made a batch of n items cost O(n²).
     let reals: Vec<(PathBuf, FileKey, Option<FileStamp>)> = targets
         .iter()
-        .map(|(_, f)| f.path(db).as_ref().clone())
+        .map(|&(_, f)| a.path(f).to_path_buf())
         .collect::<Vec<_>>()
         .into_par_iter()
         .map(real_file)
@@ -1164,12 +1077,12 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
         });
         first_of.push(at);
     }
-    let signed = sign_batch(&mut signer, &snapshot, &schema, kind, &unique, args.force)?;
+    let signed = sign_batch(&mut signer, a, &schema, kind, &unique, args.force)?;
     let outcomes: Vec<Outcome> = targets
         .iter()
         .zip(&first_of)
         .map(|((id, file), &at)| {
-            let path = file.path(db).as_ref().clone();
+            let path = a.path(*file).to_path_buf();
             match &signed[at] {
                 Outcome::Signed {
                     signature,
@@ -1192,7 +1105,7 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
         .collect();
     print_notices(&signer.notices);
     if kind == ItemKind::Tool {
-        remove_stale_lockfiles(ctx, db, wanted, &outcomes);
+        remove_stale_lockfiles(ctx, a, wanted, &outcomes);
     }
     let failed = outcomes
         .iter()
@@ -1207,7 +1120,6 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
     if batch {
         // The process ends after this: the OS takes the loaded tree back at once (freeing its
         // texts and memos one by one took 0.24 s of signing a 100k tree's project).
-        std::mem::forget(snapshot);
         std::mem::forget(host);
     }
     Ok(u8::from(failed > 0))
@@ -1217,7 +1129,12 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
 /// under its old text (§10.7: a lockfile only detects change, and the next `exec` would refuse
 /// with "Lockfile integrity mismatch"), and say so: the next successful `exec` writes a fresh
 /// one. A lockfile that cannot be read, or pins nothing signed here, is left alone.
-fn remove_stale_lockfiles(ctx: &Context<'_>, db: &dyn Db, space: SpaceKind, outcomes: &[Outcome]) {
+fn remove_stale_lockfiles(
+    ctx: &Context<'_>,
+    a: Analysis<'_>,
+    space: SpaceKind,
+    outcomes: &[Outcome],
+) {
     let signed: HashMap<&str, &str> = outcomes
         .iter()
         .filter_map(|o| match o {
@@ -1235,17 +1152,13 @@ fn remove_stale_lockfiles(ctx: &Context<'_>, db: &dyn Db, space: SpaceKind, outc
         SpaceKind::User => "user",
         SpaceKind::System => return,
     };
-    for root in db.workspace().roots(db) {
-        if !matches!(root.space(db).kind(), SpaceKind::Project | SpaceKind::User)
-            || root
-                .root(db)
-                .starts_with(crate::model::EMBEDDED_PATH_PREFIX)
+    for (kind, root) in a.space_roots() {
+        if !matches!(kind, SpaceKind::Project | SpaceKind::User)
+            || root.starts_with(crate::model::EMBEDDED_PATH_PREFIX)
         {
             continue;
         }
-        let dir = root
-            .root(db)
-            .join(crate::integrity::lockfile::LOCKFILES_DIR);
+        let dir = root.join(crate::integrity::lockfile::LOCKFILES_DIR);
         for entry in ctx.sys.walk(&dir) {
             let path = entry.path;
             if entry.is_symlink

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::{Context, print_notices};
 use crate::analysis::display_path;
-use crate::analysis::verify::{FileVerdict, Policy, verify_all, verify_chain};
+use crate::analysis::verify::FileVerdict;
 use crate::db::Settings;
 
 pub fn verify(
@@ -34,16 +34,17 @@ pub fn verify(
         ctx.item_host(path, Settings::default(), items)?
     };
     print_notices(&notices);
-    let db = host.snapshot();
-    let policy = Policy::resolve(&db, allow_unsigned);
-    print_notices(&Policy::notices(&db));
+    let a = host.analysis();
+    let policy = a.policy(allow_unsigned);
+    print_notices(&a.policy_notices());
     let mut files: Vec<FileVerdict> = Vec::new();
     if items.is_empty() {
-        files = verify_all(&db);
+        files = a.verify_all();
     } else {
         for item in items {
-            let v =
-                verify_chain(&db, item, &[]).with_context(|| format!("Tool not found: {item}"))?;
+            let v = a
+                .verify_chain(item, &[])
+                .with_context(|| format!("Tool not found: {item}"))?;
             for f in v.files {
                 if !files.iter().any(|g| g.path == f.path) {
                     files.push(f);

@@ -130,9 +130,8 @@ pub fn watch(
             continue;
         }
         let started = Instant::now();
-        let db = host.db().clone();
-        let change = reloader.reload(&paths, &|dir| db.paths_under(dir));
-        drop(db);
+        let a = host.analysis();
+        let change = reloader.reload(&paths, &|dir| a.paths_under(dir));
         if change.files.is_empty() {
             continue;
         }

@@ -10,13 +10,12 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as J;
 
 use super::facts::{Ask, DepListing, DepWalk};
+use crate::analysis::chain_view::ChainView;
 use crate::analysis::verify::ExtraFile;
-use crate::db::Db;
 use crate::error::py_truthy;
 use crate::exec::template::fill_names;
 use crate::integrity::ItemKind;
 use crate::model::EMBEDDED_PATH_PREFIX;
-use crate::resolve::{Chain, metadata};
 
 /// One chain element as the anchor system sees it (tool first).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -36,26 +35,19 @@ pub struct AnchorElement {
 
 impl AnchorElement {
     /// The anchor view of every element of a resolved chain.
-    pub fn from_chain(db: &dyn Db, chain: &Chain) -> Vec<AnchorElement> {
-        chain
-            .elements
+    pub fn from_chain(view: &ChainView) -> Vec<AnchorElement> {
+        view.elements
             .iter()
             .map(|e| {
-                let meta = e.file.map(|f| metadata(db, f).clone());
-                let json =
-                    |pick: fn(&crate::model::Metadata) -> Option<J>| meta.as_deref().and_then(pick);
+                let json = |pick: fn(&crate::model::Metadata) -> Option<J>| {
+                    e.metadata.as_deref().and_then(pick)
+                };
                 AnchorElement {
                     item_id: e.item_id.clone(),
-                    path: e.file.map(|f| f.path(db).as_ref().clone()),
+                    path: e.path.clone(),
                     anchor: json(|m| m.anchor().map(|v| v.value.to_json())),
                     verify_deps: json(|m| m.verify_deps().map(|v| v.value.to_json())),
-                    space_root: e.file.and_then(|f| {
-                        db.workspace()
-                            .roots(db)
-                            .iter()
-                            .find(|r| r.space(db) == f.space(db))
-                            .map(|r| r.root(db).as_ref().clone())
-                    }),
+                    space_root: e.space_root.clone(),
                 }
             })
             .collect()

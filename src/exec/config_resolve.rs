@@ -27,8 +27,9 @@ use std::path::PathBuf;
 use serde_json::Value as J;
 
 use super::facts::Ask;
-use crate::db::{Db, FileContents, SourceFile};
-use crate::integrity::{ItemKind, extension_of, formats_of, is_embedded, trust_store, verify_text};
+use crate::analysis::Analysis;
+use crate::db::SourceFile;
+use crate::integrity::extension_of;
 use crate::model::Value;
 
 /// The parameter the resolved config is injected as (§7.3).
@@ -176,36 +177,17 @@ pub fn parse_decl(v: &Value) -> Result<ConfigDecl, String> {
     }
 }
 
-/// The file at `.ai/<rel>` of each space, in search order (project, user, bundles).
-fn files_at(db: &dyn Db, rel: &str) -> Vec<SourceFile> {
-    let mut out = Vec::new();
-    for root in db.workspace().roots(db) {
-        let (files, rels) = (root.files(db), root.rels(db));
-        let i = rels.partition_point(|r| r.as_ref() < rel);
-        if let (Some(&f), Some(r)) = (files.get(i), rels.get(i))
-            && r.as_ref() == rel
-        {
-            out.push(f);
-        }
-    }
-    out
-}
-
 /// "Warn if unsigned, fail loudly if tampered."
 fn check_signature(
-    db: &dyn Db,
+    a: Analysis<'_>,
     file: SourceFile,
     text: &str,
     warnings: &mut Vec<String>,
 ) -> Result<(), String> {
-    let path = file.path(db).display().to_string();
-    if is_embedded(db, file) {
+    let path = a.path(file).display().to_string();
+    let Some(verdict) = a.verify_as_tool(file, text) else {
         return Ok(());
-    }
-    let fmt = formats_of(db, ItemKind::Tool).get(ItemKind::Tool, extension_of(file.rel(db)));
-    let store = trust_store(db);
-    let trusted = |fp: &str| store.lookup(fp).map(|(k, _)| k.pem.clone());
-    let verdict = verify_text(ItemKind::Tool, &fmt, text, &trusted);
+    };
     if verdict.passed() {
         Ok(())
     } else if verdict.is_unsigned() {
@@ -220,23 +202,17 @@ fn check_signature(
 
 /// Read one config file into a YAML value (a mapping).
 fn load(
-    db: &dyn Db,
+    a: Analysis<'_>,
     file: SourceFile,
     format: Format,
     warnings: &mut Vec<String>,
 ) -> Result<serde_yaml::Value, String> {
-    let path = file.path(db).display().to_string();
-    let text = match file.contents(db) {
-        FileContents::Text(t) => t.as_str(),
-        other => {
-            return Err(format!(
-                "Config file {path}: {}",
-                other.problem().unwrap_or_default()
-            ));
-        }
-    };
+    let path = a.path(file).display().to_string();
+    let text = a
+        .contents(file)
+        .map_err(|why| format!("Config file {path}: {why}"))?;
     let text: &str = &text;
-    check_signature(db, file, text, warnings)?;
+    check_signature(a, file, text, warnings)?;
     let doc: serde_yaml::Value = match format {
         Format::Yaml => crate::parse::guard::yaml_from_str(text)
             .map_err(|e| format!("Config file {path} is not valid YAML: {e}"))?,
@@ -275,7 +251,7 @@ fn yaml_type(v: &serde_yaml::Value) -> &'static str {
 
 /// Resolve one spec. `None` while `.ai/config/<path>` of every space is not loaded yet.
 pub fn resolve_spec(
-    db: &dyn Db,
+    a: Analysis<'_>,
     spec: &ConfigSpec,
     ask: &Ask<'_>,
 ) -> Option<Result<ResolvedConfig, String>> {
@@ -283,12 +259,12 @@ pub fn resolve_spec(
     if !ask.space_file_loaded(&rel) {
         return None;
     }
-    Some(resolve_loaded(db, spec, &rel))
+    Some(resolve_loaded(a, spec, &rel))
 }
 
-fn resolve_loaded(db: &dyn Db, spec: &ConfigSpec, rel: &str) -> Result<ResolvedConfig, String> {
+fn resolve_loaded(a: Analysis<'_>, spec: &ConfigSpec, rel: &str) -> Result<ResolvedConfig, String> {
     let format = format_of(&spec.path).unwrap_or(Format::Yaml);
-    let found = files_at(db, rel);
+    let found = a.files_at(rel);
     let files: Vec<SourceFile> = match spec.mode {
         // Search order reversed: the last bundle first … the first bundle, user, project.
         ConfigMode::DeepMerge => found.into_iter().rev().collect(),
@@ -298,9 +274,9 @@ fn resolve_loaded(db: &dyn Db, spec: &ConfigSpec, rel: &str) -> Result<ResolvedC
     let mut warnings = Vec::new();
     let mut sources = Vec::new();
     for file in files {
-        let doc = load(db, file, format, &mut warnings)?;
+        let doc = load(a, file, format, &mut warnings)?;
         crate::config::deep_merge(&mut merged, doc);
-        sources.push(file.path(db).as_ref().clone());
+        sources.push(a.path(file).to_path_buf());
     }
     let value = serde_json::to_value(&merged)
         .map_err(|e| format!("Config `{}` cannot be passed on as JSON: {e}", spec.path))?;
@@ -315,7 +291,7 @@ fn resolve_loaded(db: &dyn Db, spec: &ConfigSpec, rel: &str) -> Result<ResolvedC
 /// are not loaded yet (`ask.needs()` lists every one at once); `Some(Err)` for a bad declaration
 /// or a bad, unreadable or tampered file.
 pub fn resolve_config(
-    db: &dyn Db,
+    a: Analysis<'_>,
     decl: &Value,
     ask: &Ask<'_>,
 ) -> Option<Result<ResolvedConfig, String>> {
@@ -337,7 +313,7 @@ pub fn resolve_config(
     }
     let mut results = Vec::with_capacity(specs.len());
     for s in &specs {
-        match resolve_loaded(db, s, &format!("{CONFIG_DIR}/{}", s.path)) {
+        match resolve_loaded(a, s, &format!("{CONFIG_DIR}/{}", s.path)) {
             Ok(r) => results.push((s.path.clone(), r)),
             Err(e) => return Some(Err(e)),
         }

@@ -9,19 +9,17 @@ use std::time::Duration;
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::analysis::chain_view::{ChainView, chain_of};
-use crate::analysis::lazy::chain_needs;
-use crate::analysis::verify::{ChainVerification, Policy, verify_chain};
-use crate::db::{Db, RootDb};
+use crate::analysis::Analysis;
+use crate::analysis::chain_view::ChainView;
+use crate::analysis::verify::{ChainVerification, Policy};
 use crate::exec::anchor::{AnchorElement, anchor_lib_problem, plan_anchor};
 use crate::exec::config_resolve::{inject, resolve_config};
 use crate::exec::env::{EnvElement, EnvOutcome, resolve_chain_env};
 use crate::exec::facts::{Ask, Facts, Need};
 use crate::exec::outcome::tool_result;
 use crate::exec::template::build_config;
-use crate::integrity::lockfile::{self, LockCheck, lockfile_rel, tool_version};
+use crate::integrity::lockfile::{LockCheck, lockfile_rel};
 use crate::model::item_id_problem;
-use crate::resolve::{Chain, chain, metadata, resolve_root};
 
 /// One `rye_execute` call for a tool (§12.1), as the edge parsed it.
 #[derive(Clone, Debug)]
@@ -147,32 +145,13 @@ fn verify_events(v: &ChainVerification, policy: &Policy) -> Vec<Json> {
 /// Rules whose finding the pipeline reports itself, with the reference's text, at its own stage.
 const REPORTED_ELSEWHERE: &[&str] = &["unknown-primitive"];
 
-/// Error and warning findings of the lint rules on the chain's files, with the severities in
-/// force. The integrity family is left to the execution policy (checked just before).
-fn chain_findings(db: &RootDb, ch: &Chain) -> (Vec<String>, Vec<String>) {
-    let mut errors = Vec::new();
-    let mut warnings = Vec::new();
-    for file in ch.elements.iter().filter_map(|e| e.file) {
-        let (e, w) = crate::analysis::item_findings(db, file, REPORTED_ELSEWHERE);
-        errors.extend(e);
-        warnings.extend(w);
-    }
-    errors.dedup();
-    warnings.dedup();
-    (errors, warnings)
-}
-
 /// The lockfile check (§10.7) with lazy loading: the root, its lockfile and every id the lockfile
 /// names must be loaded first. `None` while something is still to be loaded.
-fn lockfile_stage(db: &RootDb, req: &ExecRequest, ask: &Ask<'_>) -> Option<LockCheck> {
-    let dbr: &dyn Db = db;
+fn lockfile_stage(a: Analysis<'_>, req: &ExecRequest, ask: &Ask<'_>) -> Option<LockCheck> {
     if !ask.item_loaded(&req.item_id) {
         return None;
     }
-    let Some(root) = &resolve_root(dbr, &req.item_id).found else {
-        return Some(LockCheck::NoLockfile);
-    };
-    let Some(version) = tool_version(dbr, root.file) else {
+    let Some(version) = a.root_version(&req.item_id) else {
         return Some(LockCheck::NoLockfile);
     };
     // A version that makes no lockfile name (§10.7, DESIGN.md): no lockfile to check; the run
@@ -183,26 +162,20 @@ fn lockfile_stage(db: &RootDb, req: &ExecRequest, ask: &Ask<'_>) -> Option<LockC
     if !ask.space_file_loaded(rel.as_str()) {
         return None;
     }
-    if let Some(file) = lockfile::find_lockfile(dbr, &req.item_id, &version)
-        && let Ok(lock) = lockfile::lockfile(dbr, file)
-    {
+    if let Some(ids) = a.lockfile_ids(&req.item_id, &version) {
         let mut all = true;
-        for entry in &lock.resolved_chain {
-            if let Some(id) = entry.get("item_id").and_then(Json::as_str)
-                && item_id_problem(id).is_none()
-            {
-                all &= ask.item_loaded(id);
-            }
+        for id in ids.iter().filter(|id| item_id_problem(id).is_none()) {
+            all &= ask.item_loaded(id);
         }
         if !all {
             return None;
         }
     }
-    Some(lockfile::check_lockfile(dbr, &req.item_id))
+    Some(a.check_lockfile(&req.item_id))
 }
 
 /// Plan one call. Pure: the same database, request and facts give the same step.
-pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
+pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
     let ask = Ask::new(facts);
     let mut trace = Trace(req.trace.then(Vec::new));
     let id = req.item_id.as_str();
@@ -212,11 +185,11 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
 
     // §12.4: the dry run builds and validates only (no lockfile, no signatures).
     if req.dry_run {
-        let needs = chain_needs(db, id, &facts.items);
+        let needs = a.item_chain_needs(id, &facts.items);
         if !needs.is_empty() {
             return Step::Need(needs.into_iter().map(Need::Item).collect());
         }
-        let view = chain_of(db, id);
+        let view = a.chain(id);
         return Step::Answer(Answer {
             success: view.passed(),
             response: view.to_json(),
@@ -227,7 +200,7 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
     let mut lockfile_used = false;
     let mut lockfile_due = None;
     if req.use_lockfile {
-        let Some(check) = lockfile_stage(db, req, &ask) else {
+        let Some(check) = lockfile_stage(a, req, &ask) else {
             return Step::Need(ask.needs());
         };
         match check {
@@ -235,7 +208,7 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
             LockCheck::Failed { message, file } => {
                 let message = format!(
                     "{message} (lockfile: {}; delete it, or rewrite it from the current files with `ryechain lock {} --force`)",
-                    file.path(db).display(),
+                    a.path(file).display(),
                     req.item_id
                 );
                 return refuse(req, message, &[], trace);
@@ -246,11 +219,11 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
     }
 
     // 2. The chain (§3), loading each element's candidates on demand.
-    let needs = chain_needs(db, id, &facts.items);
+    let needs = a.item_chain_needs(id, &facts.items);
     if !needs.is_empty() {
         return Step::Need(needs.into_iter().map(Need::Item).collect());
     }
-    let view = chain_of(db, id);
+    let view = a.chain(id);
     if !view.found {
         return refuse(req, format!("Tool not found: {id}"), &[], trace);
     }
@@ -261,15 +234,9 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
     if let Some(err) = &view.error {
         return refuse(req, err.clone(), &ids, trace);
     }
-    let dbr: &dyn Db = db;
-    let root_file = match &resolve_root(dbr, id).found {
-        Some(c) => c.file,
-        None => return refuse(req, format!("Tool not found: {id}"), &[], trace),
-    };
-    let ch = chain(dbr, root_file);
 
     // 3. Integrity of every element under the execution policy, before anything is spawned.
-    let Some(verification) = verify_chain(db, id, &[]) else {
+    let Some(verification) = a.verify_chain(id, &[]) else {
         return refuse(req, format!("Tool not found: {id}"), &[], trace);
     };
     for e in verify_events(&verification, &req.policy) {
@@ -280,30 +247,31 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
     }
 
     // 4. Validation: every error finding of the lint rules on the chain refuses, naming the rule.
-    let (errors, warnings) = chain_findings(db, ch);
+    let (errors, warnings) = a.chain_findings(id, REPORTED_ELSEWHERE);
     if !errors.is_empty() {
         let msg = format!("Chain validation failed: {}", errors.join("; "));
         return refuse(req, msg, &ids, trace);
     }
 
     // §3.4: the chain must end at a registered primitive.
-    if let Some(err) = ch.run_error(id) {
-        return refuse(req, err, &ids, trace);
+    if let Some(err) = &view.run_error {
+        return refuse(req, err.clone(), &ids, trace);
     }
-    if metadata(dbr, root_file).tool_type_str() == Some("runtime") {
+    let root_meta = view.elements.first().and_then(|e| e.metadata.clone());
+    if root_meta.as_ref().and_then(|m| m.tool_type_str()) == Some("runtime") {
         return refuse(req, NotRun::RuntimeCalledDirectly.message(id), &ids, trace);
     }
     let mut warnings = warnings;
     if req.use_lockfile
         && !lockfile_used
-        && let Some(version) = tool_version(dbr, root_file)
+        && let Some(version) = a.root_version(id)
     {
         match lockfile_rel(id, &version) {
             Ok(rel) => lockfile_due = Some((rel, version)),
             Err(why) => warnings.push(format!("{why}; none is written")),
         }
     }
-    let primitive = ch.elements.last().map_or("", |e| e.item_id.as_str());
+    let primitive = view.elements.last().map_or("", |e| e.item_id.as_str());
     if !SUBPROCESS_IDS.contains(&primitive) {
         let msg = format!(
             "The primitive `{primitive}` is not available in ryechain yet; only the subprocess primitive ({}) runs tools",
@@ -313,7 +281,7 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
     }
 
     // 5. Anchor (§6.1–6.4) and verify_deps (§6.6): dependencies are verified before any env work.
-    let elements = AnchorElement::from_chain(dbr, ch);
+    let elements = AnchorElement::from_chain(&view);
     let text = |p: &Option<PathBuf>| {
         p.as_ref()
             .map(|p| p.display().to_string())
@@ -336,7 +304,7 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
         None => return Step::Need(ask.needs()),
         Some(Err(e)) => return refuse(req, e, &ids, trace),
         Some(Ok(deps)) if !deps.is_empty() => {
-            let Some(v) = verify_chain(db, id, &deps) else {
+            let Some(v) = a.verify_chain(id, &deps) else {
                 return refuse(req, format!("Tool not found: {id}"), &ids, trace);
             };
             let extra = &v.files[v.files.len() - deps.len()..];
@@ -362,15 +330,16 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
     }
 
     // 6. The environment (§5), merged primitive → runtime → tool, then the anchor's env_paths.
-    let env_configs: Vec<Option<Json>> = ch
+    let env_configs: Vec<Option<Json>> = view
         .elements
         .iter()
         .map(|e| {
-            let meta = e.file.map(|f| metadata(dbr, f).clone());
-            meta.and_then(|m| m.env_config().map(|v| v.value.to_json()))
+            e.metadata
+                .as_ref()
+                .and_then(|m| m.env_config().map(|v| v.value.to_json()))
         })
         .collect();
-    let env_elements: Vec<EnvElement<'_>> = ch
+    let env_elements: Vec<EnvElement<'_>> = view
         .elements
         .iter()
         .zip(&env_configs)
@@ -393,9 +362,8 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
 
     // 7. CONFIG_RESOLVE (§7.3): the tool's config files, injected as `resolved_config`.
     let mut params = req.params.clone();
-    let root_meta = metadata(dbr, root_file);
-    if let Some(decl) = root_meta.config_resolve() {
-        match resolve_config(dbr, &decl.value, &ask) {
+    if let Some(decl) = root_meta.as_ref().and_then(|m| m.config_resolve()) {
+        match resolve_config(a, &decl.value, &ask) {
             None => return Step::Need(ask.needs()),
             Some(Err(e)) => return refuse(req, e, &ids, trace),
             Some(Ok(resolved)) => {
@@ -406,12 +374,13 @@ pub fn plan(db: &RootDb, req: &ExecRequest, facts: &Facts) -> Step {
     }
 
     // 8. Config building and templating (§8.2–8.3): caller values are data, never templates.
-    let configs: Vec<Json> = ch
+    let configs: Vec<Json> = view
         .elements
         .iter()
         .map(|e| {
-            e.file
-                .and_then(|f| metadata(dbr, f).config().map(|v| v.value.to_json()))
+            e.metadata
+                .as_ref()
+                .and_then(|m| m.config().map(|v| v.value.to_json()))
                 .unwrap_or(Json::Null)
         })
         .collect();

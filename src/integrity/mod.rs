@@ -38,6 +38,15 @@ pub enum ItemKind {
 }
 
 impl ItemKind {
+    /// The folder of the kind's items under `.ai/` (with its slash).
+    pub fn dir(self) -> &'static str {
+        match self {
+            ItemKind::Tool => "tools/",
+            ItemKind::Directive => "directives/",
+            ItemKind::Knowledge => "knowledge/",
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             ItemKind::Tool => "tool",

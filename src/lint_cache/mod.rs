@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::lazy::{file_chain_needs, lockfile_chain_ids};
 use crate::analysis::live::lintable;
 use crate::analysis::{
-    Checks, DepIds, Host, LintOptions, LintParts, LintReport, LintedFile, display_path,
+    Analysis, Checks, DepIds, Host, LintOptions, LintParts, LintReport, LintedFile, display_path,
     integrity_enabled, lint_chunk, par_chunks, report_of,
 };
 use crate::db::{Db, FileContents, RootDb, Settings, SourceFile};
@@ -746,7 +746,7 @@ fn needs_read(racy: bool, cached: Option<&CensusKind>, kind: &CensusKind) -> boo
 
 /// Lint with the cache at `lint.path`: replay it, re-check what changed, or run `full` (which
 /// must call `analysis::lint_parts` with `deps`) and rebuild it.
-pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(&RootDb) -> LintParts) -> Outcome {
+pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(Analysis<'_>) -> LintParts) -> Outcome {
     let mut warnings = Vec::new();
     let mut spent = Spent::default();
     let run_start = now_ns();
@@ -914,7 +914,7 @@ fn replays(head: &CacheHead<'_>, census: &Census) -> bool {
 /// some, is warned about.
 fn without_cache(
     lint: &CachedLint<'_>,
-    full: &dyn Fn(&RootDb) -> LintParts,
+    full: &dyn Fn(Analysis<'_>) -> LintParts,
     damage: Option<String>,
 ) -> Outcome {
     let warnings = damage
@@ -932,7 +932,7 @@ fn without_cache(
 /// Load everything, check everything, cache it.
 fn full_run(
     lint: &CachedLint<'_>,
-    full: &dyn Fn(&RootDb) -> LintParts,
+    full: &dyn Fn(Analysis<'_>) -> LintParts,
     mut warnings: Vec<String>,
     why: String,
 ) -> Outcome {
@@ -944,7 +944,7 @@ fn full_run(
     change.settings = Some(lint.settings.clone());
     host.apply(change);
     let db = host.snapshot();
-    let parts = full(&db);
+    let parts = full(crate::analysis::Analysis::new(&db));
     // A run that hit an internal error is not cached.
     if parts.files.iter().any(|f| f.panicked) {
         return Outcome {

@@ -74,6 +74,7 @@ fn plan_of(fixture: &str, req: &ExecRequest, env: &[(&str, &str)]) -> Result<Exe
         match plan(host.analysis(), req, &facts) {
             Step::Need(needs) => answer(&needs, &mut facts),
             Step::Answer(a) => return Err(a.response),
+            Step::DryRun(v) => return Err(ryechain::render::chain::dry_run(&v)),
             Step::Run(p) => return Ok(p.plan),
         }
     }
@@ -143,6 +144,7 @@ fn a_venv_interpreter_is_found_through_path_facts() {
             }
             Step::Run(p) => break p.plan,
             Step::Answer(a) => panic!("{a:?}"),
+            Step::DryRun(v) => panic!("{v:?}"),
         }
     };
     assert!(
@@ -370,6 +372,7 @@ fn s11_2_other_extensions_in_the_same_space_are_not_shadowed() {
             Step::Need(needs) => answer(&needs, &mut facts),
             Step::Run(p) => break p,
             Step::Answer(a) => panic!("{:?}", a.response),
+            Step::DryRun(v) => panic!("{v:?}"),
         }
     };
     let trace = prepared.trace.expect("trace asked for");

@@ -196,7 +196,8 @@ fn s63_validated_pairs_shape() {
     let text = "//- /project/.ai/tools/rye/file-system/write.py\n__version__ = \"1.0.0\"\n__executor_id__ = \"rt/python\"\n\
                 //- /project/.ai/tools/rt/python.py\n__version__ = \"1.0.0\"\n__executor_id__ = \"rye/core/primitives/subprocess\"\n";
     let host = host(text);
-    let json = chain_of(&host.snapshot(), "rye/file-system/write").to_json();
+    let json =
+        ryechain::render::chain::dry_run(&chain_of(&host.snapshot(), "rye/file-system/write"));
     assert_eq!(json["status"], "validation_passed");
     assert_eq!(json["message"], "Tool chain validation passed (dry run)");
     assert_eq!(json["item_id"], "rye/file-system/write");

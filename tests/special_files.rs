@@ -197,7 +197,11 @@ fn resolution_skips_special_files_in_full_and_lazy_loads_alike() {
         });
         let full_view = chain_of(&fdb, id);
         assert_eq!(lazy, full_view, "chain view of {id}");
-        assert_eq!(lazy.to_json(), full_view.to_json(), "dry run of {id}");
+        assert_eq!(
+            ryechain::render::chain::dry_run(&lazy),
+            ryechain::render::chain::dry_run(&full_view),
+            "dry run of {id}"
+        );
         assert!(full_view.found, "{id}");
     }
     // The special files lose to the regular `.yaml` of their id, also as an executor.

@@ -1,10 +1,8 @@
 //! L5 the view behind `ryechain chain ITEM`: the resolved chain with files, spaces and shadowed
-//! candidates, the reference's build errors, §4 validation, and the seed-003 dry-run JSON.
+//! candidates, the reference's build errors, §4 validation (rendered by `render::chain`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
-
-use serde_json::json;
 
 use crate::db::{Db, RootDb, SourceFile};
 use crate::integrity::content_hash;
@@ -154,47 +152,6 @@ fn space_root(db: &dyn Db, f: SourceFile) -> Option<PathBuf> {
 }
 
 impl ChainView {
-    /// The seed-003 dry-run response (§12.4), with `chain_detail` (DESIGN.md output decision).
-    pub fn to_json(&self) -> serde_json::Value {
-        if !self.found {
-            return json!({"status": "error", "error": format!("Tool not found: {}", self.item_id)});
-        }
-        if let Some(err) = &self.error {
-            return json!({"status": "error", "error": err, "item_id": self.item_id});
-        }
-        if !self.validation.valid {
-            let error = format!(
-                "Chain validation failed: {}",
-                self.validation.issues.join("; ")
-            );
-            return json!({"status": "error", "error": error, "item_id": self.item_id});
-        }
-        let chain: Vec<&str> = self.elements.iter().map(|e| e.item_id.as_str()).collect();
-        let detail: Vec<serde_json::Value> = self
-            .elements
-            .iter()
-            .map(|e| {
-                json!({
-                    "item_id": e.item_id,
-                    "path": e.path.as_ref().map(|p| p.display().to_string()),
-                    "space": e.space,
-                    "tool_type": e.tool_type,
-                    "executor_id": e.executor_id,
-                    "integrity": e.integrity,
-                    "shadowed": e.shadowed.iter().map(|(p, s)| json!({"path": p.display().to_string(), "space": s})).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
-        json!({
-            "status": "validation_passed",
-            "message": "Tool chain validation passed (dry run)",
-            "item_id": self.item_id,
-            "chain": chain,
-            "validated_pairs": self.validation.pairs,
-            "chain_detail": detail,
-        })
-    }
-
     /// `true` when the chain builds and validates.
     pub fn passed(&self) -> bool {
         self.found && self.error.is_none() && self.validation.valid

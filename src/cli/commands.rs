@@ -338,90 +338,22 @@ pub fn chain(
     let a = host.analysis();
     let view = a.chain(item);
     if json {
-        outln!("{}", serde_json::to_string_pretty(&view.to_json())?);
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&crate::render::chain::dry_run(&view))?
+        );
         return Ok(u8::from(
             !view.passed() || view.unknown_primitive_finding.is_some(),
         ));
-    }
-    if !view.found {
-        outln!("Tool not found: {item}");
-        return Ok(1);
     }
     // §10.5: each element's integrity verdict (the dry run itself does not refuse on it).
     let verdicts = a
         .verify_chain(item, &[])
         .map(|v| v.files)
         .unwrap_or_default();
-    for (i, e) in view.elements.iter().enumerate() {
-        let arrow = if i == 0 { "  " } else { "→ " };
-        let kind = if e.primitive { " [primitive]" } else { "" };
-        let origin = e
-            .origin
-            .map(|o| format!(" (symlink into the {} space)", o.name()))
-            .unwrap_or_default();
-        let path = e.path.as_ref().map_or_else(
-            || "(no file: resolved by key)".to_owned(),
-            |p| p.display().to_string(),
-        );
-        outln!(
-            "{arrow}{} ({}{origin}){kind}\n    {path}",
-            e.item_id,
-            e.space
-        );
-        if let Some(v) = verdicts.iter().find(|v| Some(&v.path) == e.path.as_ref()) {
-            match (v.verdict.key_fp(), &v.error) {
-                (Some(fp), _) => outln!("    integrity: verified (key {fp})"),
-                (None, Some(err)) => outln!("    integrity: {err}"),
-                (None, None) => {}
-            }
-        }
-        for (p, s) in &e.shadowed {
-            outln!("    shadows {} ({s})", p.display());
-        }
-    }
-    if let Some(err) = &view.error {
-        outln!("\nerror: {err}");
-        return Ok(1);
-    }
-    if let Some((rule, message, help)) = &view.unknown_primitive_finding {
-        outln!("\nerror[{rule}]: {message}");
-        if let Some(help) = help {
-            outln!("  = help: {help}");
-        }
-        return Ok(1);
-    }
-    if let Some(id) = &view.unknown_primitive {
-        outln!(
-            "\nwarning: the chain ends at `{id}`, which is not a registered primitive; running it fails with `Unknown primitive: {id}`"
-        );
-    }
-    for p in &view.validation.pairs {
-        let ok = |b: bool| if b { "ok" } else { "FAILED" };
-        outln!(
-            "pair {} → {}: space {}, io {}, version {}",
-            p.child,
-            p.parent,
-            ok(p.space_ok),
-            ok(p.io_ok),
-            ok(p.version_ok)
-        );
-    }
-    for w in &view.validation.warnings {
-        outln!("warning: {w}");
-    }
-    if view.validation.valid {
-        outln!(
-            "\nvalidation passed ({} pairs)",
-            view.validation.pairs.len()
-        );
-        Ok(0)
-    } else {
-        outln!(
-            "\nerror: Chain validation failed: {}",
-            view.validation.issues.join("; ")
-        );
-        Ok(1)
-    }
+    let (text, ok) = crate::render::chain::human(&view, &verdicts);
+    write_stdout(&text)?;
+    Ok(u8::from(!ok))
 }
 
 pub fn rules_list() -> anyhow::Result<u8> {
@@ -452,77 +384,16 @@ pub fn rule_doc(id: &str) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-fn dot_escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"")
-}
-
 pub fn graph(ctx: &Context<'_>, path: &Path, format: GraphFormat) -> anyhow::Result<u8> {
     let (host, notices) = ctx.host(path, Settings::default())?;
     print_notices(&notices);
     let g = host.analysis().executor_graph();
-    let key = |i: usize| format!("{}:{}", g.nodes[i].space, g.nodes[i].item_id);
     match format {
-        GraphFormat::Json => {
-            let nodes: Vec<serde_json::Value> = (0..g.nodes.len())
-                .map(|i| {
-                    let n = &g.nodes[i];
-                    serde_json::json!({
-                        "key": key(i),
-                        "id": n.item_id,
-                        "space": n.space,
-                        "path": n.path.as_ref().map(|p| p.display().to_string()),
-                    })
-                })
-                .collect();
-            let edges: Vec<serde_json::Value> = g
-                .edges
-                .iter()
-                .map(|e| serde_json::json!({"from": key(e.from), "to": e.to.map(key), "executor_id": e.executor_id}))
-                .collect();
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(&serde_json::json!({"nodes": nodes, "edges": edges}))?
-            );
-        }
-        GraphFormat::Dot => {
-            let mut out = String::from(
-                "digraph executors {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n",
-            );
-            for i in 0..g.nodes.len() {
-                let n = &g.nodes[i];
-                let shape = if n.path.is_none() {
-                    ", shape=ellipse"
-                } else {
-                    ""
-                };
-                out.push_str(&format!(
-                    "  \"{}\" [label=\"{}\\n{}\"{shape}];\n",
-                    dot_escape(&key(i)),
-                    dot_escape(&n.item_id),
-                    dot_escape(&n.space)
-                ));
-            }
-            let mut missing = 0;
-            for e in &g.edges {
-                match e.to {
-                    Some(to) => out.push_str(&format!(
-                        "  \"{}\" -> \"{}\";\n",
-                        dot_escape(&key(e.from)),
-                        dot_escape(&key(to))
-                    )),
-                    None => {
-                        missing += 1;
-                        out.push_str(&format!(
-                            "  \"missing{missing}\" [label=\"{} (not found)\", style=dashed, color=red];\n  \"{}\" -> \"missing{missing}\" [style=dashed, color=red];\n",
-                            dot_escape(&e.executor_id),
-                            dot_escape(&key(e.from))
-                        ));
-                    }
-                }
-            }
-            out.push_str("}\n");
-            write_stdout(&out)?;
-        }
+        GraphFormat::Json => outln!(
+            "{}",
+            serde_json::to_string_pretty(&crate::render::chain::graph_json(&g))?
+        ),
+        GraphFormat::Dot => write_stdout(&crate::render::chain::graph_dot(&g))?,
     }
     Ok(0)
 }

@@ -215,6 +215,14 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
         let step = plan(host.analysis(), &req, &facts);
         match step {
             Step::Need(needs) => answer_needs(sys, host, loader, &needs, &mut facts),
+            Step::DryRun(view) => {
+                let mut answer = Answer {
+                    success: view.passed(),
+                    response: crate::render::chain::dry_run(&view),
+                };
+                elapsed(&mut answer);
+                return print_answer(&answer, format);
+            }
             Step::Answer(mut answer) => {
                 elapsed(&mut answer);
                 return print_answer(&answer, format);

@@ -58,6 +58,8 @@ pub enum Step {
     Need(Vec<Need>),
     /// Nothing to spawn.
     Answer(Answer),
+    /// A dry run (§12.4): the chain, built and validated, for the edge to render.
+    DryRun(Box<ChainView>),
     /// Spawn this.
     Run(Box<Prepared>),
 }
@@ -189,11 +191,7 @@ pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
         if !needs.is_empty() {
             return Step::Need(needs.into_iter().map(Need::Item).collect());
         }
-        let view = a.chain(id);
-        return Step::Answer(Answer {
-            success: view.passed(),
-            response: view.to_json(),
-        });
+        return Step::DryRun(Box::new(a.chain(id)));
     }
 
     // 1. Lockfile check, before the chain is built (§10.7).

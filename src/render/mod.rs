@@ -5,6 +5,7 @@
 //! file system (the CLI does). Renderers never panic: out-of-range lines, columns and excerpt
 //! highlights are clamped. Output order is the one `sort_findings` gives, applied to references.
 
+pub mod chain;
 pub mod exec;
 pub mod hover;
 pub mod human;

@@ -70,6 +70,21 @@ fn main() {
     }
     src.push_str("];\n");
 
+    // Each rule's message template by id: the one place the reference's texts are written
+    // (`message.rs` renders them for resolution, execution and the editor; lint renders the
+    // same rule's template).
+    src.push_str("pub static RULE_MESSAGES: &[(&str, &str)] = &[\n");
+    for p in &rules {
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        let Ok(doc) = serde_yaml::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        if let (Some(id), Some(message)) = (doc["id"].as_str(), doc["message"].as_str()) {
+            writeln!(src, "    ({id:?}, {message:?}),").expect("write to String");
+        }
+    }
+    src.push_str("];\n");
+
     let mut system = Vec::new();
     collect(&root.join(".ai"), &mut system);
     system.sort();

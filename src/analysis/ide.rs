@@ -88,6 +88,9 @@ pub struct Hover {
     pub span: Span,
     pub elements: Vec<HoverElement>,
     pub end: Option<ChainBreak>,
+    /// What running the chain would answer (`Executor not found: …`, `Unknown primitive: …`):
+    /// the words of lint, `chain` and `exec` (`crate::message`).
+    pub error: Option<String>,
 }
 
 /// The chain behind the executor id at `offset` of `file`: each element's space and file, the
@@ -133,11 +136,13 @@ pub(crate) fn hover(db: &RootDb, file: SourceFile, offset: usize) -> Option<Hove
         }),
         ChainEnd::TooDeep { max, .. } => Some(ChainBreak::TooDeep { max: *max }),
     };
+    let root = ch.elements.first().map_or("", |e| e.item_id.as_str());
     Some(Hover {
         id,
         span,
         elements,
         end,
+        error: ch.run_error(root),
     })
 }
 

@@ -330,7 +330,7 @@ pub fn chain(
     settings: Settings,
 ) -> anyhow::Result<u8> {
     if let Some(reason) = item_id_problem(item) {
-        anyhow::bail!("invalid item id `{item}`: {reason}");
+        anyhow::bail!(crate::message::invalid_item_id(item, reason));
     }
     // A single item: only its chain's files are read (lazy loading).
     let (host, notices) = ctx.item_host(path, settings, &[item.to_owned()])?;

@@ -17,7 +17,7 @@ use crate::model::item_id_problem;
 
 pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::Result<u8> {
     if let Some(reason) = item_id_problem(item) {
-        anyhow::bail!("invalid item id `{item}`: {reason}");
+        anyhow::bail!(crate::message::invalid_item_id(item, reason));
     }
     let project = ctx.project_root(path)?;
     let (host, notices) = ctx.host(&project, Settings::default())?;
@@ -27,7 +27,7 @@ pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::
     // passing §4 validation (the reference writes a lockfile only after a successful run).
     let view = a.chain(item);
     if !view.found {
-        errln!("error: Tool not found: {item}");
+        errln!("error: {}", crate::message::tool_not_found(item));
         return Ok(1);
     }
     if let Some(err) = &view.error {
@@ -36,8 +36,8 @@ pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::
     }
     if !view.validation.valid {
         errln!(
-            "error: Chain validation failed: {}; no lockfile written",
-            view.validation.issues.join("; ")
+            "error: {}; no lockfile written",
+            crate::message::chain_validation_failed(&view.validation.issues)
         );
         return Ok(1);
     }

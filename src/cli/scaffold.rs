@@ -170,7 +170,7 @@ pub fn init(ctx: &Context<'_>, path: &Path) -> anyhow::Result<u8> {
 pub fn new(ctx: &Context<'_>, cmd: NewCommand) -> anyhow::Result<u8> {
     let NewCommand::Tool { id, runtime, path } = cmd;
     if let Some(reason) = crate::model::item_id_problem(&id) {
-        bail!("invalid item id `{id}`: {reason}");
+        bail!(crate::message::invalid_item_id(&id, reason));
     }
     let project = ctx
         .project_root(&path)

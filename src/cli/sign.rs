@@ -115,7 +115,7 @@ fn load_chain_needs(
 /// The reference's not-found text for a kind.
 fn not_found(kind: ItemKind, id: &str) -> String {
     match kind {
-        ItemKind::Tool => format!("Tool not found: {id}"),
+        ItemKind::Tool => crate::message::tool_not_found(id),
         ItemKind::Directive => format!("Directive not found: {id}"),
         ItemKind::Knowledge => format!("Knowledge entry not found: {id}"),
     }
@@ -971,7 +971,7 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
         (None, None) => ItemKind::Tool,
     };
     if let Some(reason) = item_id_problem(pattern) {
-        bail!("invalid item id `{pattern}`: {reason}");
+        bail!(crate::message::invalid_item_id(pattern, reason));
     }
     let wanted = match args.space {
         WritableSpace::Project => SpaceKind::Project,

@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-use anyhow::Context as _;
 use serde_json::json;
 
 use super::{Context, print_notices};
@@ -22,7 +21,7 @@ pub fn verify(
 ) -> anyhow::Result<u8> {
     for item in items {
         if let Some(reason) = crate::model::item_id_problem(item) {
-            anyhow::bail!("invalid item id `{item}`: {reason}");
+            anyhow::bail!(crate::message::invalid_item_id(item, reason));
         }
     }
     // Without a project there is nothing of its own to verify: say so rather than "0 failed".
@@ -42,9 +41,12 @@ pub fn verify(
         files = a.verify_all();
     } else {
         for item in items {
-            let v = a
-                .verify_chain(item, &[])
-                .with_context(|| format!("Tool not found: {item}"))?;
+            // A missing item is a failed check (exit 1, as `chain`, `exec`, `lock` and `sign`
+            // say it), not an internal error.
+            let Some(v) = a.verify_chain(item, &[]) else {
+                errln!("error: {}", crate::message::tool_not_found(item));
+                return Ok(1);
+            };
             for f in v.files {
                 if !files.iter().any(|g| g.path == f.path) {
                     files.push(f);

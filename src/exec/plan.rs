@@ -19,6 +19,7 @@ use crate::exec::facts::{Ask, Facts, Need};
 use crate::exec::outcome::tool_result;
 use crate::exec::template::build_config;
 use crate::integrity::lockfile::{LockCheck, lockfile_rel};
+use crate::message;
 use crate::model::item_id_problem;
 
 /// One `rye_execute` call for a tool (§12.1), as the edge parsed it.
@@ -182,7 +183,7 @@ pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
     let mut trace = Trace(req.trace.then(Vec::new));
     let id = req.item_id.as_str();
     if let Some(reason) = item_id_problem(id) {
-        return refuse(req, format!("Invalid item id `{id}`: {reason}"), &[], trace);
+        return refuse(req, message::invalid_item_id(id, reason), &[], trace);
     }
 
     // §12.4: the dry run builds and validates only (no lockfile, no signatures).
@@ -223,7 +224,7 @@ pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
     }
     let view = a.chain(id);
     if !view.found {
-        return refuse(req, format!("Tool not found: {id}"), &[], trace);
+        return refuse(req, message::tool_not_found(id), &[], trace);
     }
     let ids: Vec<String> = view.elements.iter().map(|e| e.item_id.clone()).collect();
     for e in resolve_events(&view) {
@@ -235,7 +236,7 @@ pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
 
     // 3. Integrity of every element under the execution policy, before anything is spawned.
     let Some(verification) = a.verify_chain(id, &[]) else {
-        return refuse(req, format!("Tool not found: {id}"), &[], trace);
+        return refuse(req, message::tool_not_found(id), &[], trace);
     };
     for e in verify_events(&verification, &req.policy) {
         trace.push(e);
@@ -247,7 +248,7 @@ pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
     // 4. Validation: every error finding of the lint rules on the chain refuses, naming the rule.
     let (errors, warnings) = a.chain_findings(id, REPORTED_ELSEWHERE);
     if !errors.is_empty() {
-        let msg = format!("Chain validation failed: {}", errors.join("; "));
+        let msg = message::chain_validation_failed(&errors);
         return refuse(req, msg, &ids, trace);
     }
 
@@ -303,7 +304,7 @@ pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
         Some(Err(e)) => return refuse(req, e, &ids, trace),
         Some(Ok(deps)) if !deps.is_empty() => {
             let Some(v) = a.verify_chain(id, &deps) else {
-                return refuse(req, format!("Tool not found: {id}"), &ids, trace);
+                return refuse(req, message::tool_not_found(id), &ids, trace);
             };
             let extra = &v.files[v.files.len() - deps.len()..];
             for f in extra {

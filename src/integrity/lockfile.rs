@@ -595,7 +595,7 @@ pub fn check_lockfile(db: &dyn Db, item_id: &str) -> LockCheck {
 /// or its chain cannot run (the reference's chain-building texts). §4 validation is the caller's.
 pub fn build_lockfile(db: &dyn Db, item_id: &str, generated_at: &str) -> Result<Lockfile, String> {
     let Some(root) = &resolve_root(db, item_id).found else {
-        return Err(format!("Tool not found: {item_id}"));
+        return Err(crate::message::tool_not_found(item_id));
     };
     let Some(version) = tool_version(db, root.file) else {
         return Err(format!(

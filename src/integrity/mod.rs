@@ -441,28 +441,25 @@ impl Verdict {
         Some(match self {
             Verdict::Verified { .. } | Verdict::Embedded { .. } => return None,
             Verdict::Unsigned { .. } | Verdict::Malformed { .. } => {
-                format!("Unsigned item: {path}")
+                crate::message::unsigned_item(path)
             }
-            Verdict::HashMismatch { expected, got, .. } => format!(
-                "Integrity failed: {path} (expected {}…, got {}…)",
+            Verdict::HashMismatch { expected, got, .. } => crate::message::integrity_failed(
+                path,
                 &expected[..expected.len().min(16)],
-                &got[..got.len().min(16)]
+                &got[..got.len().min(16)],
             ),
             Verdict::UntrustedKey {
                 key_fp,
                 unapproved: Some(u),
                 ..
-            } => format!(
-                "Untrusted key {key_fp} for {path}. The project ships this key in {}, but a key a project ships is trusted only after you approve it: review it with `ryechain keys trust --project {}`.",
-                u.document.display(),
-                u.project.display()
+            } => crate::message::unapproved_key(
+                key_fp,
+                path,
+                &u.document.display().to_string(),
+                &u.project.display().to_string(),
             ),
-            Verdict::UntrustedKey { key_fp, .. } => format!(
-                "Untrusted key {key_fp} for {path}. Add the key to the trust store via the sign tool."
-            ),
-            Verdict::BadSignature { .. } => {
-                format!("Ed25519 signature verification failed: {path}")
-            }
+            Verdict::UntrustedKey { key_fp, .. } => crate::message::untrusted_key(key_fp, path),
+            Verdict::BadSignature { .. } => crate::message::bad_signature(path),
             Verdict::Unhashable { reason } => reason.clone(),
         })
     }

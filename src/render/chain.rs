@@ -9,20 +9,18 @@ use serde_json::{Value as Json, json};
 use crate::analysis::Graph;
 use crate::analysis::chain_view::ChainView;
 use crate::analysis::verify::FileVerdict;
+use crate::message;
 
 /// The seed-003 dry-run response (§12.4), with `chain_detail` (DESIGN.md output decision).
 pub fn dry_run(view: &ChainView) -> Json {
     if !view.found {
-        return json!({"status": "error", "error": format!("Tool not found: {}", view.item_id)});
+        return json!({"status": "error", "error": message::tool_not_found(&view.item_id)});
     }
     if let Some(err) = &view.error {
         return json!({"status": "error", "error": err, "item_id": view.item_id});
     }
     if !view.validation.valid {
-        let error = format!(
-            "Chain validation failed: {}",
-            view.validation.issues.join("; ")
-        );
+        let error = message::chain_validation_failed(&view.validation.issues);
         return json!({"status": "error", "error": error, "item_id": view.item_id});
     }
     let chain: Vec<&str> = view.elements.iter().map(|e| e.item_id.as_str()).collect();
@@ -60,7 +58,7 @@ pub fn human(view: &ChainView, verdicts: &[FileVerdict]) -> (String, bool) {
         ($($arg:tt)*) => {{ let _ = writeln!(out, $($arg)*); }};
     }
     if !view.found {
-        line!("Tool not found: {}", view.item_id);
+        line!("{}", message::tool_not_found(&view.item_id));
         return (out, false);
     }
     for (i, e) in view.elements.iter().enumerate() {
@@ -103,7 +101,8 @@ pub fn human(view: &ChainView, verdicts: &[FileVerdict]) -> (String, bool) {
     }
     if let Some(id) = &view.unknown_primitive {
         line!(
-            "\nwarning: the chain ends at `{id}`, which is not a registered primitive; running it fails with `Unknown primitive: {id}`"
+            "\nwarning: the chain ends at `{id}`, which is not a registered primitive; running it fails with `{}`",
+            message::unknown_primitive(id)
         );
     }
     for p in &view.validation.pairs {
@@ -128,8 +127,8 @@ pub fn human(view: &ChainView, verdicts: &[FileVerdict]) -> (String, bool) {
         (out, true)
     } else {
         line!(
-            "\nerror: Chain validation failed: {}",
-            view.validation.issues.join("; ")
+            "\nerror: {}",
+            message::chain_validation_failed(&view.validation.issues)
         );
         (out, false)
     }

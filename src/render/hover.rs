@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::analysis::ide::{ChainBreak, Hover};
+use crate::analysis::ide::Hover;
 use crate::integrity::Verdict;
 
 /// An integrity verdict in a few words.
@@ -27,27 +27,6 @@ pub fn verdict_words(v: &Verdict) -> String {
         Verdict::UntrustedKey { key_fp, .. } => format!("signed by an untrusted key `{key_fp}`"),
         Verdict::BadSignature { key_fp, .. } => format!("bad signature (key `{key_fp}`)"),
         Verdict::Unhashable { reason } => format!("cannot be verified: {reason}"),
-    }
-}
-
-/// How the chain breaks, in a sentence.
-pub fn chain_break_words(b: &ChainBreak) -> String {
-    match b {
-        ChainBreak::Terminal => "ends at an element that is not a primitive".to_owned(),
-        ChainBreak::Missing { executor_id } => {
-            format!("`{executor_id}` resolves in no space this element may see")
-        }
-        ChainBreak::InvalidId {
-            executor_id,
-            reason,
-        } => format!("`{executor_id}` is not a valid id: {reason}"),
-        ChainBreak::WrongType { type_name } => {
-            format!("an executor id must be a string, not {type_name}")
-        }
-        ChainBreak::Cycle { executor_id } => {
-            format!("cycle: `{executor_id}` is already in the chain")
-        }
-        ChainBreak::TooDeep { max } => format!("longer than the maximum of {max} elements"),
     }
 }
 
@@ -78,11 +57,8 @@ pub fn markdown(h: &Hover, show: &dyn Fn(&Path) -> String) -> String {
             md.push_str(&format!("   - shadows `{}` ({space})\n", show(path)));
         }
     }
-    if let Some(end) = &h.end {
-        md.push_str(&format!(
-            "\n**The chain breaks:** {}\n",
-            chain_break_words(end)
-        ));
+    if let Some(error) = &h.error {
+        md.push_str(&format!("\n**The chain breaks:** {error}\n"));
     }
     md
 }

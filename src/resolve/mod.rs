@@ -4,6 +4,7 @@
 pub mod extractor;
 pub mod graph;
 
+use crate::message;
 use std::sync::Arc;
 
 use crate::db::{Db, FileContents, ResolveKey, SourceFile, SpaceRoot, Workspace};
@@ -642,7 +643,12 @@ pub enum ChainEnd {
         reason: &'static str,
     },
     /// The last element's executor field is neither a string nor None.
-    WrongType { type_name: &'static str, span: Span },
+    WrongType {
+        type_name: &'static str,
+        span: Span,
+        /// The value as written (JSON), for the message.
+        shown: String,
+    },
     /// The last element names a file already in the chain (index of that element).
     Cycle {
         executor_id: String,
@@ -674,21 +680,28 @@ impl Chain {
     pub fn build_error(&self, root: &str) -> Option<String> {
         Some(match &self.end {
             ChainEnd::Primitive | ChainEnd::Terminal => return None,
-            ChainEnd::Missing { executor_id, .. } => format!("Executor not found: {executor_id}"),
-            ChainEnd::TooDeep { max, .. } => format!(
-                "Chain too deep (max {max}): {root}. Possible circular dependency or excessive nesting."
-            ),
-            ChainEnd::Cycle { executor_id, .. } => {
-                format!("Circular dependency detected: {executor_id}")
-            }
+            ChainEnd::Missing { executor_id, .. } => message::executor_not_found(executor_id),
+            ChainEnd::TooDeep { max, .. } => message::chain_too_deep(*max, root),
+            ChainEnd::Cycle { executor_id, .. } => message::circular_dependency(executor_id),
             ChainEnd::InvalidId {
                 executor_id,
                 reason,
                 ..
-            } => format!("Invalid executor id `{executor_id}`: {reason}"),
-            ChainEnd::WrongType { type_name, .. } => format!(
-                "Invalid executor id: an executor id must be a string or None, not {type_name}"
-            ),
+            } => {
+                // The element that names it: the chain's last.
+                let named_by = self.elements.last().map_or(root, |e| e.item_id.as_str());
+                message::invalid_executor_id(executor_id, named_by, reason)
+            }
+            ChainEnd::WrongType {
+                type_name, shown, ..
+            } => {
+                let named_by = self.elements.last().map_or(root, |e| e.item_id.as_str());
+                message::invalid_executor_id(
+                    shown,
+                    named_by,
+                    &message::executor_id_wrong_type(type_name),
+                )
+            }
         })
     }
 
@@ -696,7 +709,7 @@ impl Chain {
     pub fn run_error(&self, root: &str) -> Option<String> {
         if matches!(self.end, ChainEnd::Terminal) {
             let last = self.elements.last().map_or(root, |e| e.item_id.as_str());
-            return Some(format!("Unknown primitive: {last}"));
+            return Some(message::unknown_primitive(last));
         }
         self.build_error(root)
     }
@@ -772,7 +785,15 @@ pub fn walk_chain(db: &dyn Db, file: SourceFile) -> Chain {
         let (next, span) = match meta.executor() {
             ExecutorRef::Terminal => break ChainEnd::Terminal,
             ExecutorRef::WrongType(type_name, span) => {
-                break ChainEnd::WrongType { type_name, span };
+                let shown = meta
+                    .executor_id()
+                    .map(|e| e.value.to_json().to_string())
+                    .unwrap_or_default();
+                break ChainEnd::WrongType {
+                    type_name,
+                    span,
+                    shown,
+                };
             }
             ExecutorRef::Id(next, span) => (next, span),
         };

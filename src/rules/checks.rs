@@ -744,20 +744,18 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
                     out.push(rule.emit(site(Some(*span)), &vars, None, Vec::new()));
                 }
             }
-            ChainEnd::WrongType { type_name, span } => {
+            ChainEnd::WrongType {
+                type_name,
+                span,
+                shown,
+            } => {
                 for rule in of_kind(db, |c| matches!(c, Check::InvalidItemId { .. })) {
-                    let shown = meta
-                        .executor_id()
-                        .map(|e| e.value.to_json().to_string())
-                        .unwrap_or_default();
-                    let reason =
-                        format!("an executor id must be a string or None, not {type_name}");
                     out.push(rule.emit(
                         site(Some(*span)),
                         &[
                             ("item_id", item_id.to_owned()),
-                            ("executor_id", shown),
-                            ("reason", reason),
+                            ("executor_id", shown.clone()),
+                            ("reason", crate::message::executor_id_wrong_type(type_name)),
                         ],
                         None,
                         Vec::new(),

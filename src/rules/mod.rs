@@ -374,30 +374,8 @@ pub fn placeholders(template: &str) -> Result<Vec<&str>, UnclosedBrace> {
 
 /// Fill a template. Unknown placeholders cannot occur: compile refused them.
 pub fn render_template(template: &str, vars: &[(&str, String)]) -> String {
-    let mut out = String::with_capacity(template.len() + 32);
-    let mut rest = template;
-    while let Some(i) = rest.find(['{', '}']) {
-        out.push_str(&rest[..i]);
-        let tail = &rest[i..];
-        if tail.starts_with("{{") || tail.starts_with("}}") {
-            out.push_str(&tail[..1]);
-            rest = &tail[2..];
-        } else if tail.starts_with('{')
-            && let Some(end) = tail.find('}')
-        {
-            let name = &tail[1..end];
-            match vars.iter().find(|(k, _)| *k == name) {
-                Some((_, v)) => out.push_str(v),
-                None => out.push_str(&tail[..=end]),
-            }
-            rest = &tail[end + 1..];
-        } else {
-            out.push_str(&tail[..1]);
-            rest = &tail[1..];
-        }
-    }
-    out.push_str(rest);
-    out
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    crate::message::render(template, &vars)
 }
 
 fn is_kebab(id: &str) -> bool {

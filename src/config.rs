@@ -7,7 +7,7 @@ use crate::diagnostic::Severity;
 use crate::model::{SpaceKind, Span};
 
 /// Config file locations relative to a space's `.ai/`.
-pub const CONFIG_RELS: [&str; 2] = ["config/ryechain.yaml", "config/ryechain.yml"];
+pub use crate::place::CONFIG_RELS;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LintConfig {

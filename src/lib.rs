@@ -15,6 +15,7 @@ pub mod lsp;
 pub mod message;
 pub mod model;
 pub mod parse;
+pub mod place;
 pub mod render;
 pub mod resolve;
 pub mod rules;

@@ -104,6 +104,11 @@ impl<'db> Analysis<'db> {
         file.contents(self.db).text()
     }
 
+    /// What the file is (a tool, a runtime, a library module, a directive, a lockfile, …).
+    pub fn file_kind(&self, file: SourceFile) -> crate::resolve::FileKind {
+        crate::resolve::file_kind(self.db, file)
+    }
+
     /// The root folder of each loaded space, with its kind, in search order.
     pub fn space_roots(&self) -> Vec<(SpaceKind, PathBuf)> {
         let db = self.db;
@@ -457,18 +462,20 @@ impl<'db> Analysis<'db> {
             return Vec::new();
         };
         let cfg = crate::resolve::extractor_config(db);
+        use crate::resolve::FileKind;
         let mut out: Vec<(String, usize, SourceFile)> = root
             .entries(db)
-            .filter_map(|(rel, f)| match item {
-                ItemKind::Tool => {
+            .filter_map(|(rel, f)| match (item, crate::resolve::place_kind(db, f)) {
+                (ItemKind::Tool, FileKind::Tool | FileKind::Extractor) => {
                     let (id, ext) = crate::resolve::split_tool_rel(rel.as_ref())?;
-                    let rank = cfg.extension_rank(ext)?;
-                    Some((id.to_owned(), rank, f))
+                    Some((id.to_owned(), cfg.extension_rank(ext)?, f))
                 }
-                _ => {
+                (ItemKind::Directive, FileKind::Directive)
+                | (ItemKind::Knowledge, FileKind::Knowledge) => {
                     let id = rel.strip_prefix(item.dir())?.strip_suffix(".md")?;
                     (!id.is_empty()).then(|| (id.to_owned(), 0, f))
                 }
+                _ => None,
             })
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));

@@ -22,17 +22,22 @@ use super::{
 };
 use crate::db::{Change, Db, FileChange, SourceFile};
 use crate::diagnostic::{Finding, Severity, Summary, sort_findings};
-use crate::resolve::extractor::EXTRACTORS_DIR;
+use crate::place::Place;
 use crate::resolve::{extractor_config, max_depth, space_index, split_tool_rel, tool_count};
 
 /// Files whose change can move every finding: config, extractors, the trust store, lockfiles
 /// (a lockfile's findings read the hashes of its whole chain), anything else that is not an
 /// item. Items (tools, directives, knowledge) are the rest.
 pub fn is_global(rel: &str) -> bool {
-    let item = rel.starts_with("tools/")
-        || rel.starts_with("directives/")
-        || rel.starts_with("knowledge/");
-    !item || rel.starts_with(EXTRACTORS_DIR)
+    match Place::of(rel) {
+        Place::Tool | Place::Directive | Place::Knowledge => false,
+        // A file beside the items (notes under `directives/`) is read by no check.
+        Place::Other => {
+            !(rel.starts_with(crate::place::DIRECTIVES_DIR)
+                || rel.starts_with(crate::place::KNOWLEDGE_DIR))
+        }
+        _ => true,
+    }
 }
 
 /// Whether the lint checks an item file of this `rel` (`lint_files`: tools of a known
@@ -40,11 +45,10 @@ pub fn is_global(rel: &str) -> bool {
 pub fn lintable(db: &dyn Db, rel: &str) -> bool {
     match split_tool_rel(rel) {
         Some((_, ext)) if extractor_config(db).has_extension(ext) => true,
-        _ => {
-            rel.starts_with("directives/")
-                || rel.starts_with("knowledge/")
-                || crate::integrity::lockfile::is_lockfile_rel(rel)
-        }
+        _ => matches!(
+            Place::of(rel),
+            Place::Directive | Place::Knowledge | Place::Lockfile
+        ),
     }
 }
 
@@ -483,7 +487,7 @@ impl LiveLint {
                     FileChange::Write(spec) => spec.rel.as_str(),
                     FileChange::Remove(_) => before.map_or("", |f| &**f.rel(db)),
                 };
-                chains_move |= !is_global(rel) || rel.starts_with(EXTRACTORS_DIR);
+                chains_move |= !is_global(rel) || Place::of(rel) == Place::Extractor;
                 if full.is_none() && is_global(rel) {
                     full = Some(format!(".ai/{rel} was {kind}"));
                 }

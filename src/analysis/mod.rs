@@ -22,6 +22,7 @@ use crate::diagnostic::{
 };
 use crate::integrity::batch::{Job, verify_each};
 use crate::integrity::{Claim, ItemKind, Verdict, claim_of};
+use crate::place::Place;
 use crate::resolve::{tool_count, tool_files, tool_id_ref, walk_chain};
 use crate::rules::Rule;
 use crate::rules::checks::{
@@ -131,11 +132,14 @@ pub fn lint_files(db: &dyn Db) -> Vec<SourceFile> {
         files.extend(
             root.entries(db)
                 .filter(|(rel, _)| {
-                    rel.starts_with("directives/")
-                        || rel.starts_with("knowledge/")
-                        || rel.starts_with("lockfiles/")
-                        || crate::integrity::trust::trust_doc_rank(rel).is_some()
-                        || crate::integrity::trust::is_approval_doc(rel)
+                    matches!(
+                        Place::of(rel),
+                        Place::Directive
+                            | Place::Knowledge
+                            | Place::Lockfile
+                            | Place::TrustDocument
+                            | Place::KeyApproval
+                    )
                 })
                 .map(|(_, f)| f),
         );

@@ -9,7 +9,7 @@ use crate::db::{Db, RootDb, SourceFile};
 use crate::integrity::{
     ItemKind, Verdict, extension_of, formats_of, signature_status, trust_store, verify_text,
 };
-use crate::resolve::{chain, resolve_root, tool_id, tool_id_ref};
+use crate::resolve::{chain, resolve_root, tool_id};
 use crate::rules::checks::unreadable_message;
 
 /// What the execution path will accept.
@@ -162,11 +162,7 @@ pub fn verify_all(db: &RootDb) -> Vec<FileVerdict> {
             .files(db)
             .iter()
             .copied()
-            .filter(|&f| ItemKind::of_rel(f.rel(db)).is_some())
-            .filter(|&f| {
-                // Tools: only files with a tool extension are items.
-                !f.rel(db).starts_with("tools/") || tool_id_ref(db, f).is_some()
-            })
+            .filter(|&f| crate::resolve::place_kind(db, f).is_item())
             .collect();
         files.sort_by(|a, b| a.rel(db).cmp(b.rel(db)));
         out.extend(files.into_iter().map(|f| {

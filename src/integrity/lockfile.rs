@@ -33,9 +33,7 @@ use crate::error::py_truthy;
 use crate::model::SpaceRel;
 
 /// The directory (relative to a space's `.ai/`) lockfiles live in.
-pub const LOCKFILES_DIR: &str = "lockfiles/";
-/// The suffix of every lockfile name.
-pub const LOCKFILE_SUFFIX: &str = ".lock.json";
+pub use crate::place::{LOCKFILE_SUFFIX, LOCKFILES_DIR, is_lockfile_rel};
 /// `lockfile_version` written by ryechain (any JSON value is accepted on read).
 pub const LOCKFILE_VERSION: i64 = 1;
 /// The version of a tool whose parser is not YAML and that declares none (§10.7).
@@ -98,13 +96,6 @@ pub fn lockfile_rel(tool_id: &str, version: &str) -> Result<SpaceRel, String> {
         lockfile_name(tool_id, version)
     ))
     .map_err(|e| format!("{tool_id} has no lockfile: {e}"))
-}
-
-/// Whether a path relative to `.ai/` names a lockfile (`lockfiles/**.lock.json`).
-pub fn is_lockfile_rel(rel: &str) -> bool {
-    rel.strip_prefix(LOCKFILES_DIR)
-        .and_then(|r| r.strip_suffix(LOCKFILE_SUFFIX))
-        .is_some_and(|stem| !stem.is_empty() && !stem.ends_with('/'))
 }
 
 // ---------------------------------------------------------------------------------------------

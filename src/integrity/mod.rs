@@ -41,9 +41,9 @@ impl ItemKind {
     /// The folder of the kind's items under `.ai/` (with its slash).
     pub fn dir(self) -> &'static str {
         match self {
-            ItemKind::Tool => "tools/",
-            ItemKind::Directive => "directives/",
-            ItemKind::Knowledge => "knowledge/",
+            ItemKind::Tool => crate::place::TOOLS_DIR,
+            ItemKind::Directive => crate::place::DIRECTIVES_DIR,
+            ItemKind::Knowledge => crate::place::KNOWLEDGE_DIR,
         }
     }
 
@@ -65,14 +65,12 @@ impl ItemKind {
     /// The item kind of a file from its path relative to `.ai/`: `tools/…` (any extension),
     /// `directives/….md`, `knowledge/….md`.
     pub fn of_rel(rel: &str) -> Option<ItemKind> {
-        if rel.starts_with("tools/") {
-            Some(ItemKind::Tool)
-        } else if rel.starts_with("directives/") && rel.ends_with(".md") {
-            Some(ItemKind::Directive)
-        } else if rel.starts_with("knowledge/") && rel.ends_with(".md") {
-            Some(ItemKind::Knowledge)
-        } else {
-            None
+        use crate::place::Place;
+        match Place::of(rel) {
+            Place::Tool | Place::Extractor => Some(ItemKind::Tool),
+            Place::Directive => Some(ItemKind::Directive),
+            Place::Knowledge => Some(ItemKind::Knowledge),
+            _ => None,
         }
     }
 }

@@ -17,11 +17,7 @@
 use super::hash::universal_newlines;
 use super::keys::{fingerprint, public_key_from_pem};
 
-/// Trust-store directories relative to a space's `.ai/`, in lookup order.
-pub const TRUST_DIRS: [&str; 2] = ["config/keys/trusted/", "trusted_keys/"];
-
-/// Where approvals of project keys live, relative to the user space's `.ai/`.
-pub const APPROVED_DIR: &str = "config/keys/approved/";
+pub use crate::place::{APPROVED_DIR, TRUST_DIRS, is_approval_doc, trust_doc_rank};
 
 /// A key a trust document vouches for.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -30,25 +26,6 @@ pub struct TrustedKey {
     /// The PEM the fingerprint is computed from (normalised for TOML documents).
     pub pem: String,
     pub owner: Option<String>,
-}
-
-/// Whether `rel` (relative to `.ai/`) is a trust-store document, and its layout rank (`.toml`
-/// before `.pem`, seed-era dir first).
-pub fn trust_doc_rank(rel: &str) -> Option<u8> {
-    for (i, dir) in TRUST_DIRS.iter().enumerate() {
-        if let Some(name) = rel.strip_prefix(dir)
-            && !name.contains('/')
-        {
-            let i = i as u8;
-            if name.ends_with(".toml") {
-                return Some(i * 2);
-            }
-            if name.ends_with(".pem") {
-                return Some(i * 2 + 1);
-            }
-        }
-    }
-    None
 }
 
 /// Parse one trust document. `Err` says what is wrong, for a diagnostic naming the file.
@@ -147,12 +124,6 @@ impl Approval {
             "# Approved with `ryechain keys trust --project`: this key is trusted for this project only.\n{doc}"
         )
     }
-}
-
-/// Whether `rel` (relative to `.ai/`) is an approval document.
-pub fn is_approval_doc(rel: &str) -> bool {
-    rel.strip_prefix(APPROVED_DIR)
-        .is_some_and(|name| !name.contains('/') && name.ends_with(".toml"))
 }
 
 /// Parse an approval document. `Err` says what is wrong, for a diagnostic naming the file.

@@ -7,7 +7,7 @@ use crate::db::{Db, FileContents, SourceFile, Workspace};
 use crate::parse::ParserKind;
 
 /// Directory (relative to a space's `.ai/`) that holds extractor files.
-pub const EXTRACTORS_DIR: &str = "tools/rye/core/extractors/";
+pub use crate::place::EXTRACTORS_DIR;
 
 /// The extension list and parser map in force for the whole workspace.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,11 +4,12 @@
 pub mod extractor;
 pub mod graph;
 
-use crate::message;
 use std::sync::Arc;
 
 use crate::db::{Db, FileContents, ResolveKey, SourceFile, SpaceRoot, Workspace};
+use crate::message;
 use crate::model::{ExecutorRef, Metadata, ParseProblem, Space, SpaceKind, Span, item_id_problem};
+use crate::place::Place;
 pub use extractor::{ExtractorConfig, extractor_config};
 
 /// The maximum chain length of the reference (`MAX_CHAIN_DEPTH`, §3.2, scenario 1).
@@ -97,6 +98,101 @@ pub enum RunSign {
     /// A non-Python file declares a `tool_type`. Python modules of a package carry the same
     /// dunders as tools, so there only code counts.
     DeclaredToolType,
+}
+
+/// What a file is: its place (`crate::place::Place`), and for a tool what its extension and
+/// header make it. The one classification every reader asks (lint, sign, verify, the lint cache,
+/// the language server); the loader, which runs before any query, decides by `Place` alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FileKind {
+    /// A tool meant to run: it names an executor, or shows a sign of running.
+    Tool,
+    /// `tool_type: runtime`.
+    Runtime,
+    /// A registered primitive.
+    Primitive,
+    /// A tool file without an executor or a sign of running: a module other tools import.
+    Library,
+    /// A file under `tools/` whose extension no extractor parses (data, assets).
+    Data,
+    Extractor,
+    Directive,
+    Knowledge,
+    Config,
+    TrustDocument,
+    KeyApproval,
+    Lockfile,
+    Other,
+}
+
+impl FileKind {
+    /// An item a signature covers.
+    pub fn is_item(self) -> bool {
+        matches!(
+            self,
+            FileKind::Tool
+                | FileKind::Runtime
+                | FileKind::Primitive
+                | FileKind::Library
+                | FileKind::Extractor
+                | FileKind::Directive
+                | FileKind::Knowledge
+        )
+    }
+}
+
+/// The kind of a file as far as its path and the extractors tell (no header read): a file under
+/// `tools/` whose extension no extractor parses is `Data`; any other tool is `Tool` here (the
+/// header refines it in [`file_kind`]). What `verify` and `sign` list, without parsing.
+pub fn place_kind(db: &dyn Db, file: SourceFile) -> FileKind {
+    let rel = file.rel(db);
+    let place = Place::of(rel);
+    if matches!(place, Place::Tool | Place::Extractor) {
+        let parsed =
+            split_tool_rel(rel).is_some_and(|(_, ext)| extractor_config(db).has_extension(ext));
+        if !parsed {
+            return FileKind::Data;
+        }
+    }
+    match place {
+        Place::Tool => FileKind::Tool,
+        Place::Extractor => FileKind::Extractor,
+        Place::Directive => FileKind::Directive,
+        Place::Knowledge => FileKind::Knowledge,
+        Place::Config => FileKind::Config,
+        Place::TrustDocument => FileKind::TrustDocument,
+        Place::KeyApproval => FileKind::KeyApproval,
+        Place::Lockfile => FileKind::Lockfile,
+        Place::Other => FileKind::Other,
+    }
+}
+
+/// What a file is, its header read for tools: runtime, primitive, library module or tool.
+#[salsa::tracked(returns(copy))]
+pub fn file_kind(db: &dyn Db, file: SourceFile) -> FileKind {
+    let kind = place_kind(db, file);
+    if kind != FileKind::Tool {
+        return kind;
+    }
+    let id = split_tool_rel(file.rel(db)).map_or("", |(id, _)| id);
+    if db
+        .workspace()
+        .settings(db)
+        .primitives
+        .iter()
+        .any(|p| p == id)
+    {
+        return FileKind::Primitive;
+    }
+    let meta = metadata(db, file);
+    if meta.tool_type_str() == Some("runtime") {
+        FileKind::Runtime
+    } else if matches!(meta.executor(), ExecutorRef::Terminal) && run_facts(db, file).sign.is_none()
+    {
+        FileKind::Library
+    } else {
+        FileKind::Tool
+    }
 }
 
 /// Run facts of one file, for the `unknown-primitive` and `unrunnable-item` checks only (never

@@ -27,6 +27,20 @@ impl Span {
     pub fn range(self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
     }
+    /// The span `by` bytes later (a header-relative span made absolute).
+    pub fn shifted(self, by: u32) -> Span {
+        Span {
+            start: self.start.saturating_add(by),
+            end: self.end.saturating_add(by),
+        }
+    }
+    /// The span `by` bytes earlier (an absolute span made relative to a header at `by`).
+    pub fn unshifted(self, by: u32) -> Span {
+        Span {
+            start: self.start.saturating_sub(by),
+            end: self.end.saturating_sub(by),
+        }
+    }
 }
 
 /// A value together with the span of source text that says it.
@@ -342,6 +356,43 @@ impl Metadata {
     /// The fields the file sets, in field order.
     pub fn iter(&self) -> impl Iterator<Item = (Field, &Spanned<Value>)> {
         self.fields.iter().map(|(f, v)| (*f, v))
+    }
+
+    /// Where the header starts: the first byte of any field's span (0 without fields).
+    pub fn header_start(&self) -> u32 {
+        fn first(v: &Spanned<Value>) -> u32 {
+            let inner = match &v.value {
+                Value::List(items) => items.iter().map(first).min(),
+                Value::Map(entries) => entries
+                    .iter()
+                    .map(|(k, v)| k.span.start.min(first(v)))
+                    .min(),
+                _ => None,
+            };
+            inner.map_or(v.span.start, |i| i.min(v.span.start))
+        }
+        self.fields.iter().map(|(_, v)| first(v)).min().unwrap_or(0)
+    }
+
+    /// Make every span relative to `base` (the header's start): the record then says nothing
+    /// about where the header sits, so an edit above it leaves the record equal.
+    pub fn make_relative(&mut self, base: u32) {
+        fn shift(v: &mut Spanned<Value>, base: u32) {
+            v.span = v.span.unshifted(base);
+            match &mut v.value {
+                Value::List(items) => items.iter_mut().for_each(|i| shift(i, base)),
+                Value::Map(entries) => {
+                    for (k, v) in entries.iter_mut() {
+                        k.span = k.span.unshifted(base);
+                        shift(v, base);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (_, v) in self.fields.iter_mut() {
+            shift(v, base);
+        }
     }
 }
 

@@ -141,6 +141,38 @@ pub fn change_for(files: &[FixtureFile], settings: Settings) -> Change {
 }
 
 /// A host loaded with the fixture.
+/// Whether the query `query` (a tracked function, named by its own type as `ruff_db::testing`
+/// does: renaming it renames what is looked for) executed on `input` among `executed`
+/// (`RootDb::take_executed_keys`).
+pub fn query_ran<Q, I: salsa::plumbing::AsId>(
+    db: &crate::db::RootDb,
+    executed: &[(salsa::DatabaseKeyIndex, String)],
+    _query: Q,
+    input: I,
+) -> bool {
+    use salsa::Database as _;
+    let full = std::any::type_name::<Q>();
+    let name = full.rsplit("::").next().unwrap_or(full);
+    let id = input.as_id();
+    executed.iter().any(|(key, _)| {
+        db.ingredient_debug_name(key.ingredient_index()) == name && key.key_index() == id
+    })
+}
+
+/// Whether any execution of the query `query` is among `executed` (for queries without input).
+pub fn query_ran_at_all<Q>(
+    db: &crate::db::RootDb,
+    executed: &[(salsa::DatabaseKeyIndex, String)],
+    _query: Q,
+) -> bool {
+    use salsa::Database as _;
+    let full = std::any::type_name::<Q>();
+    let name = full.rsplit("::").next().unwrap_or(full);
+    executed
+        .iter()
+        .any(|(key, _)| db.ingredient_debug_name(key.ingredient_index()) == name)
+}
+
 pub fn host(text: &str) -> Host {
     host_with(text, Settings::default())
 }

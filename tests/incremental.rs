@@ -811,3 +811,154 @@ fn entries_under_a_folder_are_the_entries_a_scan_finds() {
         2
     );
 }
+
+/// Issue 31 item 5: header metadata holds no absolute offsets (spans count from the header's
+/// start, `header_base`), so an edit above the header of a runtime with 100 dependents re-runs no
+/// chain or validation query of a dependent; an edit inside the header does; an edit below it
+/// (the body) does not. The queries are named by their functions (`testing::query_ran`), not by
+/// text, so renaming one cannot make this pass. Positions stay right: after each edit the
+/// findings equal a fresh host's.
+#[test]
+fn an_edit_above_the_header_reruns_no_dependent_chain_query() {
+    use ryechain::resolve::{header_base, metadata};
+    use ryechain::rules::checks::{chain_diagnostics, file_diagnostics, graph_diagnostics};
+    use ryechain::testing::{query_ran, query_ran_at_all};
+
+    let runtime = |doc: &str, header: &str, body: &str| {
+        format!("\"\"\"{doc}\"\"\"\nimport os\n{header}\ndef helper():\n    return {body}\n")
+    };
+    // An invalid version: a finding at a header position, which the edits move.
+    let header = "__version__ = \"one\"\n__tool_type__ = \"runtime\"\n__executor_id__ = \"rye/core/primitives/subprocess\"\n";
+    let mut tree = format!(
+        "//- /project/.ai/tools/acme/rt.py\n{}",
+        runtime("Runtime.", header, "1")
+    );
+    for i in 0..100 {
+        tree.push_str(&format!(
+            "//- /project/.ai/tools/acme/t{i}.py\n__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"acme/rt\"\n"
+        ));
+    }
+    let mut host = host(&tree);
+    assert!(host.db().enable_event_log(), "the host records");
+    let all = |host: &Host| -> Vec<Vec<ryechain::diagnostic::Diagnostic>> {
+        let a = host.analysis();
+        a.lint_files()
+            .into_iter()
+            .map(|f| a.diagnostics(f))
+            .collect()
+    };
+    let fresh = |text: &str| {
+        let mut t = tree.clone();
+        let start = t.find("//- /project/.ai/tools/acme/t0.py").unwrap();
+        t.replace_range(
+            ..start,
+            &format!("//- /project/.ai/tools/acme/rt.py\n{text}"),
+        );
+        all(&ryechain::testing::host(&t))
+    };
+    let first = all(&host);
+    assert!(
+        first
+            .iter()
+            .flatten()
+            .any(|d| d.rule.as_ref() == "invalid-version" && d.span.is_some()),
+        "the runtime has a finding at a header position"
+    );
+    let _ = host.db().take_executed_keys();
+    let dependents: Vec<_> = (0..100)
+        .map(|i| {
+            host.db()
+                .file_at(&PathBuf::from(format!(
+                    "/fixture/project/.ai/tools/acme/t{i}.py"
+                )))
+                .expect("loaded")
+        })
+        .collect();
+    let rt = host
+        .db()
+        .file_at(Path::new("/fixture/project/.ai/tools/acme/rt.py"))
+        .expect("loaded");
+
+    // Above the header: a longer docstring moves every header byte.
+    let above = runtime(
+        "Runtime with a much longer docstring than before.",
+        header,
+        "1",
+    );
+    edit(&mut host, Space::Project, "tools/acme/rt.py", &above);
+    let after = all(&host);
+    let log = host.db().take_executed_keys();
+    let db = host.db();
+    assert!(
+        query_ran(db, &log, metadata, rt),
+        "the runtime's header is read again"
+    );
+    assert!(
+        query_ran(db, &log, header_base, rt),
+        "and its start found again"
+    );
+    for &dep in &dependents {
+        assert!(
+            !query_ran(db, &log, chain_diagnostics, dep),
+            "a dependent's chain re-ran"
+        );
+        assert!(
+            !query_ran(db, &log, chain, dep),
+            "a dependent's chain re-ran"
+        );
+        assert!(
+            !query_ran(db, &log, file_diagnostics, dep),
+            "a dependent's checks re-ran"
+        );
+    }
+    assert!(
+        !query_ran_at_all(db, &log, executor_graph),
+        "the graph re-ran"
+    );
+    assert!(
+        !query_ran_at_all(db, &log, graph_diagnostics),
+        "the cycles re-ran"
+    );
+    assert_eq!(
+        after,
+        fresh(&above),
+        "positions after an edit above the header"
+    );
+    assert_ne!(after, first, "the runtime's findings moved with its header");
+
+    // Below the header (the body): nothing of the chains re-runs either.
+    let below = runtime(
+        "Runtime with a much longer docstring than before.",
+        header,
+        "2",
+    );
+    edit(&mut host, Space::Project, "tools/acme/rt.py", &below);
+    let after = all(&host);
+    let log = host.db().take_executed_keys();
+    let db = host.db();
+    for &dep in &dependents {
+        assert!(
+            !query_ran(db, &log, chain_diagnostics, dep),
+            "a dependent's chain re-ran"
+        );
+    }
+    assert_eq!(after, fresh(&below), "positions after a body edit");
+
+    // Inside the header: the words change, and the dependents' chains are checked again.
+    let inside = runtime(
+        "Runtime with a much longer docstring than before.",
+        &header.replace("one", "1.1.0"),
+        "2",
+    );
+    edit(&mut host, Space::Project, "tools/acme/rt.py", &inside);
+    let after = all(&host);
+    let log = host.db().take_executed_keys();
+    let db = host.db();
+    for &dep in &dependents {
+        assert!(
+            query_ran(db, &log, chain_diagnostics, dep),
+            "a dependent's chain did not re-run"
+        );
+    }
+    assert_eq!(after, fresh(&inside), "positions after a header edit");
+}

@@ -19,6 +19,7 @@ pub(crate) fn executor_at(db: &RootDb, file: SourceFile, offset: usize) -> Optio
     let ExecutorRef::Id(id, span) = meta.executor() else {
         return None;
     };
+    let span = span.shifted(crate::resolve::header_base(db, file));
     let text = file.contents(db).text()?;
     let inner = unquoted(&text, span);
     (inner.start as usize <= offset && offset <= inner.end as usize).then(|| (id.to_owned(), inner))
@@ -286,6 +287,7 @@ pub(crate) fn header_symbols(db: &RootDb, file: SourceFile) -> Vec<HeaderSymbol>
         return Vec::new();
     }
     let m = metadata(db, file);
+    let base = crate::resolve::header_base(db, file);
     let fields = [
         ("version", m.version()),
         ("tool_type", m.tool_type()),
@@ -316,7 +318,7 @@ pub(crate) fn header_symbols(db: &RootDb, file: SourceFile) -> Vec<HeaderSymbol>
             Some(HeaderSymbol {
                 name,
                 detail,
-                span: v.span,
+                span: v.span.shifted(base),
             })
         })
         .collect();

@@ -346,7 +346,7 @@ pub trait Db: salsa::Database {
 #[derive(Default)]
 pub struct EventLogState {
     on: std::sync::atomic::AtomicBool,
-    entries: Mutex<Option<Vec<String>>>,
+    entries: Mutex<Option<Vec<(salsa::DatabaseKeyIndex, String)>>>,
 }
 
 pub type EventLog = Arc<EventLogState>;
@@ -383,7 +383,7 @@ impl RootDb {
                 && let Ok(mut guard) = sink.entries.lock()
                 && let Some(entries) = guard.as_mut()
             {
-                entries.push(format!("{database_key:?}"));
+                entries.push((database_key, format!("{database_key:?}")));
             }
         })));
         RootDb::build(storage, Some(log))
@@ -494,6 +494,15 @@ impl RootDb {
 
     /// Query executions since the last call, as `query_name(Id(..))` strings.
     pub fn take_executed(&self) -> Vec<String> {
+        self.take_executed_keys()
+            .into_iter()
+            .map(|(_, s)| s)
+            .collect()
+    }
+
+    /// Query executions since the last call, with their keys (`testing::query_ran` finds a
+    /// query in them by its function, as `ruff_db::testing` does).
+    pub fn take_executed_keys(&self) -> Vec<(salsa::DatabaseKeyIndex, String)> {
         self.log
             .as_ref()
             .and_then(|log| log.entries.lock().ok())

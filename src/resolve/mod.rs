@@ -46,7 +46,12 @@ pub fn tool_id_ref(db: &dyn Db, file: SourceFile) -> Option<&str> {
 /// Header facts plus problems, for one file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Parsed {
+    /// The header, its spans relative to `header_start` (DESIGN.md invariant: an edit above the
+    /// header leaves it equal, so nothing that reads only metadata re-runs).
     pub metadata: Arc<Metadata>,
+    /// The byte offset the metadata's spans count from ([`header_base`]).
+    pub header_start: u32,
+    /// Absolute spans.
     pub problems: Vec<ParseProblem>,
 }
 
@@ -56,6 +61,7 @@ pub struct Parsed {
 pub fn parse_file(db: &dyn Db, file: SourceFile) -> Parsed {
     let empty = || Parsed {
         metadata: Arc::new(Metadata::default()),
+        header_start: 0,
         problems: Vec::new(),
     };
     let FileContents::Text(text) = file.contents(db) else {
@@ -66,15 +72,26 @@ pub fn parse_file(db: &dyn Db, file: SourceFile) -> Parsed {
     let Some(kind) = extractor_config(db).parser_for(ext) else {
         return empty();
     };
-    let parsed = crate::parse::parse(kind, &text.as_str());
+    let mut parsed = crate::parse::parse(kind, &text.as_str());
+    let header_start = parsed.metadata.header_start();
+    parsed.metadata.make_relative(header_start);
     Parsed {
         metadata: Arc::new(parsed.metadata),
+        header_start,
         problems: parsed.problems,
     }
 }
 
-/// The metadata record alone: body edits that leave the header unchanged backdate here, so nothing
-/// downstream (resolution, chains, chain diagnostics) re-runs (DESIGN.md invariant).
+/// Where the header of `file` starts: add it to a span of [`metadata`] to point into the text.
+/// Only what shows positions (diagnostics, the editor) reads it.
+#[salsa::tracked(returns(copy))]
+pub fn header_base(db: &dyn Db, file: SourceFile) -> u32 {
+    parse_file(db, file).header_start
+}
+
+/// The metadata record alone, its spans relative to the header's start ([`header_base`]): edits
+/// that leave the header's words unchanged (in the body, or above the header) backdate here, so
+/// nothing downstream (resolution, chains, chain diagnostics) re-runs (DESIGN.md invariant).
 #[salsa::tracked(returns(ref))]
 pub fn metadata(db: &dyn Db, file: SourceFile) -> Arc<Metadata> {
     parse_file(db, file).metadata.clone()

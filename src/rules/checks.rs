@@ -11,8 +11,8 @@ use crate::model::{ExecutorRef, Span, Spanned, Value};
 use crate::resolve::Chain;
 use crate::resolve::graph::executor_graph;
 use crate::resolve::{
-    ChainEnd, Element, extractor_config, metadata, parse_file, resolve, run_facts, space_index,
-    tool_id_ref, walk_chain,
+    ChainEnd, Element, extractor_config, header_base, metadata, parse_file, resolve, run_facts,
+    space_index, tool_id_ref, walk_chain,
 };
 use crate::rules::validate::{Link, VersionVerdict, check_pair, py_list, space_ok_under};
 
@@ -456,6 +456,8 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
         return out;
     };
     let parsed = parse_file(db, file);
+    // The header's spans count from its start; problems' spans are the text's own.
+    let at_header = |span: Span| site(Some(span.shifted(parsed.header_start)));
     for rule in of_kind(db, |c| matches!(c, Check::ParseProblem { .. })) {
         for p in &parsed.problems {
             out.push(rule.emit(
@@ -484,7 +486,7 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
             };
             if let Some(shown) = shown {
                 out.push(rule.emit(
-                    site(Some(v.span)),
+                    at_header(v.span),
                     &[
                         ("item_id", item_id.to_owned()),
                         ("version", shown),
@@ -508,7 +510,7 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
                 InterpreterProblemKind::Unresolvable => None,
             };
             out.push(rule.emit(
-                site(Some(p.span)),
+                at_header(p.span),
                 &[
                     ("item_id", item_id.to_owned()),
                     ("problem", p.message.clone()),
@@ -584,9 +586,12 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
     };
     let path = file.path(db);
     let space = file.space(db);
+    // Every span here is one of this file's header (relative to its start, `header_base`, read
+    // only when a finding is made: an edit above the header re-runs no other file's checks).
+    let base = || header_base(db, file);
     let site = |span: Option<Span>| Site {
         path,
-        span,
+        span: span.map(|s| s.shifted(base())),
         item_id: Some(item_id),
         space: Some(space),
     };
@@ -657,7 +662,7 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
                                     format!("\"{runtime}\"")
                                 };
                                 Some(crate::diagnostic::Edit {
-                                    span: none.span,
+                                    span: none.span.shifted(base()),
                                     title: format!("Name `{runtime}` as the executor"),
                                     replacement: value,
                                     line_after: false,
@@ -666,7 +671,7 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
                             (None, Some(tool_type)) => {
                                 let line = executor_line(kind, runtime);
                                 Some(crate::diagnostic::Edit {
-                                    span: tool_type.span,
+                                    span: tool_type.span.shifted(base()),
                                     title: format!("Add `{line}`"),
                                     replacement: line,
                                     line_after: true,
@@ -840,6 +845,9 @@ fn edge_checks(
     };
     let cm = child.file.map(|f| metadata(db, f));
     let pm = parent.file.map(|f| metadata(db, f));
+    // Header spans made absolute, each in its own file (read only for a finding's position).
+    let in_child = |s: Span| child.file.map_or(s, |f| s.shifted(header_base(db, f)));
+    let in_parent = |s: Span| parent.file.map_or(s, |f| s.shifted(header_base(db, f)));
     let cl = Link {
         item_id: &child.item_id,
         space: child.origin,
@@ -889,8 +897,11 @@ fn edge_checks(
                 ("missing", py_list(&verdict.missing_inputs)),
                 ("outputs", py_list(&verdict.child_outputs)),
             ];
-            let span = cm.and_then(|m| m.outputs()).map(|o| o.span).or(site.span);
-            let inputs_span = pm.and_then(|m| m.inputs()).map(|i| i.span);
+            let span = cm
+                .and_then(|m| m.outputs())
+                .map(|o| in_child(o.span))
+                .or(site.span);
+            let inputs_span = pm.and_then(|m| m.inputs()).map(|i| in_parent(i.span));
             let notes = vec![note(
                 format!("`{}` declares its inputs here", parent.item_id),
                 parent_path,
@@ -909,7 +920,7 @@ fn edge_checks(
                         ("child", child.item_id.clone()),
                         ("parent", parent.item_id.clone()),
                     ];
-                    let span = constraint.as_ref().map(|c| c.span);
+                    let span = constraint.as_ref().map(|c| in_parent(c.span));
                     let notes = vec![note(
                         format!("`{}` constrains `{}` here", parent.item_id, child.item_id),
                         parent_path,
@@ -936,9 +947,12 @@ fn edge_checks(
                             .into_iter()
                             .flatten()
                             .find(|b| &b.value == bound)
-                            .map(|b| b.span)
+                            .map(|b| in_parent(b.span))
                     });
-                    let span = cm.and_then(|m| m.version()).map(|v| v.span).or(site.span);
+                    let span = cm
+                        .and_then(|m| m.version())
+                        .map(|v| in_child(v.span))
+                        .or(site.span);
                     let notes = vec![note(
                         format!("`{}` requires this version bound", parent.item_id),
                         parent_path,
@@ -966,7 +980,7 @@ pub fn graph_diagnostics(db: &dyn Db) -> Vec<Diagnostic> {
         let Some(file) = first.file else { continue };
         let meta = metadata(db, file);
         let span = match meta.executor() {
-            ExecutorRef::Id(_, span) => Some(span),
+            ExecutorRef::Id(_, span) => Some(span.shifted(header_base(db, file))),
             _ => None,
         };
         let ids: Vec<&str> = members

@@ -12,10 +12,10 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::analysis::lazy::Loaded;
 use crate::analysis::{Analysis, Host};
 use crate::db::change::{FileSpec, RootSpec};
 use crate::db::{Change, FileChange, FileContents, Settings, Text};
-use crate::exec::facts::Loaded;
 use crate::model::{Space, SpaceKind, item_id_problem};
 use crate::resolve::extractor_config;
 use crate::rules::embedded_system_files;

@@ -6,7 +6,7 @@ use ryechain::analysis::{LintOptions, lint};
 use ryechain::db::{Db, Settings};
 use ryechain::model::{Field, Metadata, Space, SpaceKind, Span, Spanned, Value};
 use ryechain::resolve::{DEFAULT_MAX_DEPTH, chain, resolve_root};
-use ryechain::rules::checks::parse_version_lenient;
+use ryechain::rules::validate::parse_version_lenient;
 use ryechain::rules::validate::{Link, validate_chain};
 use ryechain::testing::host;
 

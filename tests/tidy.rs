@@ -478,3 +478,161 @@ fn the_query_detector_finds_imports_paths_and_module_calls() {
         assert_eq!(found, expected, "{code}");
     }
 }
+
+/// The module path of a file (`src/a/b.rs` → `a::b`, `src/a/mod.rs` → `a`, `src/lib.rs` → ``).
+fn module_path(rel: &str) -> String {
+    let p = rel.trim_start_matches("src/").trim_end_matches(".rs");
+    let p = p.trim_end_matches("/mod");
+    if p == "lib" || p == "main" {
+        return String::new();
+    }
+    p.replace('/', "::")
+}
+
+/// The modules `code` (the file of module `me`) imports: every `use crate::…`, `use super::…`
+/// and `crate::…::name` path, resolved to the longest module in `modules` it starts with.
+fn imported_modules(me: &str, is_mod_rs: bool, code: &str, modules: &[String]) -> Vec<String> {
+    let resolve = |path: &str| -> Option<String> {
+        let segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+        (1..=segs.len())
+            .rev()
+            .map(|n| segs[..n].join("::"))
+            .find(|m| modules.contains(m))
+    };
+    // `super::` of a file module is its parent; of a `mod.rs`, the folder's parent too.
+    let parent = |m: &str| {
+        m.rsplit_once("::")
+            .map_or(String::new(), |(p, _)| p.to_owned())
+    };
+    let base_of_super = if is_mod_rs || !me.is_empty() {
+        parent(me)
+    } else {
+        String::new()
+    };
+    let mut out = Vec::new();
+    for path in use_paths(code) {
+        out.extend(resolve(&path));
+    }
+    // `use super::…` trees, expanded like `use crate::…` ones.
+    let supers = code.replace("use super::", "use crate::SUPER::");
+    for path in use_paths(&supers) {
+        if let Some(rest) = path.strip_prefix("SUPER::") {
+            let full = if base_of_super.is_empty() {
+                rest.to_owned()
+            } else {
+                format!("{base_of_super}::{rest}")
+            };
+            out.extend(resolve(&full));
+        }
+    }
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        let tail = &rest[at + "crate::".len()..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+            .unwrap_or(tail.len());
+        out.extend(resolve(tail[..end].trim_end_matches(':')));
+        rest = &tail[end..];
+    }
+    out.retain(|m| m != me && !m.starts_with(&format!("{me}::")) && !(me.is_empty()));
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The unit a module belongs to in the layer table (`exec::run` apart from `exec`).
+fn unit_of(module: &str) -> String {
+    let mut best = module.split("::").next().unwrap_or("").to_owned();
+    for (prefix, _) in MODULE_LAYER {
+        if (module == *prefix || module.starts_with(&format!("{prefix}::")))
+            && prefix.len() > best.len()
+        {
+            best = (*prefix).to_owned();
+        }
+    }
+    best
+}
+
+/// Cycles among `nodes` given `edges` (strongly connected components of more than one node).
+fn cycles(edges: &[(String, String)]) -> Vec<Vec<String>> {
+    let mut g = petgraph::graph::DiGraph::<String, ()>::new();
+    let mut index = std::collections::BTreeMap::new();
+    for (a, b) in edges {
+        for n in [a, b] {
+            if !index.contains_key(n) {
+                index.insert(n.clone(), g.add_node(n.clone()));
+            }
+        }
+        g.add_edge(index[a], index[b], ());
+    }
+    petgraph::algo::tarjan_scc(&g)
+        .into_iter()
+        .filter(|scc| scc.len() > 1)
+        .map(|scc| {
+            let mut names: Vec<String> = scc.iter().map(|&i| g[i].clone()).collect();
+            names.sort();
+            names
+        })
+        .collect()
+}
+
+/// No two modules import each other, directly or round a loop: neither two files (a parent's
+/// `mod.rs` handing on its children's names is not an import of them) nor two units of the layer
+/// table (`exec` and `analysis`, say).
+#[test]
+fn no_module_imports_itself_round_a_loop() {
+    let sources: Vec<(String, String)> = sources()
+        .into_iter()
+        .filter(|(rel, _)| rel.starts_with("src/"))
+        .collect();
+    let modules: Vec<String> = sources.iter().map(|(rel, _)| module_path(rel)).collect();
+    let mut file_edges = Vec::new();
+    let mut unit_edges = Vec::new();
+    for (rel, text) in &sources {
+        let me = module_path(rel);
+        let code = code_only(text);
+        // A unit test module (at the end of its file) may compare with a sibling: not a
+        // dependency of the product.
+        let code = match code.find("#[cfg(test)]\nmod ") {
+            Some(at) => &code[..at],
+            None => &code,
+        };
+        for m in imported_modules(&me, rel.ends_with("/mod.rs"), code, &modules) {
+            file_edges.push((me.clone(), m.clone()));
+            let (a, b) = (unit_of(&me), unit_of(&m));
+            if a != b && !a.is_empty() && !b.is_empty() {
+                unit_edges.push((a, b));
+            }
+        }
+    }
+    assert!(
+        file_edges.len() > 100,
+        "the import scan finds the imports: {file_edges:?}"
+    );
+    let files = cycles(&file_edges);
+    let units = cycles(&unit_edges);
+    assert!(
+        files.is_empty() && units.is_empty(),
+        "cycles between files: {files:#?}\ncycles between units of the layer table: {units:#?}"
+    );
+}
+
+/// The cycle detector sees a loop through `super::` and one through `crate::` paths.
+#[test]
+fn the_cycle_detector_sees_loops() {
+    let modules: Vec<String> = ["a", "a::x", "a::y", "b"].map(str::to_owned).to_vec();
+    let x = imported_modules("a::x", false, "use super::y::f;\n", &modules);
+    let y = imported_modules("a::y", false, "fn g() { crate::a::x::h(); }\n", &modules);
+    assert_eq!(x, ["a::y"]);
+    assert_eq!(y, ["a::x"]);
+    let edges: Vec<(String, String)> = [("a::x", "a::y"), ("a::y", "a::x"), ("a::y", "b")]
+        .map(|(p, q)| (p.to_owned(), q.to_owned()))
+        .to_vec();
+    assert_eq!(
+        cycles(&edges),
+        vec![vec!["a::x".to_owned(), "a::y".to_owned()]]
+    );
+    // A parent handing on its child's names is not a loop.
+    let parent = imported_modules("a", true, "pub use x::f;\nuse crate::a::x::g;\n", &modules);
+    assert!(parent.is_empty(), "{parent:?}");
+}

@@ -177,21 +177,13 @@ impl<'db> Analysis<'db> {
     }
 
     /// The ids the chain of `file` reads that `loaded` does not hold yet (lazy loading).
-    pub fn chain_needs(
-        &self,
-        file: SourceFile,
-        loaded: &crate::exec::facts::Loaded,
-    ) -> Vec<String> {
+    pub fn chain_needs(&self, file: SourceFile, loaded: &super::lazy::Loaded) -> Vec<String> {
         super::lazy::file_chain_needs(self.db, file, loaded)
     }
 
     /// The ids the chains of `files` read that `loaded` does not hold yet, found in parallel
     /// (the first pass parses every file; its memos serve the checks after), sorted, each once.
-    pub fn chains_needs(
-        &self,
-        files: &[SourceFile],
-        loaded: &crate::exec::facts::Loaded,
-    ) -> Vec<String> {
+    pub fn chains_needs(&self, files: &[SourceFile], loaded: &super::lazy::Loaded) -> Vec<String> {
         let per_file = super::par_chunks(self.db, files, &|db, part| {
             part.iter()
                 .map(|&f| super::lazy::file_chain_needs(db, f, loaded))
@@ -202,11 +194,7 @@ impl<'db> Analysis<'db> {
     }
 
     /// The ids the chain of `item_id` reads that `loaded` does not hold yet.
-    pub fn item_chain_needs(
-        &self,
-        item_id: &str,
-        loaded: &crate::exec::facts::Loaded,
-    ) -> Vec<String> {
+    pub fn item_chain_needs(&self, item_id: &str, loaded: &super::lazy::Loaded) -> Vec<String> {
         super::lazy::chain_needs(self.db, item_id, loaded)
     }
 

@@ -2,10 +2,34 @@
 //! and that are not loaded yet (`chain_needs`). The edge (`load::ItemLoader`) probes them and
 //! asks again until nothing is missing.
 
+use std::collections::BTreeSet;
+
 use crate::db::{Db, SourceFile};
-use crate::exec::facts::Loaded;
 use crate::model::item_id_problem;
 use crate::resolve::{Chain, ChainEnd, chain, resolve_root, tool_id, walk_chain};
+
+/// Which tool ids / space files the database holds completely.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Loaded {
+    /// Every file of every space is loaded (lint, the editor, a test workspace).
+    All,
+    /// Only these have been probed.
+    Some(BTreeSet<String>),
+}
+
+impl Loaded {
+    pub fn contains(&self, key: &str) -> bool {
+        match self {
+            Loaded::All => true,
+            Loaded::Some(set) => set.contains(key),
+        }
+    }
+    pub fn insert(&mut self, key: &str) {
+        if let Loaded::Some(set) = self {
+            set.insert(key.to_owned());
+        }
+    }
+}
 
 /// The ids whose candidate files the chain of `item_id` (§3) reads and that `loaded` does not
 /// hold yet, in chain order: the root id alone until it is loaded; then every element id of its

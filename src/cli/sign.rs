@@ -89,7 +89,7 @@ fn load_chain_needs(
     host: &mut crate::analysis::Host,
     wanted: SpaceKind,
 ) -> anyhow::Result<()> {
-    use crate::exec::facts::Loaded;
+    use crate::analysis::lazy::Loaded;
     let (specs, _) = ctx.spaces(path)?;
     let (mut loader, _) = crate::load::ItemLoader::new(ctx.sys, &specs);
     let items = host.analysis().items(wanted, ItemKind::Tool);

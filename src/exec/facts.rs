@@ -90,28 +90,7 @@ pub struct DepListing {
     pub errors: Vec<String>,
 }
 
-/// Which tool ids / space files the database holds completely.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Loaded {
-    /// Every file of every space is loaded (lint, the editor, a test workspace).
-    All,
-    /// Only these have been probed.
-    Some(BTreeSet<String>),
-}
-
-impl Loaded {
-    pub fn contains(&self, key: &str) -> bool {
-        match self {
-            Loaded::All => true,
-            Loaded::Some(set) => set.contains(key),
-        }
-    }
-    pub fn insert(&mut self, key: &str) {
-        if let Loaded::Some(set) = self {
-            set.insert(key.to_owned());
-        }
-    }
-}
+pub use crate::analysis::lazy::Loaded;
 
 /// Answers gathered so far. The edge fills it; the planner only reads it.
 #[derive(Clone, Debug)]

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::lazy::Loaded;
 use crate::analysis::lazy::{file_chain_needs, lockfile_chain_ids};
 use crate::analysis::live::lintable;
 use crate::analysis::{
@@ -30,7 +31,6 @@ use crate::analysis::{
 };
 use crate::db::{Db, FileContents, RootDb, Settings, SourceFile};
 use crate::diagnostic::{Finding, compare_findings};
-use crate::exec::facts::Loaded;
 use crate::integrity::lockfile::is_lockfile_rel;
 use crate::load::{
     Census, CensusDir, CensusKind, ItemLoader, KnownAt, SpaceSource, SpaceSpec, census, load,

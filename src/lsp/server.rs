@@ -15,11 +15,11 @@ use serde_json::json;
 
 use super::position::{Encoding, Lines, apply_change};
 use super::uri;
+use crate::analysis::lazy::Loaded;
 use crate::analysis::live::{LiveLint, Plan, Rechecked};
 use crate::analysis::{Analysis, Host, LintOptions};
 use crate::db::{Change, FileChange, Settings, SourceFile};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::exec::facts::Loaded;
 use crate::load::{ItemLoader, LoadOutcome, Reloader, SpaceSpec, load};
 use crate::model::Span;
 use crate::system::System;

@@ -13,6 +13,7 @@ mod python;
 mod shell;
 mod yaml;
 mod yaml_fast;
+mod yaml_node;
 mod yaml_simple;
 
 #[cfg(test)]
@@ -364,7 +365,7 @@ mod tests {
     fn field_names_are_disjoint() {
         for table in [
             &python::PYTHON_FIELDS,
-            &yaml::YAML_FIELDS,
+            &yaml_node::YAML_FIELDS,
             &js::JS_FIELDS,
             &shell::SHELL_FIELDS,
         ] {

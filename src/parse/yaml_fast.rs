@@ -17,7 +17,7 @@
 use std::mem::MaybeUninit;
 
 use super::MAX_NESTING;
-use super::yaml::{LoadError, Rest, YNode, unread_top_level_key};
+use super::yaml_node::{LoadError, Rest, YNode, unread_top_level_key};
 
 /// What the fast loader made of a text.
 pub(super) enum Fast {

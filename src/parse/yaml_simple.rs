@@ -13,10 +13,10 @@
 //! resolved by the same function, the structure is YAML's (`tests::agrees_with_libyaml`, a
 //! differential proptest over generated and mutated documents).
 
-use super::yaml::{
+use super::yaml_fast::{Fast, untagged_plain};
+use super::yaml_node::{
     MAX_KEY_CANDIDATES, Rest, YNode, key_string, only_node_properties, unread_top_level_key,
 };
-use super::yaml_fast::{Fast, untagged_plain};
 use super::{MAX_NESTING, clamp_span};
 use crate::model::{F64, Span, Spanned, Str, Value};
 

@@ -24,34 +24,6 @@ fn note(message: String, path: Option<&Arc<std::path::PathBuf>>, span: Option<Sp
     }
 }
 
-/// Lenient version parse for comparisons (`1.0` → 1.0.0, a leading `v` dropped), like the
-/// reference's `packaging.version` accepting more than strict semver (§4.7).
-pub fn parse_version_lenient(s: &str) -> Option<semver::Version> {
-    let s = s.trim();
-    if let Ok(v) = semver::Version::parse(s) {
-        return Some(v);
-    }
-    let s = s.strip_prefix('v').unwrap_or(s);
-    let (core, rest) = match s.find(['-', '+']) {
-        Some(i) => (&s[..i], &s[i..]),
-        None => (s, ""),
-    };
-    let parts: Vec<&str> = core.split('.').collect();
-    if parts.is_empty()
-        || parts.len() > 3
-        || parts
-            .iter()
-            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
-    {
-        return None;
-    }
-    let mut padded = parts.join(".");
-    for _ in parts.len()..3 {
-        padded.push_str(".0");
-    }
-    semver::Version::parse(&format!("{padded}{rest}")).ok()
-}
-
 /// Rule ids and families named in a config file's `lint` section that no rule answers to.
 fn unknown_rule_names(db: &dyn Db, text: &str) -> Vec<(Option<Span>, String)> {
     let Ok(doc) = crate::parse::guard::yaml_from_str::<serde_yaml::Value>(text) else {
@@ -1067,6 +1039,7 @@ fn suggested_runtime(db: &dyn Db, file: SourceFile, check: &Check) -> Option<Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::validate::parse_version_lenient;
 
     fn env_config(yaml: &str) -> Value {
         let parsed = crate::parse::parse(

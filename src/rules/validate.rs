@@ -95,7 +95,7 @@ pub fn check_pair(rules: &RuleSet, child: &Link<'_>, parent: &Link<'_>) -> PairV
         Some(c) => match cm.and_then(Metadata::version_str) {
             None => versions.push(VersionVerdict::Unversioned),
             Some(v) => {
-                let have = crate::rules::checks::parse_version_lenient(v.value);
+                let have = parse_version_lenient(v.value);
                 let bounds = [
                     (
                         c.min_version,
@@ -110,7 +110,7 @@ pub fn check_pair(rules: &RuleSet, child: &Link<'_>, parent: &Link<'_>) -> PairV
                 ];
                 for (bound, comparison, bad) in bounds {
                     let Some(bound) = bound else { continue };
-                    let want = crate::rules::checks::parse_version_lenient(&bound.value);
+                    let want = parse_version_lenient(&bound.value);
                     match (&have, want) {
                         (Some(h), Some(w)) if h.cmp(&w) == bad => {
                             versions.push(VersionVerdict::Violated {
@@ -255,4 +255,32 @@ pub fn validate_chain(rules: &RuleSet, links: &[Link<'_>]) -> ValidationResult {
     res.issues.extend(system_to_mutable);
     res.valid = res.issues.is_empty();
     res
+}
+
+/// Lenient version parse for comparisons (`1.0` → 1.0.0, a leading `v` dropped), like the
+/// reference's `packaging.version` accepting more than strict semver (§4.7).
+pub fn parse_version_lenient(s: &str) -> Option<semver::Version> {
+    let s = s.trim();
+    if let Ok(v) = semver::Version::parse(s) {
+        return Some(v);
+    }
+    let s = s.strip_prefix('v').unwrap_or(s);
+    let (core, rest) = match s.find(['-', '+']) {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, ""),
+    };
+    let parts: Vec<&str> = core.split('.').collect();
+    if parts.is_empty()
+        || parts.len() > 3
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    let mut padded = parts.join(".");
+    for _ in parts.len()..3 {
+        padded.push_str(".0");
+    }
+    semver::Version::parse(&format!("{padded}{rest}")).ok()
 }

@@ -54,13 +54,16 @@ fn every_reader_agrees_with_the_one_classification() {
         ("tools/t/lib/helpers.py", FileKind::Library),
         ("tools/t/data.csv", FileKind::Data),
         ("tools/t/rt.yaml", FileKind::Runtime),
-        ("directives/d/plan.md", FileKind::Directive),
-        ("directives/d/notes.txt", FileKind::Other),
-        ("knowledge/k/entry.md", FileKind::Knowledge),
-        ("knowledge/k/raw.yaml", FileKind::Other),
-        ("config/ryechain.yaml", FileKind::Config),
-        ("lockfiles/t/run@1.0.0.lock.json", FileKind::Lockfile),
-        ("lockfiles/README.txt", FileKind::Other),
+        ("directives/d/plan.md", FileKind::At(Place::Directive)),
+        ("directives/d/notes.txt", FileKind::At(Place::Other)),
+        ("knowledge/k/entry.md", FileKind::At(Place::Knowledge)),
+        ("knowledge/k/raw.yaml", FileKind::At(Place::Other)),
+        ("config/ryechain.yaml", FileKind::At(Place::Config)),
+        (
+            "lockfiles/t/run@1.0.0.lock.json",
+            FileKind::At(Place::Lockfile),
+        ),
+        ("lockfiles/README.txt", FileKind::At(Place::Other)),
     ];
     let linted = a.lint_files();
     let verified: Vec<PathBuf> = a.verify_all().into_iter().map(|v| v.path).collect();
@@ -89,18 +92,21 @@ fn every_reader_agrees_with_the_one_classification() {
             FileKind::Tool
                 | FileKind::Runtime
                 | FileKind::Library
-                | FileKind::Directive
-                | FileKind::Knowledge
-                | FileKind::Config
-                | FileKind::Lockfile
+                | FileKind::At(Place::Directive)
+                | FileKind::At(Place::Knowledge)
+                | FileKind::At(Place::Config)
+                | FileKind::At(Place::Lockfile)
         );
         assert_eq!(linted.contains(&file), checked, "{rel}: lint checks it");
         // A change to an item (or to a file beside it that nothing reads) re-checks what it
         // reaches; a change to config, a lockfile or the trust store reaches everything.
-        let reaches_everything = matches!(kind, FileKind::Config | FileKind::Lockfile)
-            || (kind == FileKind::Other && rel.starts_with("lockfiles/"));
+        let reaches_everything = matches!(
+            kind,
+            FileKind::At(Place::Config) | FileKind::At(Place::Lockfile)
+        ) || (kind == FileKind::At(Place::Other)
+            && rel.starts_with("lockfiles/"));
         assert_eq!(is_global(rel), reaches_everything, "{rel}: global");
-        if Place::of(rel) != Place::Config && kind != FileKind::Other {
+        if Place::of(rel) != Place::Config && kind != FileKind::At(Place::Other) {
             assert_eq!(
                 lintable(host.db(), rel),
                 checked,

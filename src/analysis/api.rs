@@ -450,16 +450,17 @@ impl<'db> Analysis<'db> {
             return Vec::new();
         };
         let cfg = crate::resolve::extractor_config(db);
+        use crate::place::Place;
         use crate::resolve::FileKind;
         let mut out: Vec<(String, usize, SourceFile)> = root
             .entries(db)
             .filter_map(|(rel, f)| match (item, crate::resolve::place_kind(db, f)) {
-                (ItemKind::Tool, FileKind::Tool | FileKind::Extractor) => {
+                (ItemKind::Tool, FileKind::Tool | FileKind::At(Place::Extractor)) => {
                     let (id, ext) = crate::resolve::split_tool_rel(rel.as_ref())?;
                     Some((id.to_owned(), cfg.extension_rank(ext)?, f))
                 }
-                (ItemKind::Directive, FileKind::Directive)
-                | (ItemKind::Knowledge, FileKind::Knowledge) => {
+                (ItemKind::Directive, FileKind::At(Place::Directive))
+                | (ItemKind::Knowledge, FileKind::At(Place::Knowledge)) => {
                     let id = rel.strip_prefix(item.dir())?.strip_suffix(".md")?;
                     (!id.is_empty()).then(|| (id.to_owned(), 0, f))
                 }

@@ -117,9 +117,10 @@ pub enum RunSign {
     DeclaredToolType,
 }
 
-/// What a file is: its place (`crate::place::Place`), and for a tool what its extension and
-/// header make it. The one classification every reader asks (lint, sign, verify, the lint cache,
-/// the language server); the loader, which runs before any query, decides by `Place` alone.
+/// What a file is: for a file under `tools/`, what its extension and header make it; for any
+/// other, its place (`crate::place::Place`). The one classification every reader asks (lint,
+/// sign, verify, the lint cache, the language server); the loader, which runs before any query,
+/// decides by `Place` alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FileKind {
     /// A tool meant to run: it names an executor, or shows a sign of running.
@@ -132,35 +133,26 @@ pub enum FileKind {
     Library,
     /// A file under `tools/` whose extension no extractor parses (data, assets).
     Data,
-    Extractor,
-    Directive,
-    Knowledge,
-    Config,
-    TrustDocument,
-    KeyApproval,
-    Lockfile,
-    Other,
+    /// Not a tool: an extractor, a directive, knowledge, config, a trust document, a key
+    /// approval, a lockfile or something else.
+    At(Place),
 }
 
 impl FileKind {
     /// An item a signature covers.
     pub fn is_item(self) -> bool {
-        matches!(
-            self,
-            FileKind::Tool
-                | FileKind::Runtime
-                | FileKind::Primitive
-                | FileKind::Library
-                | FileKind::Extractor
-                | FileKind::Directive
-                | FileKind::Knowledge
-        )
+        match self {
+            FileKind::Tool | FileKind::Runtime | FileKind::Primitive | FileKind::Library => true,
+            FileKind::Data => false,
+            FileKind::At(place) => place.is_item(),
+        }
     }
 }
 
 /// The kind of a file as far as its path and the extractors tell (no header read): a file under
-/// `tools/` whose extension no extractor parses is `Data`; any other tool is `Tool` here (the
-/// header refines it in [`file_kind`]). What `verify` and `sign` list, without parsing.
+/// `tools/` (the extractors' folder too) whose extension no extractor parses is `Data`; any other
+/// tool is `Tool` here (the header refines it in [`file_kind`]). What `verify` and `sign` list,
+/// without parsing.
 pub fn place_kind(db: &dyn Db, file: SourceFile) -> FileKind {
     let rel = file.rel(db);
     let place = Place::of(rel);
@@ -173,14 +165,7 @@ pub fn place_kind(db: &dyn Db, file: SourceFile) -> FileKind {
     }
     match place {
         Place::Tool => FileKind::Tool,
-        Place::Extractor => FileKind::Extractor,
-        Place::Directive => FileKind::Directive,
-        Place::Knowledge => FileKind::Knowledge,
-        Place::Config => FileKind::Config,
-        Place::TrustDocument => FileKind::TrustDocument,
-        Place::KeyApproval => FileKind::KeyApproval,
-        Place::Lockfile => FileKind::Lockfile,
-        Place::Other => FileKind::Other,
+        other => FileKind::At(other),
     }
 }
 

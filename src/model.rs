@@ -358,8 +358,21 @@ impl Metadata {
         self.fields.iter().map(|(f, v)| (*f, v))
     }
 
-    /// Where the header starts: the first byte of any field's span (0 without fields).
+    /// Where the header starts: the first byte of a field's span (0 without fields). A field's
+    /// span starts at or before every span inside its value (each parser spans a field from its
+    /// key or its value's first byte; `tests/pathological_input.rs` checks it on every header of
+    /// the repository), so the top-level spans are enough.
     pub fn header_start(&self) -> u32 {
+        self.fields
+            .iter()
+            .map(|(_, v)| v.span.start)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// The first byte of any span in the record, nested ones included (what
+    /// [`Metadata::header_start`] must equal).
+    pub fn first_span_start(&self) -> u32 {
         fn first(v: &Spanned<Value>) -> u32 {
             let inner = match &v.value {
                 Value::List(items) => items.iter().map(first).min(),
@@ -389,6 +402,9 @@ impl Metadata {
                 }
                 _ => {}
             }
+        }
+        if base == 0 {
+            return;
         }
         for (_, v) in self.fields.iter_mut() {
             shift(v, base);

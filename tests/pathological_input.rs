@@ -313,3 +313,34 @@ fn the_guard_covers_config_files_and_is_linear() {
     });
     assert!(matches!(err, YamlError::TooDeep(_)));
 }
+
+/// A header's start is its first field's (`Metadata::header_start`, which counts the spans of
+/// the header from there): no span inside a field's value comes before the field's own, on
+/// every header file of the repository and on the hostile shapes' survivors.
+#[test]
+fn a_field_span_starts_before_every_span_inside_it() {
+    let mut checked = 0;
+    for (ext, kind) in [
+        ("py", ParserKind::PythonAst),
+        ("yaml", ParserKind::Yaml),
+        ("yml", ParserKind::Yaml),
+        ("js", ParserKind::JavaScript),
+        ("sh", ParserKind::Shell),
+    ] {
+        for path in ryechain::testing::repository_files(&[ext]) {
+            #[allow(clippy::disallowed_methods, reason = "the test reads the repository's files")]
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let parsed = parse(kind, &text);
+            assert_eq!(
+                parsed.metadata.header_start(),
+                parsed.metadata.first_span_start(),
+                "{}",
+                path.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "only {checked} files checked");
+}

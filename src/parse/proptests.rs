@@ -47,6 +47,12 @@ fn check_parsed(text: &str, parsed: &ParsedFile) -> Result<(), TestCaseError> {
     for v in fields(&parsed.metadata).into_iter().flatten() {
         check_value(text, v)?;
     }
+    // The header's spans count from its first field's (`header_start`): nothing inside a field
+    // may start before it.
+    prop_assert_eq!(
+        parsed.metadata.header_start(),
+        parsed.metadata.first_span_start()
+    );
     for p in &parsed.problems {
         check_span(text, p.span, "problem")?;
         prop_assert!(!p.message.is_empty());

@@ -328,7 +328,10 @@ fn a_field_span_starts_before_every_span_inside_it() {
         ("sh", ParserKind::Shell),
     ] {
         for path in ryechain::testing::repository_files(&[ext]) {
-            #[allow(clippy::disallowed_methods, reason = "the test reads the repository's files")]
+            #[allow(
+                clippy::disallowed_methods,
+                reason = "the test reads the repository's files"
+            )]
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };

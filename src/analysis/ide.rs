@@ -238,7 +238,7 @@ pub(crate) fn complete_ids(
             let primitive = primitives.iter().any(|p| p == id);
             let runtime = primitive
                 || res.found.as_ref().is_some_and(|c| {
-                    metadata(db, c.file).tool_type_str() == Some("runtime")
+                    crate::resolve::file_kind(db, c.file) == crate::resolve::FileKind::Runtime
                         || id.starts_with("rye/core/runtimes/")
                 });
             let detail = match &res.found {

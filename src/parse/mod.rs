@@ -7,6 +7,7 @@
 //! [`ParseProblem`]s that carry byte spans into the text.
 
 pub mod guard;
+pub mod item_doc;
 mod js;
 mod py_scan;
 mod python;

@@ -19,6 +19,7 @@ pub mod place;
 pub mod render;
 pub mod resolve;
 pub mod rules;
+pub mod runner;
 /// The synthetic tree generator (tests, benchmarks, `examples/gen_tree`); not part of the
 /// product: only with the `testing` feature.
 #[cfg(feature = "testing")]

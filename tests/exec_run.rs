@@ -13,11 +13,11 @@ mod common;
 use common::{Sleeps, all_gone};
 
 use ryechain::exec::facts::{DepWalk, Facts, Need, PathKind};
-use ryechain::exec::gather::{self, COMMAND_TIMEOUT};
 use ryechain::exec::outcome::tool_result;
-use ryechain::exec::run::contain::cgroups_work;
-use ryechain::exec::run::{Containment, DEFAULT_PATH, run, run_in};
 use ryechain::exec::{ExecutionPlan, ExitKind};
+use ryechain::runner::contain::cgroups_work;
+use ryechain::runner::gather::{self, COMMAND_TIMEOUT};
+use ryechain::runner::{Containment, DEFAULT_PATH, run, run_in};
 use ryechain::system::os::OsSystem;
 
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";

@@ -17,11 +17,12 @@ use serde_json::{Map, Value as Json};
 use super::Context;
 use crate::analysis::{Analysis, Host};
 use crate::db::{Change, Settings};
+use crate::exec::DEFAULT_OUTPUT_CAP;
 use crate::exec::facts::{Facts, Need};
 use crate::exec::plan::{Answer, ExecRequest, Step, finish, plan};
-use crate::exec::{DEFAULT_OUTPUT_CAP, gather, run};
 use crate::load::{ItemLoader, SpaceSource};
 use crate::model::Space;
+use crate::runner::{self as run, gather};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ExecFormat {
@@ -204,7 +205,7 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
         .collect();
     let mut facts = Facts::lazy(env);
     // Nothing a tool (or an interpreter probe) starts outlives its run: this process spawns
-    // children only through `exec::run`, one at a time, so it may adopt and end their orphans.
+    // children only through `runner`, one at a time, so it may adopt and end their orphans.
     run::adopt_orphans();
     run::use_cgroups(!args.no_cgroup);
     // The database and the loader live until the process ends, which takes everything back at

@@ -7,10 +7,8 @@ pub mod anchor;
 pub mod config_resolve;
 pub mod env;
 pub mod facts;
-pub mod gather;
 pub mod outcome;
 pub mod plan;
-pub mod run;
 pub mod template;
 
 use std::collections::BTreeMap;

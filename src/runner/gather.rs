@@ -3,7 +3,7 @@
 #![allow(
     clippy::disallowed_methods,
     reason = "the System trait has no file kind, mode bits or non-following directory listing; \
-              this edge reads them directly (and spawns commands through exec::run)"
+              this edge reads them directly (and spawns commands through runner)"
 )]
 
 use std::collections::BTreeMap;
@@ -12,9 +12,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::facts::{DepFile, DepListing, DepWalk, Facts, Need, PathFact, PathKind};
-use super::run::run;
-use super::{ExecutionPlan, ExitKind};
+use super::run;
+use crate::exec::facts::{DepFile, DepListing, DepWalk, Facts, Need, PathFact, PathKind};
+use crate::exec::{ExecutionPlan, ExitKind};
 use crate::system::{ReadResult, System};
 
 /// Largest `.env`-style text read for `Need::Text`.

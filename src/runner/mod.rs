@@ -8,6 +8,7 @@
 )]
 
 pub mod contain;
+pub mod gather;
 
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
@@ -19,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::{ExecutionPlan, ExitKind, ProcessOutcome};
+use crate::exec::{ExecutionPlan, ExitKind, ProcessOutcome};
 pub use contain::adopt_orphans;
 
 /// The search path used when the plan's environment has no `PATH` (§9.1.10: Python's

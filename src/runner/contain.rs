@@ -31,8 +31,8 @@ fn spawned() -> MutexGuard<'static, Vec<u32>> {
 /// took effect (`false` on other systems, where only the process group is killed).
 ///
 /// The flag belongs to the whole process, and the sweep kills and reaps every child of this
-/// process that `exec::run` did not spawn. So call it only in a process whose every child is
-/// spawned through `exec::run` — the `ryechain exec` binary, which runs one tool and exits; the
+/// process that `runner` did not spawn. So call it only in a process whose every child is
+/// spawned through `runner` — the `ryechain exec` binary, which runs one tool and exits; the
 /// language server and `--watch` never run tools — and never run two tools at once in it: a
 /// sweep happens only when no other run is in flight, but it cannot tell one run's orphans from
 /// another's. Other code's `Child::wait` would otherwise find its child already reaped.

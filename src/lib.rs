@@ -16,6 +16,7 @@ pub mod message;
 pub mod model;
 pub mod parse;
 pub mod place;
+pub mod pyrepr;
 pub mod render;
 pub mod resolve;
 pub mod rules;

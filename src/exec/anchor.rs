@@ -12,10 +12,10 @@ use serde_json::Value as J;
 use super::facts::{Ask, DepListing, DepWalk};
 use crate::analysis::chain_view::ChainView;
 use crate::analysis::verify::ExtraFile;
-use crate::error::py_truthy;
 use crate::exec::template::fill_names;
 use crate::integrity::ItemKind;
 use crate::model::EMBEDDED_PATH_PREFIX;
+use crate::pyrepr::py_truthy;
 
 /// One chain element as the anchor system sees it (tool first).
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::{ExecutionPlan, ExitKind, ProcessOutcome};
-use crate::error::py_truthy;
+use crate::pyrepr::py_truthy;
 
 /// What a tool run produced, as the response reports it.
 #[derive(Clone, Debug, PartialEq)]

@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use crate::error::{py_number, py_repr};
 use crate::integrity::canonical::ascii_escape;
+use crate::pyrepr::{py_number, py_repr};
 
 /// How many config values a reference may pass through (`{a}` → `a: "{b}"` → `b: "{c}"` →
 /// `c: …` is three levels). The reference iterated pass 2 three times over the whole result
@@ -472,7 +472,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::error::py_float;
+    use crate::pyrepr::py_float;
 
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

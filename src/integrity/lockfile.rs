@@ -29,8 +29,8 @@ use crate::parse::ParserKind;
 use crate::resolve::{chain, extractor_config, metadata, resolve, resolve_root};
 
 use super::content_hash;
-use crate::error::py_truthy;
 use crate::model::SpaceRel;
+use crate::pyrepr::py_truthy;
 
 /// The directory (relative to a space's `.ai/`) lockfiles live in.
 pub use crate::place::{LOCKFILE_SUFFIX, LOCKFILES_DIR, is_lockfile_rel};

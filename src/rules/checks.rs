@@ -748,7 +748,7 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
             ExecutorRef::Id(_, span) => Some(span),
             _ => None,
         };
-        edge_checks(db, &mut out, child, parent, &site(exec_span));
+        edge_checks(db, &mut out, child, parent, &|| site(exec_span));
     }
 
     if let ChainEnd::TooDeep {
@@ -780,12 +780,13 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
     out
 }
 
-fn edge_checks(
-    db: &dyn Db,
+fn edge_checks<'a>(
+    db: &'a dyn Db,
     out: &mut Vec<Diagnostic>,
     child: &Element,
     parent: &Element,
-    site: &Site<'_>,
+    // Made only when a finding is (its span needs the child's `header_base`).
+    site: &dyn Fn() -> Site<'a>,
 ) {
     let parent_path = parent.file.map(|f| f.path(db));
     let parent_note = |what: &str| {
@@ -809,12 +810,7 @@ fn edge_checks(
             )
         }
     };
-    let resite = || Site {
-        path: site.path,
-        span: site.span,
-        item_id: site.item_id,
-        space: site.space,
-    };
+    let resite = site;
     let cm = child.file.map(|f| metadata(db, f));
     let pm = parent.file.map(|f| metadata(db, f));
     // Header spans made absolute, each in its own file (read only for a finding's position).
@@ -872,7 +868,7 @@ fn edge_checks(
             let span = cm
                 .and_then(|m| m.outputs())
                 .map(|o| in_child(o.span))
-                .or(site.span);
+                .or_else(|| resite().span);
             let inputs_span = pm.and_then(|m| m.inputs()).map(|i| in_parent(i.span));
             let notes = vec![note(
                 format!("`{}` declares its inputs here", parent.item_id),
@@ -924,7 +920,7 @@ fn edge_checks(
                     let span = cm
                         .and_then(|m| m.version())
                         .map(|v| in_child(v.span))
-                        .or(site.span);
+                        .or_else(|| resite().span);
                     let notes = vec![note(
                         format!("`{}` requires this version bound", parent.item_id),
                         parent_path,

@@ -173,6 +173,62 @@ pub fn query_ran_at_all<Q>(
         .any(|(key, _)| db.ingredient_debug_name(key.ingredient_index()) == name)
 }
 
+/// An exec request for `item` of the fixture project (`/fixture/project`, user space
+/// `/fixture/user`): unsigned items allowed, lockfiles used, no trace.
+pub fn exec_request(
+    item: &str,
+    params: serde_json::Map<String, serde_json::Value>,
+) -> crate::exec::plan::ExecRequest {
+    crate::exec::plan::ExecRequest {
+        item_id: item.to_owned(),
+        project_path: PathBuf::from(FIXTURE_ROOT).join("project"),
+        user_space: Some(PathBuf::from(FIXTURE_ROOT).join("user")),
+        system_space: None,
+        params,
+        dry_run: false,
+        trace: false,
+        timeout: None,
+        output_cap: crate::exec::DEFAULT_OUTPUT_CAP,
+        policy: crate::analysis::verify::Policy {
+            allow_unsigned: true,
+        },
+        use_lockfile: true,
+    }
+}
+
+/// Answer the planner's questions as an empty machine would: no file exists, no command prints
+/// anything, a walk finds nothing. A fully loaded workspace never asks for items.
+pub fn answer_as_empty_machine(
+    needs: &[crate::exec::facts::Need],
+    facts: &mut crate::exec::facts::Facts,
+) {
+    use crate::exec::facts::{DepListing, Need, PathFact};
+    for n in needs {
+        match n {
+            Need::Path(p) => {
+                facts.paths.insert(p.clone(), PathFact::missing());
+            }
+            Need::Text(p) => {
+                facts.texts.insert(p.clone(), None);
+            }
+            Need::Command(argv) => {
+                facts.commands.insert(argv.clone(), None);
+            }
+            Need::Walk(w) => {
+                facts.walks.insert(
+                    w.clone(),
+                    DepListing {
+                        real_base: None,
+                        files: Vec::new(),
+                        errors: Vec::new(),
+                    },
+                );
+            }
+            Need::Item(_) | Need::SpaceFile(_) => panic!("a full load never needs {n:?}"),
+        }
+    }
+}
+
 pub fn host(text: &str) -> Host {
     host_with(text, Settings::default())
 }

@@ -9,58 +9,20 @@ use std::time::Duration;
 use serde_json::{Value as Json, json};
 
 use ryechain::analysis::verify::Policy;
-use ryechain::exec::facts::{DepListing, Facts, Need, PathFact};
+use ryechain::exec::ExecutionPlan;
+use ryechain::exec::facts::{Facts, Need};
 use ryechain::exec::plan::{ExecRequest, Step, plan};
-use ryechain::exec::{DEFAULT_OUTPUT_CAP, ExecutionPlan};
-use ryechain::testing::host;
+use ryechain::testing::{answer_as_empty_machine, exec_request, host};
 
 fn request(item: &str, params: Json) -> ExecRequest {
     let Json::Object(params) = params else {
         panic!("params are an object")
     };
-    ExecRequest {
-        item_id: item.to_owned(),
-        project_path: PathBuf::from("/fixture/project"),
-        user_space: Some(PathBuf::from("/fixture/user")),
-        system_space: None,
-        params,
-        dry_run: false,
-        trace: false,
-        timeout: None,
-        output_cap: DEFAULT_OUTPUT_CAP,
-        policy: Policy {
-            allow_unsigned: true,
-        },
-        use_lockfile: true,
-    }
+    exec_request(item, params)
 }
 
-/// Answer every question as an empty machine would: no file exists, no command prints anything.
 fn answer(needs: &[Need], facts: &mut Facts) {
-    for n in needs {
-        match n {
-            Need::Path(p) => {
-                facts.paths.insert(p.clone(), PathFact::missing());
-            }
-            Need::Text(p) => {
-                facts.texts.insert(p.clone(), None);
-            }
-            Need::Command(argv) => {
-                facts.commands.insert(argv.clone(), None);
-            }
-            Need::Walk(w) => {
-                facts.walks.insert(
-                    w.clone(),
-                    DepListing {
-                        real_base: None,
-                        files: Vec::new(),
-                        errors: Vec::new(),
-                    },
-                );
-            }
-            Need::Item(_) | Need::SpaceFile(_) => panic!("a full load never needs {n:?}"),
-        }
-    }
+    answer_as_empty_machine(needs, facts);
 }
 
 fn plan_of(fixture: &str, req: &ExecRequest, env: &[(&str, &str)]) -> Result<ExecutionPlan, Json> {

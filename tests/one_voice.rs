@@ -13,13 +13,11 @@ use std::path::PathBuf;
 
 use serde_json::Value as Json;
 
-use ryechain::analysis::verify::Policy;
 use ryechain::analysis::{Host, LintOptions};
-use ryechain::exec::DEFAULT_OUTPUT_CAP;
-use ryechain::exec::facts::{DepListing, Facts, Need, PathFact};
+use ryechain::exec::facts::Facts;
 use ryechain::exec::plan::{ExecRequest, Step, plan};
 use ryechain::message;
-use ryechain::testing::{FIXTURE_ROOT, host};
+use ryechain::testing::{FIXTURE_ROOT, answer_as_empty_machine, exec_request, host};
 
 const PY: &str = "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n";
 
@@ -49,21 +47,9 @@ fn tree() -> String {
 }
 
 fn request(item: &str) -> ExecRequest {
-    ExecRequest {
-        item_id: item.to_owned(),
-        project_path: PathBuf::from(FIXTURE_ROOT).join("project"),
-        user_space: None,
-        system_space: None,
-        params: serde_json::Map::new(),
-        dry_run: false,
-        trace: false,
-        timeout: None,
-        output_cap: DEFAULT_OUTPUT_CAP,
-        policy: Policy {
-            allow_unsigned: true,
-        },
-        use_lockfile: false,
-    }
+    let mut req = exec_request(item, serde_json::Map::new());
+    req.use_lockfile = false;
+    req
 }
 
 /// The planner's refusal of `item` (an empty machine answers its questions).
@@ -73,32 +59,7 @@ fn refusal(host: &Host, item: &str, dry_run: bool) -> String {
     let mut facts = Facts::complete(BTreeMap::new());
     for _ in 0..32 {
         match plan(host.analysis(), &req, &facts) {
-            Step::Need(needs) => {
-                for n in needs {
-                    match n {
-                        Need::Path(p) => {
-                            facts.paths.insert(p, PathFact::missing());
-                        }
-                        Need::Text(p) => {
-                            facts.texts.insert(p, None);
-                        }
-                        Need::Command(argv) => {
-                            facts.commands.insert(argv, None);
-                        }
-                        Need::Walk(w) => {
-                            facts.walks.insert(
-                                w,
-                                DepListing {
-                                    real_base: None,
-                                    files: Vec::new(),
-                                    errors: Vec::new(),
-                                },
-                            );
-                        }
-                        Need::Item(_) | Need::SpaceFile(_) => panic!("a full load needs {n:?}"),
-                    }
-                }
-            }
+            Step::Need(needs) => answer_as_empty_machine(&needs, &mut facts),
             Step::Answer(a) => return a.response["error"].as_str().unwrap_or("").to_owned(),
             Step::DryRun(v) => {
                 let json: Json = ryechain::render::chain::dry_run(&v);

@@ -425,10 +425,18 @@ impl<'db> Analysis<'db> {
 
     /// The `.ai` folder of the first loaded space of `kind`.
     pub fn space_root(&self, kind: SpaceKind) -> Option<PathBuf> {
-        self.space_roots()
-            .into_iter()
-            .find(|(k, _)| *k == kind)
-            .map(|(_, root)| root)
+        self.first_root(kind)
+            .map(|r| r.root(self.db).as_ref().clone())
+    }
+
+    /// The first loaded space of `kind`, in search order.
+    fn first_root(&self, kind: SpaceKind) -> Option<crate::db::SpaceRoot> {
+        let db = self.db;
+        db.workspace()
+            .roots(db)
+            .iter()
+            .copied()
+            .find(|r| r.space(db).kind() == kind)
     }
 
     /// The items of `item` kind in the first loaded space of `space`: (item id, file), sorted by
@@ -440,13 +448,7 @@ impl<'db> Analysis<'db> {
     ) -> Vec<(String, SourceFile)> {
         use crate::integrity::ItemKind;
         let db = self.db;
-        let Some(root) = db
-            .workspace()
-            .roots(db)
-            .iter()
-            .copied()
-            .find(|r| r.space(db).kind() == space)
-        else {
+        let Some(root) = self.first_root(space) else {
             return Vec::new();
         };
         let cfg = crate::resolve::extractor_config(db);
@@ -474,12 +476,7 @@ impl<'db> Analysis<'db> {
     /// The file tool `id` resolves to inside the first loaded space of `space` alone.
     pub fn tool_in(&self, space: SpaceKind, id: &str) -> Option<SourceFile> {
         let db = self.db;
-        let root = db
-            .workspace()
-            .roots(db)
-            .iter()
-            .copied()
-            .find(|r| r.space(db).kind() == space)?;
+        let root = self.first_root(space)?;
         crate::resolve::space_index(db, root).first(id, crate::resolve::extractor_config(db))
     }
 

@@ -12,6 +12,7 @@ pub mod integrity;
 pub mod lint_cache;
 pub mod load;
 pub mod lsp;
+pub mod memory;
 pub mod message;
 pub mod model;
 pub mod parse;

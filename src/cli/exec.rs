@@ -121,7 +121,7 @@ fn print_answer(answer: &Answer, format: ExecFormat) -> anyhow::Result<u8> {
 
 pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
     let started = Instant::now();
-    crate::lint_cache::never_purge_freed_pages();
+    crate::memory::never_purge_freed_pages();
     let sys = ctx.sys;
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() {
         ExecFormat::Human

@@ -228,7 +228,7 @@ enum Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    crate::lint_cache::purge_freed_pages_sooner();
+    crate::memory::purge_freed_pages_sooner();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {

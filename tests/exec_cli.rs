@@ -229,9 +229,10 @@ fn params_from_a_file_and_bad_params_are_clear_errors() {
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     assert_eq!(out.json["data"]["stdin"], r#"{"from": "file"}"#);
 
+    // Bad parameters are a usage error (exit 2, issue 35 item 8), still answered as a response.
     for bad in ["{not json", "[1, 2]", "\"text\""] {
         let out = t.exec("t/echo", &["--params", bad]);
-        assert_eq!(out.code, 1, "{bad}: {}", out.stdout);
+        assert_eq!(out.code, 2, "{bad}: {}", out.stdout);
         assert_eq!(out.json["status"], "error", "{bad}");
         assert!(
             out.json["error"].as_str().unwrap().contains("--params"),
@@ -240,7 +241,7 @@ fn params_from_a_file_and_bad_params_are_clear_errors() {
         );
     }
     let out = t.exec("t/echo", &["--params", "@/nonexistent/params.json"]);
-    assert_eq!(out.code, 1);
+    assert_eq!(out.code, 2);
     assert_eq!(out.json["status"], "error");
 }
 
@@ -259,15 +260,16 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
-fn unknown_and_hostile_items_are_errors_with_exit_1() {
+fn unknown_items_exit_1_and_hostile_ids_exit_2() {
     let t = Tree::new();
     let out = t.exec("t/missing", &[]);
     assert_eq!(out.code, 1);
     assert_eq!(out.json["status"], "error");
     assert_eq!(out.json["error"], "Tool not found: t/missing");
+    // An id that can never name a file is a usage error, as in every other command.
     for hostile in ["../etc/passwd", "/etc/passwd", "a//b", "a/./b"] {
         let out = t.exec(hostile, &[]);
-        assert_eq!(out.code, 1, "{hostile}");
+        assert_eq!(out.code, 2, "{hostile}");
         assert_eq!(out.json["status"], "error", "{hostile}");
         assert!(
             out.json["error"]

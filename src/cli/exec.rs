@@ -149,9 +149,26 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
                 success: false,
             };
             elapsed(&mut answer);
-            return print_answer(&answer, format);
+            // A usage error (exit 2), answered in the response's shape for agents reading it.
+            print_answer(&answer, format)?;
+            return Ok(2);
         }
     };
+    // An id that can never name a file is a usage error too (as in `chain`, `lock`, `verify`,
+    // `sign`), answered in the planner's words.
+    if let Some(reason) = crate::model::item_id_problem(&args.item) {
+        let mut answer = Answer {
+            response: serde_json::json!({
+                "status": "error", "type": "tool",
+                "error": crate::message::invalid_item_id(&args.item, reason),
+                "item_id": args.item, "chain": [],
+            }),
+            success: false,
+        };
+        elapsed(&mut answer);
+        print_answer(&answer, format)?;
+        return Ok(2);
+    }
     let timeout = match args.timeout {
         None => None,
         Some(t) if t.is_finite() && t > 0.0 && t <= 1e9 => Some(Duration::from_secs_f64(t)),

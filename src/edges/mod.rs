@@ -4,6 +4,7 @@
 //! and test support with the `testing` feature.
 
 pub mod cli;
+pub mod files;
 pub mod lint_cache;
 pub mod load;
 pub mod lsp;

@@ -24,13 +24,14 @@ use rayon::prelude::*;
 use serde_json::{Value as Json, json};
 
 use super::keys::{
-    FileSystems, OWNER_LOCAL, SigningKeyPair, WritableSpace, generate_key, load_signing_key,
-    user_base, write_trust_doc,
+    OWNER_LOCAL, SigningKeyPair, WritableSpace, generate_key, load_signing_key, user_base,
+    write_trust_doc,
 };
 use super::replace::{Durability, Replace, replace_all, settled_since};
 use super::{Context, print_notices};
 use crate::analysis::Analysis;
 use crate::db::{Settings, SourceFile};
+use crate::edges::files::FileSystems;
 use crate::integrity::hash::{content_hash, universal_newlines};
 use crate::integrity::sigline::{SigLine, parse_signature};
 use crate::integrity::timefmt::signature_timestamp;

@@ -404,3 +404,43 @@ fn the_project_is_found_upwards_and_its_absence_is_an_error() {
         assert!(!out.contains("All checks passed"), "{args:?}: {out}");
     }
 }
+
+/// Did-you-mean where a rule is named (issue 35 item 13): a misspelt rule id in `--select` or
+/// `rule` names the rule meant; a name near nothing names nothing; a family is suggested only
+/// where families are accepted.
+#[test]
+fn misspelt_rule_ids_are_answered_with_the_rule_meant() {
+    let out = run(&["--select", "missing-executer"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("did you mean `missing-executor`?"), "{err}");
+    let out = run(&["--ignore", "integrty"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did you mean `integrity`?"), "{err}");
+    let out = run(&["--select", "zzzzzzzz"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("did you mean"), "{err}");
+    let out = bin(&["rule", "unknown-primitiv"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("did you mean `unknown-primitive`?"), "{err}");
+}
+
+/// Words other tools use for a command point at ryechain's (`run` → `exec`, `check` → `lint`),
+/// as a usage error.
+#[test]
+fn other_tools_command_words_point_at_ours() {
+    for (word, ours) in [("run", "exec"), ("check", "lint"), ("validate", "lint")] {
+        let out = bin(&[word, "x"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{word}: {err}");
+        assert!(
+            err.contains(&format!("the command for that is `ryechain {ours}`")),
+            "{word}: {err}"
+        );
+    }
+    let out = bin(&["frobnicate"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!err.contains("the command for that"), "{err}");
+}

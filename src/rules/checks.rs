@@ -46,7 +46,10 @@ fn unknown_rule_names(db: &dyn Db, text: &str) -> Vec<(Option<Span>, String)> {
             if !known(t) {
                 out.push((
                     crate::config::key_span(text, t).or_else(|| crate::config::key_span(text, key)),
-                    format!("`{t}` in `lint.{key}` is not a rule id or family"),
+                    format!(
+                        "`{t}` in `lint.{key}` is not a rule id or family{}",
+                        super::did_you_mean_rule(set, t, true)
+                    ),
                 ));
             }
         }
@@ -60,7 +63,10 @@ fn unknown_rule_names(db: &dyn Db, text: &str) -> Vec<(Option<Span>, String)> {
         if let Some(id) = k.as_str().filter(|id| set.get(id).is_none()) {
             out.push((
                 crate::config::key_span(text, id),
-                format!("`{id}` in `lint.severity` is not a rule id"),
+                format!(
+                    "`{id}` in `lint.severity` is not a rule id{}",
+                    super::did_you_mean_rule(set, id, false)
+                ),
             ));
         }
     }

@@ -47,7 +47,10 @@ pub fn lint(
     for tok in settings.select.iter().flatten().chain(&settings.ignore) {
         if tok != "ALL" && rules().get(tok).is_none() && !rules().families().contains(&tok.as_str())
         {
-            anyhow::bail!("`{tok}` is not a rule id or family; `ryechain rules` lists them");
+            anyhow::bail!(
+                "`{tok}` is not a rule id or family{} (`ryechain rules` lists them)",
+                crate::rules::did_you_mean_rule(rules(), tok, true)
+            );
         }
     }
     if args.statistics && args.format == LintFormat::Sarif {
@@ -378,7 +381,10 @@ pub fn rules_list() -> anyhow::Result<u8> {
 
 pub fn rule_doc(id: &str) -> anyhow::Result<u8> {
     let Some(page) = crate::rules::doc_page(id) else {
-        anyhow::bail!("no rule `{id}`; `ryechain rules` lists them");
+        anyhow::bail!(
+            "no rule `{id}`{} (`ryechain rules` lists them)",
+            crate::rules::did_you_mean_rule(rules(), id, false)
+        );
     };
     outln!("{}", page.trim_end());
     Ok(0)

@@ -226,13 +226,38 @@ enum Command {
     Man,
 }
 
+/// The command a user coming from another tool means by `word` (`run` → `exec`, `check` →
+/// `lint`), when it is not one of ryechain's own.
+pub fn command_for(word: &str) -> Option<&'static str> {
+    Some(match word {
+        "run" | "execute" | "call" => "exec",
+        "check" | "validate" => "lint",
+        "resolve" | "show" => "chain",
+        "create" | "scaffold" | "generate" => "new",
+        "trust" => "keys trust",
+        "rules-list" | "list-rules" => "rules",
+        _ => return None,
+    })
+}
+
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     crate::memory::purge_freed_pages_sooner();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
-            let _ = e.print();
+            // Words other tools use for these commands (clap suggests only near spellings).
+            match std::env::args().nth(1).as_deref().and_then(command_for) {
+                Some(ours) if e.kind() == clap::error::ErrorKind::InvalidSubcommand => {
+                    let word = std::env::args().nth(1).unwrap_or_default();
+                    errln!(
+                        "error: unrecognized subcommand '{word}'\n\n  tip: the command for that is `ryechain {ours}`\n\nUsage: ryechain [OPTIONS] <COMMAND>\n\nFor more information, try '--help'."
+                    );
+                }
+                _ => {
+                    let _ = e.print();
+                }
+            }
             return ExitCode::from(2);
         }
         // `--help` and `--version` print to stdout, which may be full or closed too.

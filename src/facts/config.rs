@@ -174,7 +174,8 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
                             other => problem(
                                 span,
                                 format!(
-                                    "unknown key `lint.{other}` (expected select, ignore, severity)"
+                                    "unknown key `lint.{other}`{} (expected select, ignore, severity)",
+                                    did_you_mean(other, &["select", "ignore", "severity"])
                                 ),
                             ),
                         }
@@ -193,7 +194,10 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
                             ),
                             other => problem(
                                 span,
-                                format!("unknown key `chain.{other}` (expected max_depth)"),
+                                format!(
+                                    "unknown key `chain.{other}`{} (expected max_depth)",
+                                    did_you_mean(other, &["max_depth"])
+                                ),
                             ),
                         }
                     }
@@ -211,7 +215,8 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
                             other => problem(
                                 span,
                                 format!(
-                                    "unknown key `integrity.{other}` (expected require_signatures)"
+                                    "unknown key `integrity.{other}`{} (expected require_signatures)",
+                                    did_you_mean(other, &["require_signatures"])
                                 ),
                             ),
                         }
@@ -219,7 +224,10 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
                 }
                 other => problem(
                     key_span(text, other),
-                    format!("unknown section `{other}` (expected lint, chain, integrity)"),
+                    format!(
+                        "unknown section `{other}`{} (expected lint, chain, integrity)",
+                        did_you_mean(other, &["lint", "chain", "integrity"])
+                    ),
                 ),
             }
         }
@@ -278,9 +286,38 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
     cfg
 }
 
+/// `; did you mean `x`?` for a key near one of `known` (within a third of its length, at least
+/// 2 edits), or nothing.
+fn did_you_mean(name: &str, known: &[&str]) -> String {
+    let bound = (name.chars().count() / 3).max(2);
+    known
+        .iter()
+        .map(|k| (strsim::damerau_levenshtein(name, k), *k))
+        .filter(|(d, _)| *d <= bound)
+        .min()
+        .map(|(_, k)| format!("; did you mean `{k}`?"))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A misspelt key names the key meant; a name near none names none.
+    #[test]
+    fn misspelt_keys_are_answered_with_the_key_meant() {
+        let known = ["select", "ignore", "severity"];
+        assert_eq!(did_you_mean("selct", &known), "; did you mean `select`?");
+        assert_eq!(
+            did_you_mean("severty", &known),
+            "; did you mean `severity`?"
+        );
+        assert_eq!(did_you_mean("exclude", &known), "");
+        assert_eq!(
+            did_you_mean("max-depth", &["max_depth"]),
+            "; did you mean `max_depth`?"
+        );
+    }
 
     #[test]
     fn deep_merge_replaces_lists_and_merges_maps() {

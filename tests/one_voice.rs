@@ -177,7 +177,7 @@ fn an_unknown_primitive_and_a_missing_tool_read_the_same_everywhere() {
     );
     assert_eq!(refusal(&host, "t/script", false), expected);
     let view = a.chain("t/script");
-    assert_eq!(view.run_error.as_ref(), Some(&expected));
+    assert_eq!(view.run_error().as_ref(), Some(&expected));
     assert_eq!(
         view.unknown_primitive_finding.map(|(_, m, _)| m).as_ref(),
         Some(&expected)

@@ -52,6 +52,25 @@ pub fn render(template: &str, vars: &[(&str, &str)]) -> String {
     out
 }
 
+/// The candidate nearest to `name` (a misspelling), when one is near enough to be what was
+/// meant: at most a third of the name's length away in edits (at least 2).
+pub fn nearest<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
+    let bound = (name.chars().count() / 3).max(2);
+    candidates
+        .into_iter()
+        .map(|c| (strsim::damerau_levenshtein(name, c), c))
+        .filter(|(d, _)| *d <= bound)
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// `; did you mean `x`?` for the candidate nearest to `name`, or nothing.
+pub fn did_you_mean<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) -> String {
+    nearest(name, candidates)
+        .map(|c| format!("; did you mean `{c}`?"))
+        .unwrap_or_default()
+}
+
 fn rule(id: &str, vars: &[(&str, &str)]) -> String {
     render(rule_message(id), vars)
 }

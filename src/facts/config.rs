@@ -286,17 +286,9 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
     cfg
 }
 
-/// `; did you mean `x`?` for a key near one of `known` (within a third of its length, at least
-/// 2 edits), or nothing.
+/// `; did you mean `x`?` for a key near one of `known` (`message::nearest`), or nothing.
 fn did_you_mean(name: &str, known: &[&str]) -> String {
-    let bound = (name.chars().count() / 3).max(2);
-    known
-        .iter()
-        .map(|k| (strsim::damerau_levenshtein(name, k), *k))
-        .filter(|(d, _)| *d <= bound)
-        .min()
-        .map(|(_, k)| format!("; did you mean `{k}`?"))
-        .unwrap_or_default()
+    crate::message::did_you_mean(name, known.iter().copied())
 }
 
 #[cfg(test)]

@@ -372,25 +372,14 @@ pub fn placeholders(template: &str) -> Result<Vec<&str>, UnclosedBrace> {
     Ok(out)
 }
 
-/// The rule id or family closest to `name` (a typo in `--select`, `rule`, or the config), when
-/// one is near enough to be what was meant: at most a third of its length away (at least 2).
-pub fn suggest_rule(set: &RuleSet, name: &str, families: bool) -> Option<String> {
-    let families = if families { set.families() } else { Vec::new() };
-    let candidates = set.rules.iter().map(|r| r.id.as_ref()).chain(families);
-    let bound = (name.chars().count() / 3).max(2);
-    candidates
-        .map(|c| (strsim::damerau_levenshtein(name, c), c))
-        .filter(|(d, _)| *d <= bound)
-        .min()
-        .map(|(_, c)| c.to_owned())
-}
-
-/// `; did you mean `x`?` for a name that is not a rule id (or, with `families`, a family), or
-/// nothing.
+/// `; did you mean `x`?` for a name that is not a rule id (or, with `families`, a family): the
+/// nearest one (`message::nearest`), or nothing.
 pub fn did_you_mean_rule(set: &RuleSet, name: &str, families: bool) -> String {
-    suggest_rule(set, name, families)
-        .map(|s| format!("; did you mean `{s}`?"))
-        .unwrap_or_default()
+    let families = if families { set.families() } else { Vec::new() };
+    crate::message::did_you_mean(
+        name,
+        set.rules.iter().map(|r| r.id.as_ref()).chain(families),
+    )
 }
 
 /// Fill a template. Unknown placeholders cannot occur: compile refused them.

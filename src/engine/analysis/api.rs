@@ -555,25 +555,20 @@ impl<'db> Analysis<'db> {
         crate::integrity::format_for(self.db, kind, file.rel(self.db))
     }
 
-    /// `f` on every item, in parallel, results in order: chunks, each rayon job with its own
-    /// view on a database clone made on this thread (salsa handles are `Send`, not `Sync`).
+    /// `f` on every item, in parallel, results in order (as the lint: chunks, each rayon job
+    /// with its own view on a database clone made on this thread).
     pub fn par_map<T: Sync, R: Send>(
         &self,
         items: &[T],
         f: &(dyn Fn(Analysis<'_>, &T) -> R + Sync),
     ) -> Vec<R> {
-        use rayon::prelude::*;
-        let threads = rayon::current_num_threads().max(1);
-        let chunk = (items.len() / (threads * 8)).max(32);
-        let jobs: Vec<(&[T], RootDb)> = items
-            .chunks(chunk)
-            .map(|part| (part, self.db.clone()))
-            .collect();
-        let parts: Vec<Vec<R>> = jobs
-            .into_par_iter()
-            .map(|(part, db)| part.iter().map(|x| f(Analysis::new(&db), x)).collect())
-            .collect();
-        parts.into_iter().flatten().collect()
+        super::par_chunks_with_progress(
+            self.db,
+            items,
+            &|db, part| part.iter().map(|x| f(Analysis::new(db), x)).collect(),
+            &|_| {},
+            None,
+        )
     }
 
     /// Raw access for the host-side code that lives beside the database (the loader, the lint

@@ -38,9 +38,6 @@ pub struct ChainView {
     pub elements: Vec<ElementView>,
     /// A chain-building error with the reference's text (§3.2), if any.
     pub error: Option<String>,
-    /// Why the chain cannot run (§3.4: it does not end at a registered primitive), in the
-    /// reference's words.
-    pub run_error: Option<String>,
     /// The chain ends at an element that is not a primitive (execution would fail, §3.4).
     pub unknown_primitive: Option<String>,
     /// That element is a tool meant to run (a lint error, `unknown-primitive`): the finding's
@@ -56,7 +53,6 @@ pub fn chain_of(db: &RootDb, item_id: &str) -> ChainView {
         found: false,
         elements: Vec::new(),
         error: None,
-        run_error: None,
         unknown_primitive: None,
         unknown_primitive_finding: None,
         validation: ValidationResult {
@@ -102,7 +98,6 @@ pub fn chain_of(db: &RootDb, item_id: &str) -> ChainView {
         });
     }
     view.error = ch.build_error(item_id);
-    view.run_error = ch.run_error(item_id);
     if matches!(ch.end, ChainEnd::Terminal) {
         view.unknown_primitive = ch.elements.last().map(|e| e.item_id.clone());
         // In lint's words, when lint holds it an error (a tool meant to run, not a library).
@@ -152,6 +147,16 @@ fn space_root(db: &dyn Db, f: SourceFile) -> Option<PathBuf> {
 }
 
 impl ChainView {
+    /// Why the chain cannot run, in the reference's words: a build error, or (§3.4) an end at an
+    /// element that is not a primitive.
+    pub fn run_error(&self) -> Option<String> {
+        self.error.clone().or_else(|| {
+            self.unknown_primitive
+                .as_deref()
+                .map(crate::message::unknown_primitive)
+        })
+    }
+
     /// `true` when the chain builds and validates.
     pub fn passed(&self) -> bool {
         self.found && self.error.is_none() && self.validation.valid

@@ -379,10 +379,10 @@ pub fn par_chunks<T: Send>(
 /// order), calling `progress` with the number of files each finished chunk held. `side`: one more
 /// job run beside the chunks (spawned first, so the other thread takes it while this one starts
 /// on the chunks from the last).
-fn par_chunks_with_progress<'a, T: Send>(
+pub(crate) fn par_chunks_with_progress<'a, I: Sync, T: Send>(
     db: &RootDb,
-    files: &'a [SourceFile],
-    f: &'a (dyn Fn(&RootDb, &[SourceFile]) -> Vec<T> + Sync),
+    files: &'a [I],
+    f: &'a (dyn Fn(&RootDb, &[I]) -> Vec<T> + Sync),
     progress: &'a (dyn Fn(usize) + Sync),
     side: Option<Box<dyn FnOnce() + Send + 'a>>,
 ) -> Vec<T> {
@@ -392,7 +392,7 @@ fn par_chunks_with_progress<'a, T: Send>(
     // 16 did; each chunk's signatures are still verified in one batch of ~1.5k.
     let chunk = (files.len() / (threads * 32)).max(32);
     let results: std::sync::Mutex<Vec<(usize, Vec<T>)>> = std::sync::Mutex::default();
-    let jobs: Vec<(usize, &[SourceFile], RootDb)> = files
+    let jobs: Vec<(usize, &[I], RootDb)> = files
         .chunks(chunk)
         .enumerate()
         .map(|(i, part)| (i, part, db.clone()))

@@ -253,8 +253,8 @@ pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
     }
 
     // §3.4: the chain must end at a registered primitive.
-    if let Some(err) = &view.run_error {
-        return refuse(req, err.clone(), &ids, trace);
+    if let Some(err) = view.run_error() {
+        return refuse(req, err, &ids, trace);
     }
     let root_meta = view.elements.first().and_then(|e| e.metadata.clone());
     if root_meta.as_ref().and_then(|m| m.tool_type_str()) == Some("runtime") {

@@ -2,21 +2,45 @@
 //!
 //! One folder per layer, lowest first (ARCHITECTURE.md, `tests/tidy.rs`): `base` (L0 vocabulary),
 //! `system` (L1), `db` (L2 inputs), `facts` (L3 queries), `rules` (L4), `engine` (L5: analysis,
-//! the exec planner), `edges` (L6: CLI, language server, runner, rendering, loading, caching). Each
-//! module is also reachable at the crate root (`ryechain::model`, `crate::resolve`, …).
+//! the exec planner), `edges` (L6: CLI, language server, runner, rendering, loading, caching).
+//!
+//! Every layer is private to the crate; what this file exports below is the API: the command line
+//! ([`main`]), the analysis host and its read-only view ([`Host`], [`Analysis`], [`Snapshot`]), the
+//! loader that feeds it ([`load()`]), and the plain data they answer in. The tests, benchmarks and
+//! fuzz targets build with the `testing` feature, which opens the layers (and the root aliases
+//! `ryechain::resolve`, `crate::model`, …) to them; an installed binary is built without it.
 
-pub mod base;
-pub mod db;
-pub mod edges;
-pub mod engine;
-pub mod facts;
-pub mod rules;
-pub mod system;
+/// Declares modules private to the crate, opened (`pub`) to tests, benchmarks and fuzz targets
+/// under the `testing` feature. Also for `use` re-exports.
+macro_rules! internal {
+    ($($(#[$m:meta])* mod $name:ident;)*) => {$(
+        $(#[$m])* #[cfg(feature = "testing")] pub mod $name;
+        $(#[$m])* #[cfg(not(feature = "testing"))] pub(crate) mod $name;
+    )*};
+    ($(use $($path:ident)::+ :: { $($leaf:ident),+ $(,)? };)*) => {$(
+        #[cfg(feature = "testing")] pub use $($path)::+::{$($leaf),+};
+        #[cfg(not(feature = "testing"))] #[allow(unused_imports)] pub(crate) use $($path)::+::{$($leaf),+};
+    )*};
+}
 
-pub use base::{diagnostic, embedded, error, message, model, place, pyrepr};
-pub use edges::{cli, lint_cache, load, lsp, memory, render, runner};
-pub use engine::{analysis, exec};
-pub use facts::{config, integrity, parse, resolve};
+internal! {
+    mod base;
+    mod db;
+    mod edges;
+    mod engine;
+    mod facts;
+    mod rules;
+    mod system;
+}
+
+// Each module of a layer, also at the crate root (`crate::resolve`, and for tests
+// `ryechain::resolve`).
+internal! {
+    use base::{diagnostic, embedded, error, message, model, place, pyrepr};
+    use edges::{cli, lint_cache, load, lsp, memory, render, runner};
+    use engine::{analysis, exec};
+    use facts::{config, integrity, parse, resolve};
+}
 
 /// Test support (string fixtures, tree writers); only with the `testing` feature.
 #[cfg(feature = "testing")]
@@ -26,3 +50,18 @@ pub use edges::testing;
 /// product: only with the `testing` feature.
 #[cfg(feature = "testing")]
 pub use engine::synth;
+
+// The API.
+pub use base::diagnostic::{Diagnostic, Severity, Summary};
+/// The reference's library helpers, not on the executor path (§10.6, §14.51, §14.53): the
+/// canonical-JSON integrity hashes of a tool, directive and knowledge item, and the error classes
+/// of a tool's execution.
+pub use base::error::ExecutionError;
+pub use base::model::{Space, SpaceKind};
+pub use db::Settings;
+pub use edges::cli::main;
+pub use edges::load::{SpaceSource, SpaceSpec, load};
+pub use engine::analysis::{Analysis, Host, Snapshot};
+pub use facts::integrity::canonical::{
+    canonical_hash, canonical_json, directive_integrity, knowledge_integrity, tool_integrity,
+};

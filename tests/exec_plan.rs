@@ -35,7 +35,7 @@ fn plan_of(fixture: &str, req: &ExecRequest, env: &[(&str, &str)]) -> Result<Exe
     for _ in 0..32 {
         match plan(host.analysis(), req, &facts) {
             Step::Need(needs) => answer(&needs, &mut facts),
-            Step::Answer(a) => return Err(a.response),
+            Step::Refused(r) => return Err(ryechain::render::exec::response(&r, None)),
             Step::DryRun(v) => return Err(ryechain::render::chain::dry_run(&v)),
             Step::Run(p) => return Ok(p.plan),
         }
@@ -105,7 +105,7 @@ fn a_venv_interpreter_is_found_through_path_facts() {
                 }
             }
             Step::Run(p) => break p.plan,
-            Step::Answer(a) => panic!("{a:?}"),
+            Step::Refused(r) => panic!("{r:?}"),
             Step::DryRun(v) => panic!("{v:?}"),
         }
     };
@@ -333,14 +333,20 @@ fn s11_2_other_extensions_in_the_same_space_are_not_shadowed() {
         match plan(host.analysis(), &req, &facts) {
             Step::Need(needs) => answer(&needs, &mut facts),
             Step::Run(p) => break p,
-            Step::Answer(a) => panic!("{:?}", a.response),
+            Step::Refused(r) => panic!("{r:?}"),
             Step::DryRun(v) => panic!("{v:?}"),
         }
     };
     let trace = prepared.trace.expect("trace asked for");
+    let ryechain::exec::response::TraceEvent::Resolve { shadowed, .. } = &trace[0] else {
+        panic!("the first event resolves the tool: {trace:?}")
+    };
     assert_eq!(
-        trace[0]["shadowed"],
-        json!([{"path": "/fixture/user/.ai/tools/t/echo.py", "space": "user"}]),
+        shadowed,
+        &[(
+            PathBuf::from("/fixture/user/.ai/tools/t/echo.py"),
+            "user".to_owned()
+        )],
         "the project's echo.yaml loses to echo.py by extension order, but is not 'shadowed'"
     );
 }

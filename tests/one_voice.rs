@@ -60,7 +60,10 @@ fn refusal(host: &Host, item: &str, dry_run: bool) -> String {
     for _ in 0..32 {
         match plan(host.analysis(), &req, &facts) {
             Step::Need(needs) => answer_as_empty_machine(&needs, &mut facts),
-            Step::Answer(a) => return a.response["error"].as_str().unwrap_or("").to_owned(),
+            Step::Refused(r) => {
+                let json = ryechain::render::exec::response(&r, None);
+                return json["error"].as_str().unwrap_or("").to_owned();
+            }
             Step::DryRun(v) => {
                 let json: Json = ryechain::render::chain::dry_run(&v);
                 return json["error"].as_str().unwrap_or("").to_owned();

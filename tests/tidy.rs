@@ -174,6 +174,87 @@ fn generator_and_test_support_are_behind_the_testing_feature() {
     );
 }
 
+/// §31.6: every layer is private to the crate (`pub(crate)` unless the `testing` feature opens it
+/// to the tests), and what the crate exports is the API `lib.rs` names: items, never a layer or a
+/// module of one.
+#[test]
+fn layers_are_private_and_lib_rs_exports_the_api() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    let code: String = lib
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    // The layers are declared through `internal!`, and nothing else declares a public module.
+    let block = code
+        .find("internal! {")
+        .map(|at| &code[at..at + code[at..].find('}').unwrap()])
+        .expect("lib.rs declares the layers with `internal! { mod …; }`");
+    for (folder, _) in LAYERS {
+        let name = folder.trim_start_matches("src/").trim_end_matches('/');
+        assert!(
+            block.contains(&format!("mod {name};")),
+            "layer `{name}` is declared inside `internal!`"
+        );
+    }
+    let outside_macro = &code[code.find("internal! {").unwrap()..];
+    assert!(
+        !outside_macro.contains("pub mod"),
+        "lib.rs declares no public module: a layer is opened only to the tests"
+    );
+    // Every `pub use` that is not behind the `testing` feature names items, not modules.
+    let mut exported = Vec::new();
+    let mut gated = false;
+    for line in outside_macro.lines().map(str::trim) {
+        if line.starts_with("#[cfg(feature = \"testing\")]") {
+            gated = true;
+            continue;
+        }
+        if line.starts_with("pub use") && !gated {
+            let start = outside_macro.find(line).unwrap();
+            let stmt = &outside_macro[start..start + outside_macro[start..].find(';').unwrap()];
+            let stmt = stmt.trim_start_matches("pub use").trim();
+            let (prefix, leaves): (&str, Vec<&str>) = match stmt.find('{') {
+                Some(b) => (
+                    stmt[..b].trim_end_matches("::"),
+                    stmt[b + 1..stmt.rfind('}').unwrap()].split(',').collect(),
+                ),
+                None => stmt.rsplit_once("::").map(|(p, l)| (p, vec![l])).unwrap(),
+            };
+            let dir = root.join("src").join(prefix.replace("::", "/"));
+            exported.extend(
+                leaves
+                    .into_iter()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(|l| {
+                        (
+                            l,
+                            dir.join(format!("{l}.rs")).exists() || dir.join(l).is_dir(),
+                        )
+                    }),
+            );
+        }
+        if !line.starts_with("#[") && !line.starts_with("///") {
+            gated = false;
+        }
+    }
+    assert!(
+        exported.iter().any(|(l, _)| *l == "Host") && exported.iter().any(|(l, _)| *l == "main"),
+        "the API is found: {exported:?}"
+    );
+    let modules: Vec<&str> = exported
+        .iter()
+        .filter(|(leaf, is_module)| *is_module || leaf.ends_with('*'))
+        .map(|(leaf, _)| *leaf)
+        .collect();
+    assert!(
+        modules.is_empty(),
+        "lib.rs exports modules, not an API: {modules:?}"
+    );
+}
+
 /// The source without `//` comments (line and doc comments) and without the contents of string
 /// literals (a message may quote code).
 fn code_only(text: &str) -> String {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::model::{Space, SpaceKind};
 
-pub use change::{Change, FileChange, RootSpec, Settings};
+pub use change::{Change, FileChange, Settings};
 
 /// A file's text, shared: a range of a buffer that may hold the texts of many files, or, for a
 /// large text that compresses well, its lz4 block. The bulk loader packs the files it reads into

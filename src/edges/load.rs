@@ -1033,6 +1033,7 @@ pub const BASE_DIRS: [&str; 4] = [
 /// feeds. See `analysis::lazy::chain_needs` for why the chain is then the one of a full load.
 pub struct ItemLoader<'s> {
     sys: &'s dyn System,
+    #[cfg(any(test, feature = "testing"))]
     specs: Vec<SpaceSpec>,
     real_roots: Vec<(PathBuf, SpaceKind)>,
     /// `.ai` dirs of the on-disk spaces that have one, in search order, with their space.
@@ -1062,6 +1063,7 @@ impl<'s> ItemLoader<'s> {
             .collect();
         let loader = ItemLoader {
             sys,
+            #[cfg(any(test, feature = "testing"))]
             specs: specs.to_vec(),
             real_roots: real_roots(sys, specs),
             dirs,
@@ -1073,6 +1075,7 @@ impl<'s> ItemLoader<'s> {
     }
 
     /// The spaces this loader serves.
+    #[cfg(any(test, feature = "testing"))]
     pub fn specs(&self) -> &[SpaceSpec] {
         &self.specs
     }
@@ -1083,11 +1086,13 @@ impl<'s> ItemLoader<'s> {
     }
 
     /// Paths relative to `.ai/` probed in every space (`Facts.space_files`).
+    #[cfg(any(test, feature = "testing"))]
     pub fn probed_space_files(&self) -> &BTreeSet<String> {
         &self.probed_space_files
     }
 
     /// Number of files in the database so far (base load and probes).
+    #[cfg(any(test, feature = "testing"))]
     pub fn loaded_files(&self) -> usize {
         self.loaded.len()
     }
@@ -1188,6 +1193,7 @@ pub fn load_items<'s>(
 }
 
 /// `load_items` for one item.
+#[cfg(any(test, feature = "testing"))]
 pub fn load_item<'s>(
     sys: &'s dyn System,
     specs: &[SpaceSpec],

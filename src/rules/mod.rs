@@ -15,7 +15,7 @@ use crate::diagnostic::{Diagnostic, Note, Severity};
 use crate::model::{Space, Span};
 
 use crate::embedded::data as embedded;
-pub use crate::embedded::{embedded_rule_files, embedded_system_files, prebuilt_yaml_json};
+pub use crate::embedded::{embedded_rule_files, embedded_system_files};
 
 /// The documentation page of a rule in markdown: what `ryechain rule ID` prints and what an
 /// editor opens from a diagnostic's rule code.

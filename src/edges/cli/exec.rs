@@ -19,7 +19,8 @@ use crate::analysis::{Analysis, Host};
 use crate::db::{Change, Settings};
 use crate::exec::DEFAULT_OUTPUT_CAP;
 use crate::exec::facts::{Facts, Need};
-use crate::exec::plan::{Answer, ExecRequest, Step, finish, plan};
+use crate::exec::plan::{ExecRequest, Step, finish, plan};
+use crate::exec::response::{End, Response};
 use crate::load::{ItemLoader, SpaceSource};
 use crate::model::Space;
 use crate::runner::{self as run, gather};
@@ -110,13 +111,14 @@ fn read_params(
     }
 }
 
-fn print_answer(answer: &Answer, format: ExecFormat) -> anyhow::Result<u8> {
+/// Print a response (seed 003's JSON, or its human rendering); exit 1 unless it succeeded.
+fn print_answer(response: &Json, success: bool, format: ExecFormat) -> anyhow::Result<u8> {
     let text = match format {
-        ExecFormat::Json => serde_json::to_string_pretty(&answer.response)?,
-        ExecFormat::Human => crate::render::exec::human(&answer.response),
+        ExecFormat::Json => serde_json::to_string_pretty(response)?,
+        ExecFormat::Human => crate::render::exec::human(response),
     };
     super::write_stdout(&format!("{text}\n"))?;
-    Ok(u8::from(!answer.success))
+    Ok(u8::from(!success))
 }
 
 pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
@@ -128,45 +130,25 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
     } else {
         ExecFormat::Json
     });
-    let elapsed = |answer: &mut Answer| {
-        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        if let Some(obj) = answer.response.as_object_mut() {
-            let meta = obj
-                .entry("metadata")
-                .or_insert_with(|| Json::Object(Map::new()));
-            if let Some(meta) = meta.as_object_mut() {
-                meta.insert("duration_ms".into(), Json::from(ms));
-            }
-        }
+    // The whole call, timed by the edge.
+    let ms = || Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
+    let refused = |error: String| {
+        let r = Response::refused(args.item.as_str(), error, Vec::new(), None);
+        crate::render::exec::response(&r, ms())
     };
     let params = match read_params(sys, args.params.as_deref()) {
         Ok(p) => p,
         Err(error) => {
-            let mut answer = Answer {
-                response: serde_json::json!({
-                    "status": "error", "type": "tool", "error": error, "item_id": args.item, "chain": [],
-                }),
-                success: false,
-            };
-            elapsed(&mut answer);
             // A usage error (exit 2), answered in the response's shape for agents reading it.
-            print_answer(&answer, format)?;
+            print_answer(&refused(error), false, format)?;
             return Ok(2);
         }
     };
     // An id that can never name a file is a usage error too (as in `chain`, `lock`, `verify`,
     // `sign`), answered in the planner's words.
     if let Some(reason) = crate::model::item_id_problem(&args.item) {
-        let mut answer = Answer {
-            response: serde_json::json!({
-                "status": "error", "type": "tool",
-                "error": crate::message::invalid_item_id(&args.item, reason),
-                "item_id": args.item, "chain": [],
-            }),
-            success: false,
-        };
-        elapsed(&mut answer);
-        print_answer(&answer, format)?;
+        let error = crate::message::invalid_item_id(&args.item, reason);
+        print_answer(&refused(error), false, format)?;
         return Ok(2);
     }
     let timeout = match args.timeout {
@@ -234,33 +216,39 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
         match step {
             Step::Need(needs) => answer_needs(sys, host, loader, &needs, &mut facts),
             Step::DryRun(view) => {
-                let mut answer = Answer {
-                    success: view.passed(),
-                    response: crate::render::chain::dry_run(&view),
-                };
-                elapsed(&mut answer);
-                return print_answer(&answer, format);
+                let mut json = crate::render::chain::dry_run(&view);
+                if let Some(obj) = json.as_object_mut() {
+                    let meta = obj
+                        .entry("metadata")
+                        .or_insert_with(|| Json::Object(Map::new()));
+                    if let (Some(meta), Some(ms)) = (meta.as_object_mut(), ms()) {
+                        meta.insert("duration_ms".into(), Json::from(ms));
+                    }
+                }
+                return print_answer(&json, view.passed(), format);
             }
-            Step::Answer(mut answer) => {
-                elapsed(&mut answer);
-                return print_answer(&answer, format);
+            Step::Refused(r) => {
+                return print_answer(&crate::render::exec::response(&r, ms()), false, format);
             }
             Step::Run(prepared) => {
                 let outcome = run::run(&prepared.plan);
-                let mut answer = finish(&req, &prepared, &outcome);
-                if answer.success
+                let mut r = finish(&req, &prepared, &outcome);
+                if r.success()
                     && let Some((rel, _version)) = &prepared.lockfile_due
                 {
                     let created = write_lockfile(host.analysis(), &req.item_id, &project, rel);
-                    if let Some(meta) = answer.response["metadata"].as_object_mut() {
-                        meta.insert("lockfile_created".into(), Json::Bool(created.is_ok()));
+                    if let End::Ran {
+                        lockfile_created, ..
+                    } = &mut r.end
+                    {
+                        *lockfile_created = created.is_ok();
                     }
                     if let Err(e) = created {
                         errln!("warning: the lockfile was not written: {e}");
                     }
                 }
-                elapsed(&mut answer);
-                return print_answer(&answer, format);
+                let json = crate::render::exec::response(&r, ms());
+                return print_answer(&json, r.success(), format);
             }
         }
     }

@@ -27,7 +27,6 @@ mod exec;
 mod keys;
 mod lock;
 mod lsp;
-mod replace;
 mod scaffold;
 mod sign;
 mod verify;
@@ -41,7 +40,7 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::analysis::Host;
-use crate::db::{Change, Settings};
+use crate::db::Settings;
 use crate::load::{SpaceSource, SpaceSpec, load, load_items};
 use crate::model::{Space, SpaceKind};
 use crate::system::System;
@@ -684,7 +683,3 @@ pub(crate) fn use_color() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
 
-/// Apply a change to an existing host (used by `--watch` and tests).
-pub fn apply(host: &mut Host, change: Change) {
-    host.apply(change);
-}

@@ -27,7 +27,7 @@ use super::keys::{
     OWNER_LOCAL, SigningKeyPair, WritableSpace, generate_key, load_signing_key, user_base,
     write_trust_doc,
 };
-use super::replace::{Durability, Replace, replace_all, settled_since};
+use crate::edges::files::replace::{Durability, Replace, replace_all, settled_since};
 use super::{Context, print_notices};
 use crate::analysis::Analysis;
 use crate::db::{Settings, SourceFile};

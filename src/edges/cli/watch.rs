@@ -150,6 +150,7 @@ pub fn watch(
                 "fixed": crate::render::json::findings_json(&delta.fixed.iter().collect::<Vec<_>>()),
                 "errors": delta.summary.errors,
                 "warnings": delta.summary.warnings,
+                "internal_errors": delta.internal_errors,
             });
             outln!("{line}");
         } else {
@@ -173,6 +174,12 @@ pub fn watch(
             }
             for f in &delta.fixed {
                 outln!("  - {}", line(f));
+            }
+            if delta.internal_errors > 0 {
+                errln!(
+                    "error: ryechain hit {} internal error(s); the results are incomplete",
+                    delta.internal_errors
+                );
             }
         }
     }

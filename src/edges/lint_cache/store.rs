@@ -129,6 +129,7 @@ impl Payload {
     }
 
     /// The whole payload at once, checked (what a run decodes in steps).
+    #[cfg(any(test, feature = "testing"))]
     pub fn data(&self) -> Result<CacheData, String> {
         self.check_head()?;
         let bytes = self.body()?;

@@ -617,6 +617,7 @@ pub(super) struct Cgroup {
 static NEXT_CGROUP: AtomicU64 = AtomicU64::new(0);
 
 /// Whether runs here get a cgroup of their own (`Containment::cgroup`): one can be made and removed.
+#[cfg(any(test, feature = "testing"))]
 pub fn cgroups_work() -> bool {
     Cgroup::create().is_some()
 }

@@ -300,6 +300,7 @@ impl LiveLint {
     }
 
     /// The totals of the current findings.
+    #[cfg(any(test, feature = "testing"))]
     pub fn summary(&self) -> Summary {
         self.summary
     }

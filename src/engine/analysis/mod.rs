@@ -31,7 +31,7 @@ use crate::rules::checks::{
 };
 use crate::rules::integrity::{compute_integrity_diagnostics_given, integrity_diagnostics};
 
-pub use api::{Analysis, Graph, GraphEdge, GraphNode, Snapshot};
+pub use api::{Analysis, Graph, Snapshot};
 
 /// Rule id used for a panic caught while checking one file (not a rule: an internal defect).
 pub const INTERNAL_ERROR: &str = "internal-error";
@@ -329,6 +329,7 @@ pub fn checked_graph_diagnostics(db: &RootDb) -> Vec<Diagnostic> {
 /// The located findings of one file (its own, its chain's, and its integrity when that family is
 /// enabled), with rule selection and severities applied: what `lint` computes per file, for the
 /// editor and the benchmarks. Graph-wide findings (cycles) are not included; see `graph_findings`.
+#[cfg(any(test, feature = "testing"))]
 pub fn file_findings(db: &RootDb, file: SourceFile, opts: &LintOptions) -> Vec<Finding> {
     let diags = memoized_diagnostics(db, file);
     let mut lines = Lines::default();

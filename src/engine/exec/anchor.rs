@@ -106,20 +106,8 @@ pub struct AnchorContext {
     pub system_space: String,
 }
 
-/// The names of the context, in the reference's order.
-pub const CONTEXT_KEYS: [&str; 8] = [
-    "tool_path",
-    "tool_dir",
-    "tool_parent",
-    "anchor_path",
-    "runtime_lib",
-    "project_path",
-    "user_space",
-    "system_space",
-];
-
 impl AnchorContext {
-    /// `(name, value)` pairs in `CONTEXT_KEYS` order.
+    /// `(name, value)` pairs, in the reference's order.
     pub fn entries(&self) -> [(&'static str, &str); 8] {
         [
             ("tool_path", &self.tool_path),
@@ -132,6 +120,7 @@ impl AnchorContext {
             ("system_space", &self.system_space),
         ]
     }
+    #[cfg(any(test, feature = "testing"))]
     pub fn get(&self, name: &str) -> Option<&str> {
         self.entries()
             .into_iter()
@@ -487,6 +476,7 @@ impl Anchor {
 
     /// The parameters after §6.4: the context underneath (always, even when inactive), the
     /// caller's parameters over it, and the anchor's `cwd` over a caller-supplied one.
+    #[cfg(any(test, feature = "testing"))]
     pub fn parameters(&self, caller: &serde_json::Map<String, J>) -> serde_json::Map<String, J> {
         let mut out: serde_json::Map<String, J> = self
             .context

@@ -250,6 +250,7 @@ fn yaml_type(v: &serde_yaml::Value) -> &'static str {
 }
 
 /// Resolve one spec. `None` while `.ai/config/<path>` of every space is not loaded yet.
+#[cfg(any(test, feature = "testing"))]
 pub fn resolve_spec(
     a: Analysis<'_>,
     spec: &ConfigSpec,

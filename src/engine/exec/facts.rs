@@ -109,6 +109,7 @@ pub struct Facts {
 
 impl Facts {
     /// Facts for a database that holds every file (nothing is loaded lazily).
+    #[cfg(any(test, feature = "testing"))]
     pub fn complete(env: BTreeMap<String, String>) -> Facts {
         Facts::new(env, Loaded::All)
     }
@@ -143,6 +144,7 @@ impl<'a> Ask<'a> {
             needs: RefCell::default(),
         }
     }
+    #[cfg(any(test, feature = "testing"))]
     pub fn facts(&self) -> &'a Facts {
         self.facts
     }
@@ -153,6 +155,7 @@ impl<'a> Ask<'a> {
         self.needs.borrow_mut().insert(need);
     }
     /// Whether anything was asked that is not known yet.
+    #[cfg(any(test, feature = "testing"))]
     pub fn pending(&self) -> bool {
         !self.needs.borrow().is_empty()
     }

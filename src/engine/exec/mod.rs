@@ -1,7 +1,8 @@
 //! L5 execution in the core (§12.3): turning salsa facts, caller parameters and facts about the
 //! machine (gathered at the edge on demand) into a pure `ExecutionPlan`, and a finished process
 //! into the seed-003 response. Nothing here spawns, reads files or reads the environment: what the
-//! plan needs from the machine it asks for as `facts::Need`s, which the edge answers.
+//! plan needs from the machine it asks for as `facts::Need`s, which the edge answers. The answer is
+//! data (`response::Response`); `render::exec` writes it as JSON.
 
 pub mod anchor;
 pub mod config_resolve;
@@ -9,6 +10,7 @@ pub mod env;
 pub mod facts;
 pub mod outcome;
 pub mod plan;
+pub mod response;
 pub mod template;
 
 use std::collections::BTreeMap;

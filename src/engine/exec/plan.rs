@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Map, Value as Json};
 
 use crate::analysis::Analysis;
 use crate::analysis::chain_view::ChainView;
@@ -17,6 +17,7 @@ use crate::exec::config_resolve::{inject, resolve_config};
 use crate::exec::env::{EnvElement, EnvOutcome, resolve_chain_env};
 use crate::exec::facts::{Ask, Facts, Need};
 use crate::exec::outcome::tool_result;
+use crate::exec::response::{End, Response, TraceEvent};
 use crate::exec::template::build_config;
 use crate::integrity::lockfile::{LockCheck, lockfile_rel};
 use crate::message;
@@ -44,21 +45,13 @@ pub struct ExecRequest {
     pub use_lockfile: bool,
 }
 
-/// A finished answer that needs no process: a refusal, or the dry run's response.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Answer {
-    /// The seed-003 response, without `metadata.duration_ms` (the edge times the whole call).
-    pub response: Json,
-    pub success: bool,
-}
-
 /// What the planner says next.
 #[derive(Clone, Debug)]
 pub enum Step {
     /// Answer these questions (load these items, probe these paths...) and plan again.
     Need(Vec<Need>),
-    /// Nothing to spawn.
-    Answer(Answer),
+    /// Refused: nothing to spawn.
+    Refused(Box<Response>),
     /// A dry run (§12.4): the chain, built and validated, for the edge to render.
     DryRun(Box<ChainView>),
     /// Spawn this.
@@ -72,7 +65,7 @@ pub struct Prepared {
     /// Chain item ids, tool first.
     pub chain: Vec<String>,
     /// Trace events so far (`None` when no trace was asked for).
-    pub trace: Option<Vec<Json>>,
+    pub trace: Option<Vec<TraceEvent>>,
     /// Warnings the run carries (validation warnings, unsigned CONFIG_RESOLVE files...).
     pub warnings: Vec<String>,
     /// Whether a lockfile was found and checked before the run.
@@ -82,65 +75,51 @@ pub struct Prepared {
 }
 
 /// Trace events (§11.2), kept only when asked for.
-struct Trace(Option<Vec<Json>>);
+struct Trace(Option<Vec<TraceEvent>>);
 
 impl Trace {
-    fn push(&mut self, event: Json) {
+    fn push(&mut self, event: TraceEvent) {
         if let Some(events) = &mut self.0 {
             events.push(event);
         }
     }
 }
 
-/// The error response of §12.3: `{status: "error", error, item_id, chain}` plus the trace.
+/// The error response of §12.3: the error, the item, the chain so far and the trace.
 fn refuse(req: &ExecRequest, error: impl Into<String>, chain: &[String], trace: Trace) -> Step {
-    let mut r = json!({
-        "status": "error",
-        "type": "tool",
-        "error": error.into(),
-        "item_id": req.item_id,
-        "chain": chain,
-    });
-    if let Some(events) = trace.0 {
-        r["trace"] = Json::Array(events);
-    }
-    Step::Answer(Answer {
-        response: r,
-        success: false,
-    })
+    Step::Refused(Box::new(Response::refused(
+        req.item_id.as_str(),
+        error,
+        chain.to_vec(),
+        trace.0,
+    )))
 }
 
 /// The `resolve` trace events of a chain (§11.2): every element, with the lower-precedence
 /// candidates it hides. A primitive resolved by key has no path.
-fn resolve_events(view: &ChainView) -> Vec<Json> {
+fn resolve_events(view: &ChainView) -> Vec<TraceEvent> {
     view.elements
         .iter()
-        .map(|e| {
-            json!({
-                "step": "resolve",
-                "item_id": e.item_id,
-                "path": e.path.as_ref().map(|p| p.display().to_string()),
-                "space": e.space,
-                "shadowed": e.shadowed.iter().map(|(p, s)| json!({"path": p.display().to_string(), "space": s})).collect::<Vec<_>>(),
-            })
+        .map(|e| TraceEvent::Resolve {
+            item_id: e.item_id.clone(),
+            path: e.path.clone(),
+            space: e.space.clone(),
+            shadowed: e.shadowed.clone(),
         })
         .collect()
 }
 
 /// The `verify_integrity` trace events (§11.2): one per element with a file, `verified: false`
 /// included when it fails (the open point decided as recommended).
-fn verify_events(v: &ChainVerification, policy: &Policy) -> Vec<Json> {
+fn verify_events(v: &ChainVerification, policy: &Policy) -> Vec<TraceEvent> {
     v.files
         .iter()
-        .map(|f| {
-            json!({
-                "step": "verify_integrity",
-                "item_id": f.item_id,
-                "path": f.path.display().to_string(),
-                "verified": f.verdict.passed(),
-                "accepted": policy.accepts(&f.verdict),
-                "key_fp": f.verdict.key_fp(),
-            })
+        .map(|f| TraceEvent::VerifyIntegrity {
+            item_id: f.item_id.clone(),
+            path: f.path.clone(),
+            verified: f.verdict.passed(),
+            accepted: policy.accepts(&f.verdict),
+            key_fp: f.verdict.key_fp().map(str::to_owned),
         })
         .collect()
 }
@@ -308,14 +287,13 @@ pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
             };
             let extra = &v.files[v.files.len() - deps.len()..];
             for f in extra {
-                trace.push(json!({
-                    "step": "verify_integrity",
-                    "item_id": Json::Null,
-                    "path": f.path.display().to_string(),
-                    "verified": f.verdict.passed(),
-                    "accepted": req.policy.accepts(&f.verdict),
-                    "key_fp": f.verdict.key_fp(),
-                }));
+                trace.push(TraceEvent::VerifyIntegrity {
+                    item_id: None,
+                    path: f.path.clone(),
+                    verified: f.verdict.passed(),
+                    accepted: req.policy.accepts(&f.verdict),
+                    key_fp: f.verdict.key_fp().map(str::to_owned),
+                });
             }
             if let Some(err) = extra
                 .iter()
@@ -354,7 +332,10 @@ pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
         EnvOutcome::Ready(ce) => ce,
     };
     for c in &chain_env.contributions {
-        trace.push(json!({"step": "resolve_env", "contributed_by": c.item_id, "keys": c.keys}));
+        trace.push(TraceEvent::ResolveEnv {
+            contributed_by: c.item_id.clone(),
+            keys: c.keys.clone(),
+        });
     }
     let mut env = chain_env.env;
     anchor.apply_env(&mut env, ask.env());
@@ -654,39 +635,24 @@ fn json_type(v: &Json) -> &'static str {
 }
 
 /// The response after the primitive ran (§12.3, §9.2): success or error with the tool's data,
-/// the chain, lockfile flags, warnings and the trace. `metadata.duration_ms` is the edge's.
-pub fn finish(req: &ExecRequest, prepared: &Prepared, outcome: &super::ProcessOutcome) -> Answer {
+/// the chain, the lockfile flags (`lockfile_created` is the edge's, after it writes one),
+/// warnings and the trace.
+pub fn finish(req: &ExecRequest, prepared: &Prepared, outcome: &super::ProcessOutcome) -> Response {
     let result = tool_result(&prepared.plan, outcome);
-    let mut r = Map::new();
-    r.insert(
-        "status".into(),
-        Json::from(if result.success { "success" } else { "error" }),
-    );
-    r.insert("type".into(), Json::from("tool"));
-    r.insert("item_id".into(), Json::from(req.item_id.as_str()));
-    if let Some(err) = &result.error {
-        r.insert("error".into(), Json::from(err.as_str()));
-    }
-    r.insert("data".into(), result.data.clone());
-    r.insert("chain".into(), json!(prepared.chain));
     let mut warnings = prepared.warnings.clone();
     warnings.extend(result.warnings.iter().cloned());
-    if !warnings.is_empty() {
-        r.insert("warnings".into(), json!(warnings));
-    }
-    r.insert(
-        "metadata".into(),
-        json!({
-            "lockfile_used": prepared.lockfile_used,
-            "lockfile_created": false,
-        }),
-    );
-    if let Some(events) = &prepared.trace {
-        r.insert("trace".into(), Json::Array(events.clone()));
-    }
-    Answer {
-        response: Json::Object(r),
-        success: result.success,
+    Response {
+        item_id: req.item_id.clone(),
+        chain: prepared.chain.clone(),
+        end: End::Ran {
+            success: result.success,
+            error: result.error.clone(),
+            data: result.data.clone(),
+            lockfile_used: prepared.lockfile_used,
+            lockfile_created: false,
+        },
+        warnings,
+        trace: prepared.trace.clone(),
     }
 }
 
@@ -694,6 +660,8 @@ pub fn finish(req: &ExecRequest, prepared: &Prepared, outcome: &super::ProcessOu
 mod tests {
     use std::collections::BTreeMap;
     use std::path::PathBuf;
+
+    use serde_json::json;
 
     use super::*;
     use crate::exec::ExecutionPlan;

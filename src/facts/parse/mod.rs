@@ -49,6 +49,7 @@ impl ParserKind {
             _ => None,
         }
     }
+    #[cfg(any(test, feature = "testing"))]
     pub fn name(self) -> &'static str {
         match self {
             ParserKind::PythonAst => "python/ast",

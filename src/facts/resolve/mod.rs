@@ -768,6 +768,7 @@ pub struct Chain {
 }
 
 impl Chain {
+    #[cfg(any(test, feature = "testing"))]
     pub fn ids(&self) -> Vec<String> {
         self.elements.iter().map(|e| e.item_id.clone()).collect()
     }

@@ -1,10 +1,13 @@
 //! L6 writing files the way ryechain's edges must: a temporary file in the target's folder renamed
 //! over it (`stage`, `write_atomically`), its mode set, folders synced (`sync_dir`), and the file
-//! systems of a batch opened once to be synced together (`FileSystems`).
+//! systems of a batch opened once to be synced together (`FileSystems`); replacing a batch of
+//! files at once (`replace`, for `sign`).
 #![allow(
     clippy::disallowed_methods,
     reason = "the edge's file-system primitives: they write and sync files"
 )]
+
+pub mod replace;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -26,7 +26,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::edges::files::{FileSystems, sync_dir};
+use super::{FileSystems, sync_dir};
 use crate::system::FileStamp;
 
 /// One file to replace: its path (a symlink's target: a symlink stays a symlink), the bytes it

@@ -15,15 +15,10 @@ use clap::{Args, ValueEnum};
 use serde_json::{Map, Value as Json};
 
 use super::Context;
-use crate::analysis::{Analysis, Host};
-use crate::db::{Change, Settings};
+use crate::db::Settings;
 use crate::exec::DEFAULT_OUTPUT_CAP;
-use crate::exec::facts::{Facts, Need};
-use crate::exec::plan::{ExecRequest, Step, finish, plan};
-use crate::exec::response::{End, Response};
-use crate::load::{ItemLoader, SpaceSource};
-use crate::model::Space;
-use crate::runner::{self as run, gather};
+use crate::exec::response::Response;
+use crate::runner::execute::{ExecCall, Executed, Session};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ExecFormat {
@@ -69,10 +64,6 @@ pub struct ExecArgs {
     #[arg(long)]
     max_depth: Option<usize>,
 }
-
-/// Planning rounds before giving up (each round answers every question the planner asked; a
-/// chain of 10 elements with anchors and CONFIG_RESOLVE needs about a dozen).
-const MAX_ROUNDS: usize = 64;
 
 /// The caller's parameters: a JSON object given inline or as `@FILE`.
 fn read_params(
@@ -162,163 +153,45 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
     };
     let (specs, notices) = ctx.spaces(&args.path)?;
     super::print_notices(&notices);
-    let (loader, outcome) = ItemLoader::new(sys, &specs);
-    super::print_notices(&outcome.notices);
-    let mut host = Host::new();
-    let mut change = outcome.change;
-    change.settings = Some(settings);
-    host.apply(change);
-
-    // The project `spaces` found (upwards from the path), not found a second time.
-    let project = specs
-        .iter()
-        .find_map(|s| match (&s.space, &s.source) {
-            (Space::Project, SpaceSource::Dir(dir)) => Some(dir.clone()),
-            _ => None,
-        })
-        .ok_or_else(|| anyhow::anyhow!("no project space"))?;
-    let first_bundle = specs.iter().find_map(|s| match (&s.space, &s.source) {
-        (Space::System { .. }, SpaceSource::Dir(dir)) => Some(dir.clone()),
-        _ => None,
-    });
-    let user = specs.iter().find_map(|s| match (&s.space, &s.source) {
-        (Space::User, SpaceSource::Dir(dir)) => Some(dir.clone()),
-        _ => None,
-    });
-    super::print_notices(&host.analysis().policy_notices());
-    let req = ExecRequest {
+    let env: BTreeMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    // Nothing a tool (or an interpreter probe) starts outlives its run: this process spawns
+    // children only through `runner`, one at a time, so it may adopt and end their orphans.
+    crate::runner::adopt_orphans();
+    crate::runner::use_cgroups(!args.no_cgroup);
+    // The database and the loader live until the process ends, which takes everything back at
+    // once: dropping them piece by piece was a tenth of a millisecond of every run.
+    let session = &mut *Box::leak(Box::new(Session::open(sys, &specs, settings)));
+    super::print_notices(&std::mem::take(&mut session.notices));
+    let executed = session.execute(ExecCall {
         item_id: args.item.clone(),
-        project_path: project.clone(),
-        user_space: user,
-        system_space: first_bundle,
         params,
         dry_run: args.dry_run,
         trace: args.trace,
         timeout,
         output_cap: args.max_output,
-        policy: host.analysis().policy(args.allow_unsigned),
+        allow_unsigned: args.allow_unsigned,
         use_lockfile: !args.no_lockfile,
-    };
-    let env: BTreeMap<String, String> = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .collect();
-    let mut facts = Facts::lazy(env);
-    // Nothing a tool (or an interpreter probe) starts outlives its run: this process spawns
-    // children only through `runner`, one at a time, so it may adopt and end their orphans.
-    run::adopt_orphans();
-    run::use_cgroups(!args.no_cgroup);
-    // The database and the loader live until the process ends, which takes everything back at
-    // once: dropping them piece by piece was a tenth of a millisecond of every run.
-    let host = &mut *Box::leak(Box::new(host));
-    let loader = &mut *Box::leak(Box::new(loader));
-    for _ in 0..MAX_ROUNDS {
-        let step = plan(host.analysis(), &req, &facts);
-        match step {
-            Step::Need(needs) => answer_needs(sys, host, loader, &needs, &mut facts),
-            Step::DryRun(view) => {
-                let mut json = crate::render::chain::dry_run(&view);
-                if let Some(obj) = json.as_object_mut() {
-                    let meta = obj
-                        .entry("metadata")
-                        .or_insert_with(|| Json::Object(Map::new()));
-                    if let (Some(meta), Some(ms)) = (meta.as_object_mut(), ms()) {
-                        meta.insert("duration_ms".into(), Json::from(ms));
-                    }
+        env,
+    });
+    super::print_notices(&session.notices);
+    match executed.map_err(|e| anyhow::anyhow!(e))? {
+        Executed::DryRun(view) => {
+            let mut json = crate::render::chain::dry_run(&view);
+            if let Some(obj) = json.as_object_mut() {
+                let meta = obj
+                    .entry("metadata")
+                    .or_insert_with(|| Json::Object(Map::new()));
+                if let (Some(meta), Some(ms)) = (meta.as_object_mut(), ms()) {
+                    meta.insert("duration_ms".into(), Json::from(ms));
                 }
-                return print_answer(&json, view.passed(), format);
             }
-            Step::Refused(r) => {
-                return print_answer(&crate::render::exec::response(&r, ms()), false, format);
-            }
-            Step::Run(prepared) => {
-                let outcome = run::run(&prepared.plan);
-                let mut r = finish(&req, &prepared, &outcome);
-                if r.success()
-                    && let Some((rel, _version)) = &prepared.lockfile_due
-                {
-                    let created = write_lockfile(host.analysis(), &req.item_id, &project, rel);
-                    if let End::Ran {
-                        lockfile_created, ..
-                    } = &mut r.end
-                    {
-                        *lockfile_created = created.is_ok();
-                    }
-                    if let Err(e) = created {
-                        errln!("warning: the lockfile was not written: {e}");
-                    }
-                }
-                let json = crate::render::exec::response(&r, ms());
-                return print_answer(&json, r.success(), format);
-            }
+            print_answer(&json, view.passed(), format)
+        }
+        Executed::Answered(r) => {
+            let json = crate::render::exec::response(&r, ms());
+            print_answer(&json, r.success(), format)
         }
     }
-    anyhow::bail!(
-        "planning `{}` did not settle after {MAX_ROUNDS} rounds (a bug in ryechain)",
-        args.item
-    )
-}
-
-/// Answer one round of questions: items and space files through the loader (into the database),
-/// the rest through the machine.
-fn answer_needs(
-    sys: &dyn crate::system::System,
-    host: &mut Host,
-    loader: &mut ItemLoader,
-    needs: &[Need],
-    facts: &mut Facts,
-) {
-    let items: Vec<String> = needs
-        .iter()
-        .filter_map(|n| match n {
-            Need::Item(id) => Some(id.clone()),
-            _ => None,
-        })
-        .collect();
-    let rels: Vec<String> = needs
-        .iter()
-        .filter_map(|n| match n {
-            Need::SpaceFile(rel) => Some(rel.clone()),
-            _ => None,
-        })
-        .collect();
-    let mut change = Change::default();
-    if !items.is_empty() {
-        change
-            .files
-            .extend(loader.probe_items(host.analysis(), &items).files);
-        for id in &items {
-            facts.items.insert(id);
-        }
-    }
-    if !rels.is_empty() {
-        change.files.extend(loader.probe_space_files(&rels).files);
-        for rel in &rels {
-            facts.space_files.insert(rel);
-        }
-    }
-    if !change.files.is_empty() {
-        host.apply(change);
-    }
-    gather::answer(sys, needs, facts);
-}
-
-/// Write `<project>/.ai/<rel>` after a successful run (§10.7): the lockfile of the chain as it ran.
-fn write_lockfile(
-    a: Analysis<'_>,
-    item_id: &str,
-    project: &Path,
-    rel: &crate::model::SpaceRel,
-) -> anyhow::Result<()> {
-    let (secs, micros) = super::now();
-    let generated_at = crate::integrity::timefmt::iso_timestamp(secs, micros);
-    let lock = a
-        .build_lockfile(item_id, &generated_at)
-        .map_err(|e| anyhow::anyhow!(e))?;
-    crate::system::space_write::write_in_space(
-        &project.join(".ai"),
-        rel,
-        lock.to_text().as_bytes(),
-        0o644,
-    )?;
-    Ok(())
 }

@@ -618,15 +618,7 @@ impl Context<'_> {
 
 /// The wall clock as (seconds since the Unix epoch, microseconds), for signature timestamps and
 /// lockfile `generated_at`.
-pub(crate) fn now() -> (i64, u32) {
-    let d = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    (
-        i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
-        d.subsec_micros(),
-    )
-}
+pub(crate) use crate::runner::execute::now;
 
 /// Set once stdout's reader has gone away (a closed pipe): later writes are skipped.
 static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

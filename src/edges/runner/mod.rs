@@ -8,6 +8,7 @@
 )]
 
 pub mod contain;
+pub mod execute;
 pub mod gather;
 
 use std::io::{ErrorKind, Read, Write};

@@ -1,0 +1,217 @@
+//! L6 one `rye_execute` of a tool (§12.3), for every edge that offers it (`ryechain exec`, the MCP
+//! server): open the spaces lazily, plan, answer the planner's questions (items through the
+//! loader, the rest through the machine), run the plan, write the lockfile after a success. It
+//! answers in data (`Executed`); the caller renders it.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the execution edge reads the clock and writes lockfiles"
+)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Map, Value as Json};
+
+use crate::analysis::chain_view::ChainView;
+use crate::analysis::{Analysis, Host};
+use crate::db::{Change, Settings};
+use crate::exec::facts::{Facts, Need};
+use crate::exec::plan::{ExecRequest, Step, finish, plan};
+use crate::exec::response::{End, Response};
+use crate::load::{ItemLoader, SpaceSource, SpaceSpec};
+use crate::model::Space;
+use crate::system::System;
+
+/// Planning rounds before giving up (each round answers every question the planner asked; a
+/// chain of 10 elements with anchors and CONFIG_RESOLVE needs about a dozen).
+const MAX_ROUNDS: usize = 64;
+
+/// What the caller asks for, beside the spaces.
+#[derive(Clone, Debug)]
+pub struct ExecCall {
+    pub item_id: String,
+    pub params: Map<String, Json>,
+    pub dry_run: bool,
+    pub trace: bool,
+    /// Replaces the configured timeout.
+    pub timeout: Option<Duration>,
+    pub output_cap: usize,
+    /// Run unsigned items (as `integrity.require_signatures: false` does).
+    pub allow_unsigned: bool,
+    /// Check the lockfile before running and write one after a success (§10.7).
+    pub use_lockfile: bool,
+    /// The process environment the tool's env is resolved from.
+    pub env: BTreeMap<String, String>,
+}
+
+/// How a call ended.
+#[derive(Debug)]
+pub enum Executed {
+    /// The dry run's chain, built and validated (§12.4).
+    DryRun(Box<ChainView>),
+    /// Refused, or run.
+    Answered(Response),
+}
+
+/// The spaces of one call, loaded lazily: only what the planner asks for is read.
+pub struct Session<'s> {
+    sys: &'s dyn System,
+    host: Host,
+    loader: ItemLoader<'s>,
+    specs: Vec<SpaceSpec>,
+    /// What the person should know that is about no one file (a missing space, the execution
+    /// policy's notices), in the order met.
+    pub notices: Vec<String>,
+}
+
+impl<'s> Session<'s> {
+    pub fn open(sys: &'s dyn System, specs: &[SpaceSpec], settings: Settings) -> Session<'s> {
+        let (loader, outcome) = ItemLoader::new(sys, specs);
+        let mut host = Host::new();
+        let mut change = outcome.change;
+        change.settings = Some(settings);
+        host.apply(change);
+        let mut notices = outcome.notices;
+        notices.extend(host.analysis().policy_notices());
+        Session {
+            sys,
+            host,
+            loader,
+            specs: specs.to_vec(),
+            notices,
+        }
+    }
+
+    fn dir_of(&self, pick: impl Fn(&Space) -> bool) -> Option<PathBuf> {
+        self.specs.iter().find_map(|s| match &s.source {
+            SpaceSource::Dir(dir) if pick(&s.space) => Some(dir.clone()),
+            _ => None,
+        })
+    }
+
+    /// Run one call. `Err`: the session has no project space, or the planner did not settle (a
+    /// bug); every answer about the tool, refusals included, is `Ok`.
+    pub fn execute(&mut self, call: ExecCall) -> Result<Executed, String> {
+        let project = self
+            .dir_of(|s| matches!(s, Space::Project))
+            .ok_or("no project space")?;
+        let req = ExecRequest {
+            item_id: call.item_id,
+            project_path: project.clone(),
+            user_space: self.dir_of(|s| matches!(s, Space::User)),
+            system_space: self.dir_of(|s| matches!(s, Space::System { .. })),
+            params: call.params,
+            dry_run: call.dry_run,
+            trace: call.trace,
+            timeout: call.timeout,
+            output_cap: call.output_cap,
+            policy: self.host.analysis().policy(call.allow_unsigned),
+            use_lockfile: call.use_lockfile,
+        };
+        let mut facts = Facts::lazy(call.env);
+        for _ in 0..MAX_ROUNDS {
+            match plan(self.host.analysis(), &req, &facts) {
+                Step::Need(needs) => self.answer_needs(&needs, &mut facts),
+                Step::DryRun(view) => return Ok(Executed::DryRun(view)),
+                Step::Refused(r) => return Ok(Executed::Answered(*r)),
+                Step::Run(prepared) => {
+                    let outcome = super::run(&prepared.plan);
+                    let mut r = finish(&req, &prepared, &outcome);
+                    if r.success()
+                        && let Some((rel, _version)) = &prepared.lockfile_due
+                    {
+                        let created =
+                            write_lockfile(self.host.analysis(), &req.item_id, &project, rel);
+                        if let End::Ran {
+                            lockfile_created, ..
+                        } = &mut r.end
+                        {
+                            *lockfile_created = created.is_ok();
+                        }
+                        if let Err(e) = created {
+                            self.notices
+                                .push(format!("the lockfile was not written: {e}"));
+                        }
+                    }
+                    return Ok(Executed::Answered(r));
+                }
+            }
+        }
+        Err(format!(
+            "planning `{}` did not settle after {MAX_ROUNDS} rounds (a bug in ryechain)",
+            req.item_id
+        ))
+    }
+
+    /// Answer one round of questions: items and space files through the loader (into the
+    /// database), the rest through the machine.
+    fn answer_needs(&mut self, needs: &[Need], facts: &mut Facts) {
+        let items: Vec<String> = needs
+            .iter()
+            .filter_map(|n| match n {
+                Need::Item(id) => Some(id.clone()),
+                _ => None,
+            })
+            .collect();
+        let rels: Vec<String> = needs
+            .iter()
+            .filter_map(|n| match n {
+                Need::SpaceFile(rel) => Some(rel.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut change = Change::default();
+        if !items.is_empty() {
+            change
+                .files
+                .extend(self.loader.probe_items(self.host.analysis(), &items).files);
+            for id in &items {
+                facts.items.insert(id);
+            }
+        }
+        if !rels.is_empty() {
+            change
+                .files
+                .extend(self.loader.probe_space_files(&rels).files);
+            for rel in &rels {
+                facts.space_files.insert(rel);
+            }
+        }
+        if !change.files.is_empty() {
+            self.host.apply(change);
+        }
+        super::gather::answer(self.sys, needs, facts);
+    }
+}
+
+/// Seconds and microseconds since the epoch.
+pub fn now() -> (i64, u32) {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    (
+        i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        d.subsec_micros(),
+    )
+}
+
+/// Write `<project>/.ai/<rel>` after a successful run (§10.7): the lockfile of the chain as it ran.
+fn write_lockfile(
+    a: Analysis<'_>,
+    item_id: &str,
+    project: &Path,
+    rel: &crate::model::SpaceRel,
+) -> Result<(), String> {
+    let (secs, micros) = now();
+    let generated_at = crate::integrity::timefmt::iso_timestamp(secs, micros);
+    let lock = a.build_lockfile(item_id, &generated_at)?;
+    crate::system::space_write::write_in_space(
+        &project.join(".ai"),
+        rel,
+        lock.to_text().as_bytes(),
+        0o644,
+    )
+    .map(drop)
+    .map_err(|e| e.to_string())
+}

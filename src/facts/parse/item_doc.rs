@@ -1,7 +1,6 @@
-//! L3 the metadata of directives and knowledge entries (§12.5, §12.6), read from their markdown:
-//! the ```` ```xml ```` block of a directive (`<directive name version>` and its description and
-//! category), the ```` ```yaml ```` block or `---` frontmatter of a knowledge entry. What `sign`
-//! validates, and what executing them will read.
+//! L3 the fields `sign` validates of directives and knowledge entries (§12.9): a directive's name,
+//! version, description and category, an entry's name, title, version, entry type and category,
+//! read from their parses (`parse::directive`, `parse::knowledge`).
 
 /// The fields an item's schema speaks about, as JSON values (`None`: absent).
 pub type Fields = Vec<(&'static str, Option<serde_json::Value>)>;
@@ -13,178 +12,30 @@ pub struct DocError {
     pub detail: String,
 }
 
-/// Lines of `text`: (start offset, offset after the line's newline, the line without it).
-fn lines_with_offsets(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
-    let mut at = 0;
-    text.split_inclusive('\n').map(move |l| {
-        let start = at;
-        at += l.len();
-        (start, at, l.trim_end_matches(['\n', '\r']))
-    })
-}
-
-/// The body of the first ```` ```<lang> ```` fence not inside a 4+-backtick fence (§12.5, §12.6).
-pub fn fenced_block<'t>(text: &'t str, lang: &str) -> Result<Option<&'t str>, String> {
-    let mut outer = false;
-    let mut start = None;
-    for (at, next, line) in lines_with_offsets(text) {
-        if let Some(s) = start {
-            if line.trim_end() == "```" {
-                return Ok(Some(&text[s..at]));
-            }
-            continue;
-        }
-        if line.starts_with("````") {
-            outer = !outer;
-            continue;
-        }
-        if !outer
-            && line
-                .strip_prefix("```")
-                .and_then(|r| r.strip_prefix(lang))
-                .is_some_and(|r| r.trim().is_empty())
-        {
-            start = Some(next);
-        }
-    }
-    match start {
-        Some(_) => Err(format!("the ```{lang} block is not closed by a ``` line")),
-        None => Ok(None),
-    }
-}
-
-/// Attributes of an XML start tag's text (after the element name, before `>`).
-fn xml_attributes(tag: &str) -> Result<Vec<(String, String)>, String> {
-    let mut out = Vec::new();
-    let mut rest = tag.trim_start();
-    while !rest.is_empty() && rest != "/" {
-        let eq = rest
-            .find('=')
-            .ok_or_else(|| format!("Invalid XML: attribute without a value near `{rest}`"))?;
-        let name = rest[..eq].trim();
-        if name.is_empty() || name.contains(char::is_whitespace) {
-            return Err(format!("Invalid XML: bad attribute near `{rest}`"));
-        }
-        let after = rest[eq + 1..].trim_start();
-        let quote = after
-            .chars()
-            .next()
-            .filter(|c| *c == '"' || *c == '\'')
-            .ok_or_else(|| format!("Invalid XML: the value of `{name}` is not quoted"))?;
-        let close = after[1..]
-            .find(quote)
-            .ok_or_else(|| format!("Invalid XML: the value of `{name}` is not closed"))?;
-        out.push((name.to_owned(), unescape(&after[1..1 + close])));
-        rest = after[close + 2..].trim_start();
-    }
-    Ok(out)
-}
-
-fn unescape(s: &str) -> String {
-    s.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&apos;", "'")
-        .replace("&amp;", "&")
-}
-
-/// The text of the first `<tag>…</tag>` element in `xml`.
-fn element_text(xml: &str, tag: &str) -> Option<String> {
-    let open = format!("<{tag}>");
-    let close = format!("</{tag}>");
-    let start = xml.find(&open)? + open.len();
-    let end = xml[start..].find(&close)? + start;
-    Some(unescape(xml[start..end].trim()))
-}
-
 /// A directive's fields: the `<directive name version>` attributes and `description`/`category`
-/// elements of the ```` ```xml ```` block (§12.5).
+/// (§12.5), from the directive's parse.
 pub fn directive_fields(text: &str) -> Result<Fields, DocError> {
-    let invalid = |detail: String| DocError {
+    let d = super::directive::parse_directive(text).map_err(|e| DocError {
         error: "Invalid directive structure",
-        detail,
-    };
-    let xml = fenced_block(text, "xml")
-        .map_err(invalid)?
-        .ok_or_else(|| invalid("No XML code block found".to_owned()))?
-        .trim();
-    let Some(tag) = xml.strip_prefix("<directive") else {
-        return Err(invalid(
-            "the ```xml block does not start with a <directive> element".to_owned(),
-        ));
-    };
-    if !tag.starts_with([' ', '\t', '\n', '\r', '>', '/']) {
-        return Err(invalid(
-            "the ```xml block does not start with a <directive> element".to_owned(),
-        ));
-    }
-    let end = tag
-        .find('>')
-        .ok_or_else(|| invalid("Invalid XML: the <directive> tag is not closed".to_owned()))?;
-    let attrs = xml_attributes(&tag[..end]).map_err(invalid)?;
-    if !xml.ends_with("</directive>") {
-        return Err(invalid(
-            "Invalid XML: the block does not end with </directive>".to_owned(),
-        ));
-    }
-    let attr = |n: &str| {
-        attrs
-            .iter()
-            .find(|(k, _)| k == n)
-            .map(|(_, v)| serde_json::Value::String(v.clone()))
-    };
+        detail: e.message,
+    })?;
+    let s = |v: Option<String>| v.map(serde_json::Value::String);
     Ok(vec![
-        ("name", attr("name")),
-        ("version", attr("version")),
-        (
-            "description",
-            attr("description")
-                .or_else(|| element_text(xml, "description").map(serde_json::Value::String)),
-        ),
-        (
-            "category",
-            attr("category")
-                .or_else(|| element_text(xml, "category").map(serde_json::Value::String)),
-        ),
+        ("name", s(d.name.map(|a| a.value))),
+        ("version", s(d.version.map(|a| a.value))),
+        ("description", s(d.description)),
+        ("category", s(d.category)),
     ])
 }
 
-/// A knowledge entry's fields from its ```` ```yaml ```` block or `---` frontmatter (§12.6).
+/// A knowledge entry's fields from its ```` ```yaml ```` block or `---` frontmatter (§12.6), from
+/// the entry's parse.
 pub fn knowledge_fields(text: &str) -> Result<Fields, DocError> {
-    let invalid = |detail: String| DocError {
+    let k = super::knowledge::parse_knowledge(text, false).map_err(|e| DocError {
         error: "Validation failed",
-        detail,
-    };
-    // Skip a leading signature comment line.
-    let body = match text.strip_prefix("<!--") {
-        Some(_) => text.find('\n').map_or("", |i| &text[i + 1..]),
-        None => text,
-    };
-    let yaml = match fenced_block(body, "yaml").map_err(invalid)? {
-        Some(block) => block.to_owned(),
-        None => {
-            let trimmed = body.trim_start();
-            let Some(rest) = trimmed.strip_prefix("---") else {
-                return Err(invalid(
-                    "no metadata: add a ```yaml block (or --- frontmatter) with name, title, version and entry_type".to_owned(),
-                ));
-            };
-            let close = rest
-                .find("\n---")
-                .ok_or_else(|| invalid("the --- frontmatter is not closed".to_owned()))?;
-            rest[..close].to_owned()
-        }
-    };
-    let doc: serde_yaml::Value = crate::parse::guard::yaml_from_str(&yaml)
-        .map_err(|e| invalid(format!("the metadata is not valid YAML: {e}")))?;
-    let Some(map) = doc.as_mapping() else {
-        return Err(invalid("the metadata is not a YAML mapping".to_owned()));
-    };
-    let get = |k: &str| {
-        map.get(k)
-            .and_then(|v| serde_json::to_value(v).ok())
-            .filter(|v| !v.is_null())
-    };
+        detail: e.message,
+    })?;
+    let get = |key: &str| k.metadata.get(key).filter(|v| !v.is_null()).cloned();
     Ok(vec![
         // Seed-era entries name themselves with `name`, the reference's with `id`.
         ("name", get("name").or_else(|| get("id"))),

@@ -6,8 +6,10 @@
 //! None of them panics or fails: what could be read is returned together with
 //! [`ParseProblem`]s that carry byte spans into the text.
 
+pub mod directive;
 pub mod guard;
 pub mod item_doc;
+pub mod knowledge;
 mod js;
 mod py_scan;
 mod python;

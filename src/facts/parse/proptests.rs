@@ -152,7 +152,58 @@ fn fragment_text() -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(FRAGMENTS), 0..64).prop_map(|parts| parts.concat())
 }
 
+/// Pieces of directives and knowledge entries: fences, tags, verbatim bodies, frontmatter.
+const DOC_FRAGMENTS: &[&str] = &[
+    "```xml\n", "```\n", "````\n", "```yaml\n", "---\n", "<!-- sig -->\n", "<directive",
+    " name=\"d\"", " version='1'", ">", "/>", "</directive>", "<metadata>", "</metadata>",
+    "<inputs><input name=\"a\" required=\"true\"/></inputs>", "<template>", "</template>",
+    "<raw>", "</raw>", "<execute item_id=\"x\">", "<param name=\"p\">v</param>", "</execute>",
+    "<permissions>*</permissions>", "é", "<", "&", "&amp;", "\n", "name: e\n", "title: [\n",
+    "a: b: c\n", "<!DOCTYPE x [<!ENTITY e \"x\">]>", "&e;",
+];
+
+fn doc_text() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(DOC_FRAGMENTS), 0..48)
+        .prop_map(|parts| parts.concat())
+}
+
+/// Directive and knowledge parses never panic, and every span they give is inside the text on
+/// char boundaries.
+fn check_docs(text: &str) -> Result<(), TestCaseError> {
+    match super::directive::parse_directive(text) {
+        Ok(d) => {
+            for a in [&d.name, &d.version].into_iter().flatten() {
+                check_span(text, a.span, "directive attribute")?;
+                prop_assert_eq!(&text[a.span.start as usize..a.span.end as usize], a.value.as_str());
+            }
+        }
+        Err(e) => {
+            if let Some(span) = e.span {
+                check_span(text, span, "directive error")?;
+            }
+        }
+    }
+    for whole_yaml in [false, true] {
+        if let Err(e) = super::knowledge::parse_knowledge(text, whole_yaml)
+            && let Some(span) = e.span
+        {
+            check_span(text, span, "knowledge error")?;
+        }
+    }
+    Ok(())
+}
+
 proptest! {
+    #[test]
+    fn directives_and_knowledge_never_panic(text in doc_text()) {
+        check_docs(&text)?;
+    }
+
+    #[test]
+    fn directives_and_knowledge_never_panic_on_any_string(text in any::<String>()) {
+        check_docs(&text)?;
+    }
+
     #[test]
     fn arbitrary_strings_never_panic(text in any::<String>()) {
         check_all(&text)?;

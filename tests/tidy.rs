@@ -487,9 +487,9 @@ fn named_queries(code: &str, queries: &[String]) -> Vec<String> {
     found
 }
 
-/// The edges (the CLI, the language server, the exec planner and runner, the renderers) reach the
-/// database only through `analysis::Analysis`: none names a query, holds the database, or asks
-/// the host for it.
+/// The edges (the CLI, the language server, the MCP server, the exec planner and runner, the
+/// renderers) reach the database only through `analysis::Analysis`: none names a query, holds the
+/// database, or asks the host for it.
 #[test]
 fn edges_name_no_query_and_hold_no_database() {
     let sources = sources();
@@ -508,6 +508,7 @@ fn edges_name_no_query_and_hold_no_database() {
     let edges = [
         "src/edges/cli/",
         "src/edges/lsp/",
+        "src/edges/mcp/",
         "src/engine/exec/",
         "src/edges/runner/",
         "src/edges/render/",

@@ -216,6 +216,9 @@ enum Command {
         #[command(flatten)]
         rules: RuleArgs,
     },
+    /// Serve MCP on stdin/stdout for agents: the `rye_execute` tool (seed 003) runs tools through
+    /// their chains (directives and knowledge not yet). Each call names its project.
+    Mcp(crate::edges::mcp::McpArgs),
     /// Print a shell completion script (for example `ryechain completions bash > /etc/bash_completion.d/ryechain`).
     Completions {
         /// The shell to complete in.
@@ -359,6 +362,20 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
         Command::New { what } => scaffold::new(&ctx, what),
         Command::Exec(args) => exec::exec(&ctx, &args),
         Command::Lsp { rules } => lsp::lsp(&ctx, rules.settings()),
+        Command::Mcp(args) => {
+            // The calls run on tokio's blocking pool, which needs the space flags by value and a
+            // system that lives as long as the process: the OS, which `main` always runs on.
+            let (system_space, user_space) = (ctx.system_space.clone(), ctx.user_space.clone());
+            let spaces: crate::edges::mcp::Spaces = Arc::new(move |project: &Path| {
+                let ctx = Context {
+                    sys: &OsSystem,
+                    system_space: system_space.clone(),
+                    user_space: user_space.clone(),
+                };
+                ctx.spaces(project)
+            });
+            crate::edges::mcp::serve(&args, &OsSystem, spaces)
+        }
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             let mut out = Vec::new();

@@ -1,0 +1,82 @@
+//! L6 `ryechain mcp`: the MCP server on stdin/stdout (the official Rust SDK, `rmcp`), through
+//! which an agent calls `rye_execute` (§12). It owns the protocol edge only: the runtime, the
+//! transport and the process-wide setup; the handler is `server`, the tools' names and schemas
+//! `tools`, the reading of a call's arguments `args`. Stdout carries protocol messages only;
+//! notices go to stderr.
+
+pub mod args;
+pub mod server;
+pub mod tools;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use rmcp::ServiceExt as _;
+use rmcp::service::{QuitReason, ServerInitializeError};
+
+pub use server::{Server, Spaces};
+pub use tools::ToolNames;
+
+use crate::load::SpaceSource;
+use crate::model::Space;
+use crate::system::System;
+
+#[derive(clap::Args, Debug)]
+pub struct McpArgs {
+    /// The project a call that names no `project_path` runs in (found upwards, as for `lint`).
+    /// Calls name one: seed 003 requires it.
+    pub path: Option<PathBuf>,
+    /// The names the server and its tool go by: `seed` (server `ryechain`, tool `rye_execute`)
+    /// or `reference` (server `rye`, tool `execute`, as the reference's server names them).
+    #[arg(long, value_enum, default_value = "seed")]
+    pub tool_names: ToolNames,
+}
+
+/// Serve MCP on stdin/stdout until the client closes stdin; exit status 0 then. `spaces` builds
+/// a project's spaces under the command line's flags; `sys` is the machine the calls read.
+pub fn serve(args: &McpArgs, sys: &'static dyn System, spaces: Spaces) -> anyhow::Result<u8> {
+    let mut notices = Vec::new();
+    let default_project = match &args.path {
+        None => None,
+        Some(path) => {
+            let (specs, found) = spaces(path)?;
+            notices = found;
+            specs.into_iter().find_map(|s| match (s.space, s.source) {
+                (Space::Project, SpaceSource::Dir(dir)) => Some(dir),
+                _ => None,
+            })
+        }
+    };
+    let env: BTreeMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    let server = Server::new(args.tool_names, sys, spaces, default_project, env);
+    server.show_notices(&notices);
+    // What a tool leaves behind is adopted and ended after its run, as in `exec`. The contract of
+    // `adopt_orphans` holds in this long-lived, multi-threaded process: every child it has is
+    // spawned through `runner` (neither rmcp's stdio transport nor tokio spawns any), and
+    // `Server` runs one call at a time, so no sweep meets another run's orphans.
+    crate::runner::adopt_orphans();
+    // One thread for the protocol; its I/O driver reads the pipes, its timers serve rmcp's.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()?;
+    // Dropping the runtime at the end waits for a call still running on the blocking pool: a
+    // client that closes stdin mid-run leaves nothing of the tool behind.
+    runtime.block_on(async move {
+        let running = match server.serve(rmcp::transport::stdio_pipes()).await {
+            Ok(running) => running,
+            // Input ended before `initialize`: nothing was asked.
+            Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(0),
+            Err(e) => anyhow::bail!("the MCP session did not start: {e}"),
+        };
+        match running.waiting().await {
+            Ok(QuitReason::JoinError(e)) | Err(e) => {
+                anyhow::bail!("the MCP server stopped: {e}")
+            }
+            // The client closed stdin (or the session was cancelled).
+            Ok(_) => Ok(0),
+        }
+    })
+}

@@ -1,0 +1,295 @@
+//! L6 the MCP server's handler (`rmcp::ServerHandler`, written by hand so names and schemas are
+//! data): `initialize`'s answer, `tools/list`, and `tools/call` of the execute tool, which checks
+//! the arguments and runs the tool through the shared execution session
+//! (`runner::execute::Session`) on tokio's blocking pool, one call at a time, answering seed 003's
+//! JSON as text (and as `structuredContent` where the protocol has it).
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, Implementation, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use rustc_hash::FxHashSet;
+use serde_json::{Map, Value as Json, json};
+
+use super::args::{self, ExecuteArgs};
+use super::tools::{ToolNames, execute_tool};
+use crate::db::Settings;
+use crate::exec::DEFAULT_OUTPUT_CAP;
+use crate::exec::response::Response;
+use crate::load::SpaceSpec;
+use crate::runner::execute::{ExecCall, Executed, Session};
+use crate::system::System;
+
+/// The spaces of a project directory, in search order, with the notices about them: the CLI's
+/// `Context::spaces` under the command line's `--user-space`/`--system-space` (and their
+/// environment variables), handed in by the command so this edge imports no other.
+pub type Spaces = Arc<dyn Fn(&Path) -> anyhow::Result<(Vec<SpaceSpec>, Vec<String>)> + Send + Sync>;
+
+/// The first protocol revision with `structuredContent` in a tool's result.
+const STRUCTURED_SINCE: ProtocolVersion = ProtocolVersion::V_2025_06_18;
+
+/// Setup notices already written to stderr: each distinct text once per server.
+#[derive(Clone, Default)]
+struct Notices(Arc<Mutex<FxHashSet<String>>>);
+
+impl Notices {
+    fn show(&self, notices: &[String]) {
+        let mut shown = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut err = std::io::stderr().lock();
+        for n in notices {
+            if shown.insert(n.clone()) {
+                // Nowhere left to report a failing stderr; stdout is the protocol's.
+                let _ = writeln!(err, "warning: {n}");
+            }
+        }
+    }
+}
+
+/// The server: what every call shares.
+pub struct Server {
+    names: ToolNames,
+    tool: Tool,
+    sys: &'static dyn System,
+    spaces: Spaces,
+    /// The project of a call that names none (`ryechain mcp PATH`).
+    default_project: Option<PathBuf>,
+    /// The process environment tools' environments are resolved from (§9).
+    env: Arc<BTreeMap<String, String>>,
+    /// Held by the call that is running: calls run one at a time, since the process adopts its
+    /// tools' orphans (`runner::adopt_orphans`), whose sweep cannot tell one run's from another's.
+    turn: Arc<tokio::sync::Mutex<()>>,
+    notices: Notices,
+}
+
+impl Server {
+    pub fn new(
+        names: ToolNames,
+        sys: &'static dyn System,
+        spaces: Spaces,
+        default_project: Option<PathBuf>,
+        env: BTreeMap<String, String>,
+    ) -> Server {
+        Server {
+            names,
+            tool: execute_tool(names),
+            sys,
+            spaces,
+            default_project,
+            env: Arc::new(env),
+            turn: Arc::new(tokio::sync::Mutex::new(())),
+            notices: Notices::default(),
+        }
+    }
+
+    /// Write setup notices to stderr (each once per server).
+    pub fn show_notices(&self, notices: &[String]) {
+        self.notices.show(notices);
+    }
+
+    /// One execute call, answered in seed 003's JSON.
+    pub async fn execute(&self, arguments: Option<&JsonObject>, started: Instant) -> Json {
+        let args = match args::read(arguments) {
+            Ok(args) => args,
+            Err(error) => return refusal(error),
+        };
+        if !super::tools::ITEM_TYPES.contains(&args.item_type.as_str()) {
+            return refusal(format!("Unknown item type: {}", args.item_type));
+        }
+        let project = match args::project_dir(
+            self.sys,
+            args.project_path.as_deref(),
+            self.default_project.as_deref(),
+        ) {
+            Ok(dir) => dir,
+            Err(error) => return refusal(error),
+        };
+        if let Some(arg) = args.threaded {
+            return refusal(args::thread_refusal(arg));
+        }
+        if args.item_type != "tool" {
+            return refusal(args::not_supported(&args.item_type));
+        }
+        let item_id = args.item_id.clone();
+        let job = Job {
+            sys: self.sys,
+            spaces: Arc::clone(&self.spaces),
+            project,
+            args,
+            env: Arc::clone(&self.env),
+            notices: self.notices.clone(),
+            started,
+        };
+        // The guard moves into the blocking job: a call the client cancels stops waiting for
+        // its answer, but the run goes on to its end, and the next call waits for it.
+        let turn = Arc::clone(&self.turn).lock_owned().await;
+        let ran = tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            job.run()
+        })
+        .await;
+        ran.unwrap_or_else(|e| {
+            json!({
+                "status": "error",
+                "error": format!("internal error in ryechain while executing {item_id} (a bug): {e}"),
+                "item_id": item_id,
+            })
+        })
+    }
+}
+
+/// `{"status": "error", "error": …}`: a call refused before anything was looked up.
+fn refusal(error: String) -> Json {
+    json!({"status": "error", "error": error})
+}
+
+/// A response as a tool's result: one text item holding the JSON, the same object as
+/// `structuredContent` when the negotiated protocol has it, and `isError` when the status is
+/// `"error"`.
+pub fn tool_result(response: Json, structured: bool) -> CallToolResult {
+    let is_error = response.get("status").and_then(Json::as_str) == Some("error");
+    let content = vec![ContentBlock::text(response.to_string())];
+    let mut result = if is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    if structured {
+        result.structured_content = Some(response);
+    }
+    result
+}
+
+/// Whether a result for a peer speaking `version` may carry `structuredContent` (2025-06-18 on;
+/// revisions are dated, so they compare as strings).
+pub fn has_structured_content(version: Option<&ProtocolVersion>) -> bool {
+    version.is_some_and(|v| v.as_str() >= STRUCTURED_SINCE.as_str())
+}
+
+/// The blocking part of one tool call.
+struct Job {
+    sys: &'static dyn System,
+    spaces: Spaces,
+    project: PathBuf,
+    args: ExecuteArgs,
+    env: Arc<BTreeMap<String, String>>,
+    notices: Notices,
+    started: Instant,
+}
+
+impl Job {
+    /// Run the call as `ryechain exec` does: a fresh session per call (edits on disk since the
+    /// last call are seen), the same rendering, the whole call timed.
+    fn run(self) -> Json {
+        let ms = || Some(u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX));
+        let item_id = self.args.item_id.as_str();
+        // An id that can never name a file is answered in the planner's words, as `exec` does.
+        if let Some(reason) = crate::model::item_id_problem(item_id) {
+            let error = crate::message::invalid_item_id(item_id, reason);
+            let r = Response::refused(item_id, error, Vec::new(), None);
+            return crate::render::exec::response(&r, ms());
+        }
+        let (specs, notices) = match (self.spaces)(&self.project) {
+            Ok(spaces) => spaces,
+            Err(e) => {
+                return json!({"status": "error", "error": format!("{e:#}"), "item_id": item_id});
+            }
+        };
+        self.notices.show(&notices);
+        let mut session = Session::open(self.sys, &specs, Settings::default());
+        self.notices.show(&std::mem::take(&mut session.notices));
+        let executed = session.execute(ExecCall {
+            item_id: item_id.to_owned(),
+            params: self.args.parameters.clone(),
+            dry_run: self.args.dry_run,
+            trace: false,
+            timeout: None,
+            output_cap: DEFAULT_OUTPUT_CAP,
+            allow_unsigned: false,
+            use_lockfile: true,
+            env: (*self.env).clone(),
+        });
+        self.notices.show(&session.notices);
+        match executed {
+            Err(error) => json!({"status": "error", "error": error, "item_id": item_id}),
+            Ok(Executed::DryRun(view)) => {
+                let mut json = crate::render::chain::dry_run(&view);
+                if let Some(obj) = json.as_object_mut() {
+                    let meta = obj
+                        .entry("metadata")
+                        .or_insert_with(|| Json::Object(Map::new()));
+                    if let (Some(meta), Some(ms)) = (meta.as_object_mut(), ms()) {
+                        meta.insert("duration_ms".into(), Json::from(ms));
+                    }
+                }
+                json
+            }
+            Ok(Executed::Answered(r)) => crate::render::exec::response(&r, ms()),
+        }
+    }
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new(self.names.server_name(), env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![self.tool.clone()]))
+    }
+
+    /// rmcp hands on a request whose params do not parse as its method's as a custom request;
+    /// for the methods this server serves that is a malformed request (-32602), not an unknown
+    /// method (rmcp's default answer, -32601).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = request.method;
+        let error = match method.as_str() {
+            "tools/call" => ErrorData::invalid_params(
+                "Invalid tools/call params: `name` must be a string and `arguments`, when given, an object",
+                None,
+            ),
+            "tools/list" => ErrorData::invalid_params(
+                "Invalid tools/list params: `cursor`, when given, must be a string",
+                None,
+            ),
+            _ => ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method, None),
+        };
+        Err(error)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let started = Instant::now();
+        if request.name != self.tool.name {
+            // A protocol error (-32602), as the MCP specification answers an unknown tool.
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {}", request.name),
+                None,
+            ));
+        }
+        let structured = has_structured_content(context.protocol_version().as_ref());
+        let response = self.execute(request.arguments.as_ref(), started).await;
+        Ok(tool_result(response, structured).into())
+    }
+}

@@ -248,6 +248,8 @@ rule_fixture_tests! {
     chain_too_deep => "chain-too-deep",
     executor_cycle => "executor-cycle",
     invalid_config => "invalid-config",
+    invalid_directive => "invalid-directive",
+    invalid_knowledge => "invalid-knowledge",
     invalid_item_id => "invalid-item-id",
     invalid_version => "invalid-version",
     missing_executor => "missing-executor",

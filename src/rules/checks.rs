@@ -369,6 +369,53 @@ pub(crate) fn kept(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     diagnostics
 }
 
+/// A directive or knowledge entry that cannot be read as one (§12.5, §12.6): what executing,
+/// loading or signing it would refuse.
+fn document_diagnostics<'s>(
+    db: &dyn Db,
+    file: SourceFile,
+    site: &dyn Fn(Option<Span>) -> Site<'s>,
+) -> Vec<Diagnostic> {
+    use crate::place::Place;
+    let rel = file.rel(db);
+    let item = format!(".ai/{rel}");
+    let problems: Vec<(Option<Span>, String)> = match Place::of(rel) {
+        Place::Directive => match crate::resolve::docs::directive_doc(db, file) {
+            Some(Err(e)) => vec![(e.span, e.message.clone())],
+            Some(Ok(d)) => [("name", &d.name), ("version", &d.version)]
+                .into_iter()
+                .filter(|(_, a)| a.is_none())
+                .map(|(n, _)| {
+                    let problem = format!("the <directive> element has no `{n}` attribute");
+                    (Some(d.tag), problem)
+                })
+                .collect(),
+            None => Vec::new(),
+        },
+        Place::Knowledge => match crate::resolve::docs::knowledge_doc(db, file) {
+            Some(Err(e)) => vec![(e.span, e.message.clone())],
+            _ => Vec::new(),
+        },
+        _ => return Vec::new(),
+    };
+    let wanted = |c: &Check| match Place::of(rel) {
+        Place::Directive => matches!(c, Check::InvalidDirective { .. }),
+        _ => matches!(c, Check::InvalidKnowledge { .. }),
+    };
+    let mut out = Vec::new();
+    for rule in of_kind(db, wanted) {
+        for (span, problem) in &problems {
+            out.push(rule.emit(
+                site(*span),
+                &[("item", item.clone()), ("problem", problem.clone())],
+                None,
+                Vec::new(),
+            ));
+        }
+    }
+    out
+}
+
 /// Findings about one file on its own: unreadable contents, parse problems, versions, ambiguity,
 /// config problems.
 #[salsa::tracked(returns(ref))]
@@ -429,6 +476,8 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
             out.push(rule.emit(site(None), &[("problem", msg.clone())], None, Vec::new()));
         }
     }
+
+    out.extend(document_diagnostics(db, file, &site));
 
     let Some(item_id) = id else {
         return out;

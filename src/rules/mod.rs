@@ -60,6 +60,8 @@ pub enum Check {
     UnreadableFile {},
     SymlinkEscape {},
     InvalidConfig {},
+    InvalidDirective {},
+    InvalidKnowledge {},
     InvalidVersion {},
     UnresolvableInterpreter {},
     AmbiguousItem {},
@@ -115,6 +117,8 @@ impl Check {
             Check::UnreadableFile { .. } => (File, &["reason"], &[]),
             Check::SymlinkEscape { .. } => (File, &["target"], &[]),
             Check::InvalidConfig { .. } => (File, &["problem"], &[]),
+            Check::InvalidDirective { .. } => (File, &["item", "problem"], &[]),
+            Check::InvalidKnowledge { .. } => (File, &["item", "problem"], &[]),
             Check::InvalidVersion { .. } => (File, &["item_id", "version", "reason"], &[]),
             Check::UnresolvableInterpreter { .. } => {
                 (File, &["item_id", "problem"], &["unknown_type", "no_var"])

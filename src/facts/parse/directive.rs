@@ -9,6 +9,8 @@ use crate::model::Span;
 /// A directive's parts, its text interpolated or not (`exec::directive` fills the inputs in).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Directive {
+    /// The `<directive` of the start tag.
+    pub tag: Span,
     pub name: Option<Attr>,
     pub version: Option<Attr>,
     pub extends: Option<String>,
@@ -102,8 +104,8 @@ pub struct Fence {
 }
 
 /// The first ```` ```<lang> ```` fence not inside a 4+-backtick fence (§12.5, §12.6). `Err` when
-/// it is not closed.
-pub fn fence(text: &str, lang: &str) -> Result<Option<Fence>, String> {
+/// it is not closed: what is wrong, and the opening line's span.
+pub fn fence(text: &str, lang: &str) -> Result<Option<Fence>, (String, Span)> {
     let mut outer = false;
     let mut open: Option<Range<usize>> = None;
     for (at, next, line) in lines_with_offsets(text) {
@@ -131,7 +133,10 @@ pub fn fence(text: &str, lang: &str) -> Result<Option<Fence>, String> {
         }
     }
     match open {
-        Some(_) => Err(format!("the ```{lang} block is not closed by a ``` line")),
+        Some(o) => Err((
+            format!("the ```{lang} block is not closed by a ``` line"),
+            Span::new(o.start, o.start + 3 + lang.len()),
+        )),
         None => Ok(None),
     }
 }
@@ -247,7 +252,12 @@ pub fn parse_directive(text: &str) -> Result<Directive, DirectiveError> {
                 span: None,
             });
         }
-        Err(message) => return Err(DirectiveError { message, span: None }),
+        Err((message, span)) => {
+            return Err(DirectiveError {
+                message,
+                span: Some(span),
+            });
+        }
     };
     let xml = &text[body.clone()];
     let (masked, templates) = mask_verbatim(xml);
@@ -265,19 +275,23 @@ pub fn parse_directive(text: &str) -> Result<Directive, DirectiveError> {
             .char_indices()
             .nth(pos.col.saturating_sub(1) as usize)
             .map_or(line.len(), |(i, _)| i);
+        // The parser's own text ends with its position in the block; the span says where.
+        let text = e.to_string();
+        let text = text.rsplit_once(" at ").map_or(text.as_str(), |(t, _)| t);
         DirectiveError {
-            message: format!("Invalid XML: {e}"),
+            message: format!("Invalid XML: {text}"),
             span: Some(Span::new(body.start + offset + col, body.start + offset + col)),
         }
     })?;
     let root = doc.root_element();
+    let tag = at(root.range().start..root.range().start + 1 + root.tag_name().name().len());
     if root.tag_name().name() != "directive" {
         return Err(DirectiveError {
             message: format!(
-                "Invalid directive structure: the root element is <{}>, not <directive>",
+                "the root element is <{}>, not <directive>",
                 root.tag_name().name()
             ),
-            span: Some(at(root.range().start..root.range().start + 1 + root.tag_name().name().len())),
+            span: Some(tag),
         });
     }
     let attr = |n: &str| {
@@ -287,6 +301,7 @@ pub fn parse_directive(text: &str) -> Result<Directive, DirectiveError> {
         })
     };
     let mut d = Directive {
+        tag,
         name: attr("name"),
         version: attr("version"),
         extends: root.attribute("extends").map(str::to_owned),

@@ -31,7 +31,7 @@ pub fn directive_fields(text: &str) -> Result<Fields, DocError> {
 /// A knowledge entry's fields from its ```` ```yaml ```` block or `---` frontmatter (§12.6), from
 /// the entry's parse.
 pub fn knowledge_fields(text: &str) -> Result<Fields, DocError> {
-    let k = super::knowledge::parse_knowledge(text, false).map_err(|e| DocError {
+    let k = super::knowledge::parse_knowledge(text).map_err(|e| DocError {
         error: "Validation failed",
         detail: e.message,
     })?;

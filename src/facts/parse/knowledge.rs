@@ -13,7 +13,7 @@ pub enum Frontmatter {
     Fenced,
     /// `---` lines around it; the body is the text after the closing one.
     Dashes,
-    /// The whole file is YAML (a `.yaml` entry); there is no body.
+    /// The whole file is YAML (after its signature line); there is no body.
     WholeYaml,
 }
 
@@ -75,11 +75,24 @@ fn naive_frontmatter(text: &str) -> Map<String, Json> {
 }
 
 fn yaml_mapping(yaml: &str, at: usize) -> Result<Map<String, Json>, KnowledgeError> {
-    let doc: serde_yaml::Value =
-        crate::parse::guard::yaml_from_str(yaml).map_err(|e| KnowledgeError {
-            message: format!("the metadata is not valid YAML: {e}"),
-            span: Some(Span::new(at, at + yaml.len())),
-        })?;
+    use crate::parse::guard::YamlError;
+    let doc: serde_yaml::Value = crate::parse::guard::yaml_from_str(yaml).map_err(|e| {
+        // Where the YAML parser stopped, in the file; its text without the block's own position.
+        let (message, span) = match &e {
+            YamlError::Syntax(s) => {
+                let text = s.to_string();
+                let text = text.split_once(" at line ").map_or(text.as_str(), |(t, _)| t);
+                let stop = s.location().map_or(0, |l| l.index().min(yaml.len()));
+                let stop = (0..=stop).rev().find(|i| yaml.is_char_boundary(*i)).unwrap_or(0);
+                (text.to_owned(), Span::new(at + stop, at + stop))
+            }
+            other => (other.to_string(), Span::new(at, at + yaml.len())),
+        };
+        KnowledgeError {
+            message: format!("the metadata is not valid YAML: {message}"),
+            span: Some(span),
+        }
+    })?;
     match doc {
         serde_yaml::Value::Mapping(_) => match serde_json::to_value(&doc) {
             Ok(Json::Object(m)) => Ok(m),
@@ -96,12 +109,13 @@ fn yaml_mapping(yaml: &str, at: usize) -> Result<Map<String, Json>, KnowledgeErr
     }
 }
 
-/// Parse an entry's text; `whole_yaml`: the file is a `.yaml`/`.yml` entry.
-pub fn parse_knowledge(text: &str, whole_yaml: bool) -> Result<Knowledge, KnowledgeError> {
+/// Parse an entry's text: a ```` ```yaml ```` fence, else `---` frontmatter, else the whole text as
+/// a YAML mapping.
+pub fn parse_knowledge(text: &str) -> Result<Knowledge, KnowledgeError> {
     let skip = signature_line(text);
     let rest = &text[skip..];
     let raw = rest.to_owned();
-    if !whole_yaml {
+    {
         match super::directive::fence(rest, "yaml") {
             Ok(Some(super::directive::Fence {
                 body, close_end, ..
@@ -114,7 +128,12 @@ pub fn parse_knowledge(text: &str, whole_yaml: bool) -> Result<Knowledge, Knowle
                 });
             }
             Ok(None) => {}
-            Err(message) => return Err(KnowledgeError { message, span: None }),
+            Err((message, span)) => {
+                return Err(KnowledgeError {
+                    message,
+                    span: Some(span.shifted(u32::try_from(skip).unwrap_or(u32::MAX))),
+                });
+            }
         }
         let lead = rest.len() - rest.trim_start().len();
         if let Some(after) = rest[lead..].strip_prefix("---") {
@@ -139,7 +158,7 @@ pub fn parse_knowledge(text: &str, whole_yaml: bool) -> Result<Knowledge, Knowle
             });
         }
     }
-    // A whole YAML file, or markdown with neither form: the text must be a YAML mapping.
+    // Neither form: the whole text must be a YAML mapping.
     match yaml_mapping(rest, skip) {
         Ok(metadata) if !metadata.is_empty() => Ok(Knowledge {
             metadata,
@@ -147,15 +166,10 @@ pub fn parse_knowledge(text: &str, whole_yaml: bool) -> Result<Knowledge, Knowle
             raw,
             frontmatter: Frontmatter::WholeYaml,
         }),
-        Ok(_) | Err(_) if !whole_yaml => Err(KnowledgeError {
+        _ => Err(KnowledgeError {
             message: "no metadata: add a ```yaml block (or --- frontmatter) with name, title, version and entry_type".to_owned(),
             span: None,
         }),
-        Ok(_) => Err(KnowledgeError {
-            message: "the entry is empty".to_owned(),
-            span: None,
-        }),
-        Err(e) => Err(e),
     }
 }
 
@@ -168,7 +182,7 @@ mod tests {
     #[test]
     fn s12_6_fenced_yaml() {
         let text = "<!-- rye:signed:x -->\n# Title\n\n```yaml\nname: e\ntitle: T\nversion: \"1.0.0\"\n```\n\nThe body.\n";
-        let k = parse_knowledge(text, false).unwrap();
+        let k = parse_knowledge(text).unwrap();
         assert_eq!(k.frontmatter, Frontmatter::Fenced);
         assert_eq!(k.metadata["title"], json!("T"));
         assert_eq!(k.body, "The body.");
@@ -179,7 +193,7 @@ mod tests {
     #[test]
     fn s14_14_dash_frontmatter_after_a_signature() {
         let text = "<!-- rye:signed:x -->\n---\ntitle: Test Entry\nid: entry\n---\n\nContent here";
-        let k = parse_knowledge(text, false).unwrap();
+        let k = parse_knowledge(text).unwrap();
         assert_eq!(k.frontmatter, Frontmatter::Dashes);
         assert_eq!(k.metadata["title"], json!("Test Entry"));
         assert_eq!(k.metadata["id"], json!("entry"));
@@ -189,22 +203,22 @@ mod tests {
     #[test]
     fn dash_frontmatter_that_is_not_yaml_falls_back_to_lines() {
         let text = "---\ntitle: a: b\ntags: [x, y]\n---\nbody";
-        let k = parse_knowledge(text, false).unwrap();
+        let k = parse_knowledge(text).unwrap();
         assert_eq!(k.metadata["tags"], json!(["x", "y"]));
         assert_eq!(k.metadata["title"], json!("a: b"));
     }
 
     #[test]
     fn whole_yaml_entries_and_errors() {
-        let k = parse_knowledge("<!-- sig -->\nname: e\ntitle: T\n", true).unwrap();
+        let k = parse_knowledge("<!-- sig -->\nname: e\ntitle: T\n").unwrap();
         assert_eq!(k.frontmatter, Frontmatter::WholeYaml);
         assert_eq!(k.metadata["name"], json!("e"));
-        let e = parse_knowledge("plain text\n", false).unwrap_err();
+        let e = parse_knowledge("plain text\n").unwrap_err();
         assert!(e.message.starts_with("no metadata"), "{}", e.message);
-        let e = parse_knowledge("```yaml\nname: [\n```\n", false).unwrap_err();
+        let e = parse_knowledge("```yaml\nname: [\n```\n").unwrap_err();
         assert!(e.message.contains("not valid YAML"), "{}", e.message);
         assert!(e.span.is_some());
-        assert!(parse_knowledge("---\ntitle: x\n", false).is_err());
-        assert!(parse_knowledge("```yaml\n- a\n```\n", false).is_err());
+        assert!(parse_knowledge("---\ntitle: x\n").is_err());
+        assert!(parse_knowledge("```yaml\n- a\n```\n").is_err());
     }
 }

@@ -183,12 +183,10 @@ fn check_docs(text: &str) -> Result<(), TestCaseError> {
             }
         }
     }
-    for whole_yaml in [false, true] {
-        if let Err(e) = super::knowledge::parse_knowledge(text, whole_yaml)
-            && let Some(span) = e.span
-        {
-            check_span(text, span, "knowledge error")?;
-        }
+    if let Err(e) = super::knowledge::parse_knowledge(text)
+        && let Some(span) = e.span
+    {
+        check_span(text, span, "knowledge error")?;
     }
     Ok(())
 }

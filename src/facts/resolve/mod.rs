@@ -1,6 +1,7 @@
 //! L3 resolution facts: which files are tools, their item ids and metadata, per-space indexes,
 //! three-tier executor resolution (§1.7) with shadowing, chains (§3) and the executor graph.
 
+pub mod docs;
 pub mod extractor;
 pub mod graph;
 

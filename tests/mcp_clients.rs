@@ -489,6 +489,42 @@ fn versions_negotiate_as_the_spec_says_and_gate_structured_content() {
     }
 }
 
+#[test]
+fn path_is_the_project_of_a_call_that_names_none() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let project = tmp.path().join("proj");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    ryechain(&project, &home, &["init"]);
+    ryechain(
+        &project,
+        &home,
+        &["new", "tool", "acme/greet", "--runtime", "bash"],
+    );
+    // Found upwards, as `lint` finds it.
+    let inner = project.join(".ai/tools");
+    let mut wire = Wire::start(&home, &[inner.to_str().unwrap()]);
+    wire.initialize("2025-11-25");
+    wire.send(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "rye_execute", "arguments": {
+            "item_type": "tool", "item_id": "acme/greet", "dry_run": true
+        }}
+    }));
+    let call = wire.recv();
+    let response = &call["result"]["structuredContent"];
+    assert_eq!(response["status"], "validation_passed", "{call}");
+    assert_eq!(response["chain"][0], "acme/greet", "{call}");
+    let (code, _, stderr) = wire.close();
+    assert_eq!(code, Some(0), "{stderr}");
+    // A PATH that holds no project is refused at start (exit 2), before any protocol message.
+    let (code, rest, stderr) = Wire::start(&home, &[tmp.path().to_str().unwrap()]).close();
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(rest.is_empty(), "{rest:?}");
+    assert!(stderr.contains("could not find `.ai/`"), "{stderr}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // The official Python SDK as the client.
 

@@ -10,28 +10,45 @@
 //! fuzz targets build with the `testing` feature, which opens the layers (and the root aliases
 //! `ryechain::resolve`, `crate::model`, …) to them; an installed binary is built without it.
 
-/// Declares modules private to the crate, opened (`pub`) to tests, benchmarks and fuzz targets
-/// under the `testing` feature. Also for `use` re-exports.
+/// `use` re-exports private to the crate, opened (`pub`) to tests, benchmarks and fuzz targets
+/// under the `testing` feature.
 macro_rules! internal {
-    ($($(#[$m:meta])* mod $name:ident;)*) => {$(
-        $(#[$m])* #[cfg(feature = "testing")] pub mod $name;
-        $(#[$m])* #[cfg(not(feature = "testing"))] pub(crate) mod $name;
-    )*};
     ($(use $($path:ident)::+ :: { $($leaf:ident),+ $(,)? };)*) => {$(
         #[cfg(feature = "testing")] pub use $($path)::+::{$($leaf),+};
         #[cfg(not(feature = "testing"))] #[allow(unused_imports)] pub(crate) use $($path)::+::{$($leaf),+};
     )*};
 }
 
-internal! {
-    mod base;
-    mod db;
-    mod edges;
-    mod engine;
-    mod facts;
-    mod rules;
-    mod system;
-}
+// The layers: private to the crate, opened to the tests by the `testing` feature. Written out
+// (not through a macro) so that rustfmt, which follows `mod` items only, formats every file.
+#[cfg(feature = "testing")]
+pub mod base;
+#[cfg(not(feature = "testing"))]
+pub(crate) mod base;
+#[cfg(feature = "testing")]
+pub mod db;
+#[cfg(not(feature = "testing"))]
+pub(crate) mod db;
+#[cfg(feature = "testing")]
+pub mod edges;
+#[cfg(not(feature = "testing"))]
+pub(crate) mod edges;
+#[cfg(feature = "testing")]
+pub mod engine;
+#[cfg(not(feature = "testing"))]
+pub(crate) mod engine;
+#[cfg(feature = "testing")]
+pub mod facts;
+#[cfg(not(feature = "testing"))]
+pub(crate) mod facts;
+#[cfg(feature = "testing")]
+pub mod rules;
+#[cfg(not(feature = "testing"))]
+pub(crate) mod rules;
+#[cfg(feature = "testing")]
+pub mod system;
+#[cfg(not(feature = "testing"))]
+pub(crate) mod system;
 
 // Each module of a layer, also at the crate root (`crate::resolve`, and for tests
 // `ryechain::resolve`).

@@ -186,23 +186,33 @@ fn layers_are_private_and_lib_rs_exports_the_api() {
         .filter(|l| !l.trim_start().starts_with("//"))
         .map(|l| format!("{l}\n"))
         .collect();
-    // The layers are declared through `internal!`, and nothing else declares a public module.
-    let block = code
-        .find("internal! {")
-        .map(|at| &code[at..at + code[at..].find('}').unwrap()])
-        .expect("lib.rs declares the layers with `internal! { mod …; }`");
+    // Each layer is declared twice: public under the `testing` feature, private to the crate
+    // without it; and no other module is public.
+    let lines: Vec<&str> = code.lines().map(str::trim).collect();
     for (folder, _) in LAYERS {
         let name = folder.trim_start_matches("src/").trim_end_matches('/');
-        assert!(
-            block.contains(&format!("mod {name};")),
-            "layer `{name}` is declared inside `internal!`"
-        );
+        for (gate, decl) in [
+            ("#[cfg(feature = \"testing\")]", format!("pub mod {name};")),
+            (
+                "#[cfg(not(feature = \"testing\"))]",
+                format!("pub(crate) mod {name};"),
+            ),
+        ] {
+            assert!(
+                lines.windows(2).any(|w| w[0] == gate && w[1] == decl),
+                "layer `{name}` is declared `{gate} {decl}`"
+            );
+        }
     }
-    let outside_macro = &code[code.find("internal! {").unwrap()..];
-    assert!(
-        !outside_macro.contains("pub mod"),
-        "lib.rs declares no public module: a layer is opened only to the tests"
-    );
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with("pub mod") {
+            assert!(
+                i > 0 && lines[i - 1] == "#[cfg(feature = \"testing\")]",
+                "`{line}`: lib.rs declares no public module but behind the testing feature"
+            );
+        }
+    }
+    let outside_macro = &code[code.find("internal! {").expect("the root aliases")..];
     // Every `pub use` that is not behind the `testing` feature names items, not modules.
     let mut exported = Vec::new();
     let mut gated = false;

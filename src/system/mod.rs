@@ -93,7 +93,6 @@ pub struct FileStamp {
     pub mode: u32,
 }
 
-
 impl FileStamp {
     /// A stamp whose ctime or mtime lies less than this before the start of the run that took it
     /// may belong to a file still being written (coarse file-system clocks: up to 2 s on FAT):
@@ -121,7 +120,6 @@ impl FileStamp {
         xxhash_rust::xxh3::xxh3_128(&b)
     }
 }
-
 
 pub trait System: Send + Sync {
     /// Every file below `dir`, following symlinks (loops are reported as errors), in no order.

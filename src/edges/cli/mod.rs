@@ -691,4 +691,3 @@ pub(crate) fn print_notices(notices: &[String]) {
 pub(crate) fn use_color() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
-

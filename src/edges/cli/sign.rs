@@ -27,11 +27,11 @@ use super::keys::{
     OWNER_LOCAL, SigningKeyPair, WritableSpace, generate_key, load_signing_key, user_base,
     write_trust_doc,
 };
-use crate::edges::files::replace::{Durability, Replace, replace_all, settled_since};
 use super::{Context, print_notices};
 use crate::analysis::Analysis;
 use crate::db::{Settings, SourceFile};
 use crate::edges::files::FileSystems;
+use crate::edges::files::replace::{Durability, Replace, replace_all, settled_since};
 use crate::integrity::hash::{content_hash, universal_newlines};
 use crate::integrity::sigline::{SigLine, parse_signature};
 use crate::integrity::timefmt::signature_timestamp;

@@ -280,7 +280,10 @@ pub fn parse_directive(text: &str) -> Result<Directive, DirectiveError> {
         let text = text.rsplit_once(" at ").map_or(text.as_str(), |(t, _)| t);
         DirectiveError {
             message: format!("Invalid XML: {text}"),
-            span: Some(Span::new(body.start + offset + col, body.start + offset + col)),
+            span: Some(Span::new(
+                body.start + offset + col,
+                body.start + offset + col,
+            )),
         }
     })?;
     let root = doc.root_element();
@@ -376,7 +379,9 @@ pub fn parse_directive(text: &str) -> Result<Directive, DirectiveError> {
             .children()
             .filter(|c| c.has_tag_name("param"))
             .map(|p| {
-                let value = p.attribute("value").map_or_else(|| text_of(p), str::to_owned);
+                let value = p
+                    .attribute("value")
+                    .map_or_else(|| text_of(p), str::to_owned);
                 (p.attribute("name").unwrap_or_default().to_owned(), value)
             })
             .collect();
@@ -467,11 +472,17 @@ After.
                 ("content".into(), "{input:data?}".into())
             ]
         );
-        assert_eq!(d.actions[1].attributes, vec![("query".into(), "{input:q}".into())]);
+        assert_eq!(
+            d.actions[1].attributes,
+            vec![("query".into(), "{input:q}".into())]
+        );
         // The template's body is not XML (`<`, `&`): masked, kept as written.
         assert_eq!(
             d.templates,
-            vec![("template".into(), "if a < b then {input:topic} & more".into())]
+            vec![(
+                "template".into(),
+                "if a < b then {input:topic} & more".into()
+            )]
         );
         assert_eq!(d.outputs[0].name, "result");
         assert!(d.preamble.contains("# Workflow"));

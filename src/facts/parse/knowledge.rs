@@ -81,9 +81,14 @@ fn yaml_mapping(yaml: &str, at: usize) -> Result<Map<String, Json>, KnowledgeErr
         let (message, span) = match &e {
             YamlError::Syntax(s) => {
                 let text = s.to_string();
-                let text = text.split_once(" at line ").map_or(text.as_str(), |(t, _)| t);
+                let text = text
+                    .split_once(" at line ")
+                    .map_or(text.as_str(), |(t, _)| t);
                 let stop = s.location().map_or(0, |l| l.index().min(yaml.len()));
-                let stop = (0..=stop).rev().find(|i| yaml.is_char_boundary(*i)).unwrap_or(0);
+                let stop = (0..=stop)
+                    .rev()
+                    .find(|i| yaml.is_char_boundary(*i))
+                    .unwrap_or(0);
                 (text.to_owned(), Span::new(at + stop, at + stop))
             }
             other => (other.to_string(), Span::new(at, at + yaml.len())),
@@ -146,9 +151,7 @@ pub fn parse_knowledge(text: &str) -> Result<Knowledge, KnowledgeError> {
             };
             let yaml = &after[..close];
             let body_from = close + 4;
-            let body = after[body_from..]
-                .split_once('\n')
-                .map_or("", |(_, b)| b);
+            let body = after[body_from..].split_once('\n').map_or("", |(_, b)| b);
             let metadata = yaml_mapping(yaml, start).unwrap_or_else(|_| naive_frontmatter(yaml));
             return Ok(Knowledge {
                 metadata,

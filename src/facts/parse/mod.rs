@@ -9,8 +9,8 @@
 pub mod directive;
 pub mod guard;
 pub mod item_doc;
-pub mod knowledge;
 mod js;
+pub mod knowledge;
 mod py_scan;
 mod python;
 mod shell;

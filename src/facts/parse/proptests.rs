@@ -154,12 +154,39 @@ fn fragment_text() -> impl Strategy<Value = String> {
 
 /// Pieces of directives and knowledge entries: fences, tags, verbatim bodies, frontmatter.
 const DOC_FRAGMENTS: &[&str] = &[
-    "```xml\n", "```\n", "````\n", "```yaml\n", "---\n", "<!-- sig -->\n", "<directive",
-    " name=\"d\"", " version='1'", ">", "/>", "</directive>", "<metadata>", "</metadata>",
-    "<inputs><input name=\"a\" required=\"true\"/></inputs>", "<template>", "</template>",
-    "<raw>", "</raw>", "<execute item_id=\"x\">", "<param name=\"p\">v</param>", "</execute>",
-    "<permissions>*</permissions>", "é", "<", "&", "&amp;", "\n", "name: e\n", "title: [\n",
-    "a: b: c\n", "<!DOCTYPE x [<!ENTITY e \"x\">]>", "&e;",
+    "```xml\n",
+    "```\n",
+    "````\n",
+    "```yaml\n",
+    "---\n",
+    "<!-- sig -->\n",
+    "<directive",
+    " name=\"d\"",
+    " version='1'",
+    ">",
+    "/>",
+    "</directive>",
+    "<metadata>",
+    "</metadata>",
+    "<inputs><input name=\"a\" required=\"true\"/></inputs>",
+    "<template>",
+    "</template>",
+    "<raw>",
+    "</raw>",
+    "<execute item_id=\"x\">",
+    "<param name=\"p\">v</param>",
+    "</execute>",
+    "<permissions>*</permissions>",
+    "é",
+    "<",
+    "&",
+    "&amp;",
+    "\n",
+    "name: e\n",
+    "title: [\n",
+    "a: b: c\n",
+    "<!DOCTYPE x [<!ENTITY e \"x\">]>",
+    "&e;",
 ];
 
 fn doc_text() -> impl Strategy<Value = String> {
@@ -174,7 +201,10 @@ fn check_docs(text: &str) -> Result<(), TestCaseError> {
         Ok(d) => {
             for a in [&d.name, &d.version].into_iter().flatten() {
                 check_span(text, a.span, "directive attribute")?;
-                prop_assert_eq!(&text[a.span.start as usize..a.span.end as usize], a.value.as_str());
+                prop_assert_eq!(
+                    &text[a.span.start as usize..a.span.end as usize],
+                    a.value.as_str()
+                );
             }
         }
         Err(e) => {

@@ -179,10 +179,6 @@ fn thread_and_its_companions_are_refused_for_want_of_an_llm_provider() {
         text.starts_with("`model` applies only to threaded execution"),
         "{text}"
     );
-    assert_eq!(
-        args::not_supported("directive"),
-        "Executing a directive through MCP is not supported by this version of ryechain yet: only tools run (item_type `tool`)."
-    );
 }
 
 #[test]
@@ -577,8 +573,23 @@ fn the_official_python_sdk_lists_and_calls_rye_execute() {
     for tool in ["acme/greet", "acme/tampered"] {
         ryechain(&project, &home, &["new", "tool", tool, "--runtime", "bash"]);
     }
+    // A knowledge entry (the reference's `---` frontmatter) and a directive with a required input.
+    std::fs::create_dir_all(project.join(".ai/knowledge/acme")).unwrap();
+    std::fs::write(
+        project.join(".ai/knowledge/acme/notes.md"),
+        "---\ntitle: Deploy notes\nid: notes\n---\n\nShip on Fridays.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(project.join(".ai/directives/acme")).unwrap();
+    std::fs::write(
+        project.join(".ai/directives/acme/flow.md"),
+        "# Flow\n\nResearch {input:topic}.\n\n```xml\n<directive name=\"flow\" version=\"1.0.0\">\n  <metadata><description>Research</description><category>acme</category></metadata>\n  <inputs><input name=\"topic\" required=\"true\"/></inputs>\n  <outputs><output name=\"summary\"/></outputs>\n</directive>\n```\n",
+    )
+    .unwrap();
     ryechain(&project, &home, &["keys", "generate"]);
     ryechain(&project, &home, &["sign", "acme/*"]);
+    ryechain(&project, &home, &["sign", "acme/*", "--type", "knowledge"]);
+    ryechain(&project, &home, &["sign", "acme/*", "--type", "directive"]);
     let tampered = project.join(".ai/tools/acme/tampered.sh");
     let text = std::fs::read_to_string(&tampered).unwrap();
     std::fs::write(&tampered, format!("{text}echo edited after signing\n")).unwrap();
@@ -601,7 +612,7 @@ fn the_official_python_sdk_lists_and_calls_rye_execute() {
         "the MCP client failed:\n{stdout}\n{stderr}"
     );
     let checks = stdout.lines().filter(|l| l.starts_with("ok: ")).count();
-    assert_eq!(checks, 11, "{stdout}\n{stderr}");
+    assert_eq!(checks, 12, "{stdout}\n{stderr}");
     // The server wrote nothing to its stderr (the client passes it through).
     assert!(stderr.trim().is_empty(), "{stderr}");
 }

@@ -7,6 +7,11 @@
 
 /// The reference's not-found text for a tool (§3.2, §12.3).
 pub const TOOL_NOT_FOUND: &str = "Tool not found: {item_id}";
+/// The reference's not-found texts for a directive and a knowledge entry (§12.5, §12.6).
+pub const DIRECTIVE_NOT_FOUND: &str = "Directive not found: {item_id}";
+pub const KNOWLEDGE_NOT_FOUND: &str = "Knowledge entry not found: {item_id}";
+/// A directive called without inputs it requires (§12.5).
+pub const MISSING_INPUTS: &str = "Missing required inputs: {names}";
 /// An item id the caller gave that can never name a file.
 pub const INVALID_ITEM_ID: &str = "Invalid item id `{item_id}`: {reason}";
 /// A chain refused by §4 validation (the reference's text).
@@ -77,6 +82,18 @@ fn rule(id: &str, vars: &[(&str, &str)]) -> String {
 
 pub fn tool_not_found(item_id: &str) -> String {
     render(TOOL_NOT_FOUND, &[("item_id", item_id)])
+}
+
+pub fn directive_not_found(item_id: &str) -> String {
+    render(DIRECTIVE_NOT_FOUND, &[("item_id", item_id)])
+}
+
+pub fn knowledge_not_found(item_id: &str) -> String {
+    render(KNOWLEDGE_NOT_FOUND, &[("item_id", item_id)])
+}
+
+pub fn missing_inputs(names: &[&str]) -> String {
+    render(MISSING_INPUTS, &[("names", &names.join(", "))])
 }
 
 pub fn invalid_item_id(item_id: &str, reason: &str) -> String {

@@ -97,13 +97,29 @@ async def seed_names() -> None:
 
             result = await call(item_type="knowledge", item_id="acme/notes", project_path=PROJECT)
             response = answer(result)
+            assert result.is_error is False, result
+            assert response["status"] == "success", response
+            assert response["type"] == "knowledge", response
+            assert response["data"]["title"] == "Deploy notes", response
+            assert response["data"]["body"] == "Ship on Fridays.", response
+            assert response["your_directions"] == "Use this knowledge to inform your decisions."
+            ok("a signed knowledge entry answers its metadata and body")
+
+            result = await call(
+                item_type="directive", item_id="acme/flow", project_path=PROJECT,
+                parameters={"topic": "rust"},
+            )
+            response = answer(result)
+            assert result.is_error is False, result
+            assert response["type"] == "directive", response
+            assert "Research rust." in response["body"], response
+            assert response["outputs"][0]["name"] == "summary", response
+            result = await call(item_type="directive", item_id="acme/flow", project_path=PROJECT)
+            response = answer(result)
             assert result.is_error is True, result
-            assert response == {
-                "status": "error",
-                "error": "Executing a knowledge item through MCP is not supported by this version "
-                "of ryechain yet: only tools run (item_type `tool`).",
-            }, response
-            ok("knowledge is answered as not supported yet")
+            assert response["error"] == "Missing required inputs: topic", response
+            assert response["declared_inputs"][0]["name"] == "topic", response
+            ok("a signed directive answers its body with the inputs filled in, or what is missing")
 
             result = await call(item_type="prompt", item_id="acme/greet", project_path=PROJECT)
             assert result.is_error is True, result

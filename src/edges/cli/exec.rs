@@ -17,6 +17,7 @@ use serde_json::{Map, Value as Json};
 use super::Context;
 use crate::db::Settings;
 use crate::exec::DEFAULT_OUTPUT_CAP;
+use crate::exec::document::DocAnswer;
 use crate::exec::response::Response;
 use crate::runner::execute::{ExecCall, Executed, Session};
 
@@ -26,9 +27,21 @@ pub enum ExecFormat {
     Human,
 }
 
+/// The kind of item `exec` runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExecType {
+    /// Run a tool through its chain.
+    Tool,
+    /// Answer a directive's steps, inputs filled in, for the caller to follow.
+    Directive,
+    /// Answer a knowledge entry's metadata and body.
+    Knowledge,
+}
+
 #[derive(Args, Debug)]
 pub struct ExecArgs {
-    /// The tool's item id (`rye/bash/bash`).
+    /// The item id (`rye/bash/bash`; a directive's or entry's id under `directives/` or
+    /// `knowledge/`, without `.md`).
     item: String,
     /// The project directory (containing `.ai/`).
     #[arg(default_value = ".")]
@@ -63,6 +76,10 @@ pub struct ExecArgs {
     format: Option<ExecFormat>,
     #[arg(long)]
     max_depth: Option<usize>,
+    /// What the item is: a tool (default), a directive or a knowledge entry. Directives and
+    /// knowledge run nothing: their signature is verified, and the answer is their content.
+    #[arg(long = "type", value_enum, default_value = "tool")]
+    item_type: ExecType,
 }
 
 /// The caller's parameters: a JSON object given inline or as `@FILE`.
@@ -123,9 +140,21 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
     });
     // The whole call, timed by the edge.
     let ms = || Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
-    let refused = |error: String| {
-        let r = Response::refused(args.item.as_str(), error, Vec::new(), None);
-        crate::render::exec::response(&r, ms())
+    // In the shape of the answer the item's kind gives.
+    let refused = |error: String| match args.item_type {
+        ExecType::Tool => {
+            let r = Response::refused(args.item.as_str(), error, Vec::new(), None);
+            crate::render::exec::response(&r, ms())
+        }
+        _ => {
+            let a = DocAnswer::Error {
+                item_id: args.item.clone(),
+                error,
+                error_type: None,
+                declared_inputs: None,
+            };
+            crate::render::exec::document_response(&a, ms())
+        }
     };
     let params = match read_params(sys, args.params.as_deref()) {
         Ok(p) => p,
@@ -164,6 +193,18 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
     // once: dropping them piece by piece was a tenth of a millisecond of every run.
     let session = &mut *Box::leak(Box::new(Session::open(sys, &specs, settings)));
     super::print_notices(&std::mem::take(&mut session.notices));
+    let document = match args.item_type {
+        ExecType::Tool => None,
+        ExecType::Directive => Some(crate::integrity::ItemKind::Directive),
+        ExecType::Knowledge => Some(crate::integrity::ItemKind::Knowledge),
+    };
+    if let Some(kind) = document {
+        let answer = session
+            .execute_document(kind, &args.item, params, args.dry_run, args.allow_unsigned)
+            .map_err(|e| anyhow::anyhow!(e))?;
+        let json = crate::render::exec::document_response(&answer, ms());
+        return print_answer(&json, answer.success(), format);
+    }
     let executed = session.execute(ExecCall {
         item_id: args.item.clone(),
         params,
@@ -178,15 +219,7 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
     super::print_notices(&session.notices);
     match executed.map_err(|e| anyhow::anyhow!(e))? {
         Executed::DryRun(view) => {
-            let mut json = crate::render::chain::dry_run(&view);
-            if let Some(obj) = json.as_object_mut() {
-                let meta = obj
-                    .entry("metadata")
-                    .or_insert_with(|| Json::Object(Map::new()));
-                if let (Some(meta), Some(ms)) = (meta.as_object_mut(), ms()) {
-                    meta.insert("duration_ms".into(), Json::from(ms));
-                }
-            }
+            let json = crate::render::exec::dry_run_response(&view, ms());
             print_answer(&json, view.passed(), format)
         }
         Executed::Answered(r) => {

@@ -118,51 +118,39 @@ fn load_chain_needs(
 fn not_found(kind: ItemKind, id: &str) -> String {
     match kind {
         ItemKind::Tool => crate::message::tool_not_found(id),
-        ItemKind::Directive => format!("Directive not found: {id}"),
-        ItemKind::Knowledge => format!("Knowledge entry not found: {id}"),
+        ItemKind::Directive => crate::message::directive_not_found(id),
+        ItemKind::Knowledge => crate::message::knowledge_not_found(id),
     }
 }
 
-/// `*` matches within a path segment, `**` across segments (`**/` also matches no directory),
-/// `?` one character of a segment.
-fn glob_match(p: &[u8], s: &[u8]) -> bool {
-    match p.first() {
-        None => s.is_empty(),
-        Some(b'*') if p.get(1) == Some(&b'*') => {
-            let rest = &p[2..];
-            if let Some(after) = rest.strip_prefix(b"/") {
-                glob_match(after, s)
-                    || s.iter()
-                        .enumerate()
-                        .any(|(i, &c)| c == b'/' && glob_match(after, &s[i + 1..]))
-            } else {
-                (0..=s.len()).any(|i| glob_match(rest, &s[i..]))
-            }
-        }
-        Some(b'*') => {
-            for i in 0..=s.len() {
-                if glob_match(&p[1..], &s[i..]) {
-                    return true;
-                }
-                if s.get(i) == Some(&b'/') {
-                    return false;
-                }
-            }
-            false
-        }
-        Some(b'?') => s.first().is_some_and(|&c| c != b'/') && glob_match(&p[1..], &s[1..]),
-        Some(c) => s.first() == Some(c) && glob_match(&p[1..], &s[1..]),
-    }
+/// A batch pattern (`globset`, segments kept: `*` and `?` stay within a path segment, `**`
+/// crosses them and `**/` also matches no directory). A pattern without `/` matches the item's
+/// file name at any depth (the reference globbed `**/<pattern><ext>`), one with `/` the whole id.
+pub struct IdPattern {
+    matcher: globset::GlobMatcher,
+    whole_id: bool,
 }
 
-/// Whether an item id matches a batch pattern: a pattern without `/` matches the item's file
-/// name at any depth (the reference globbed `**/<pattern><ext>`), one with `/` the whole id.
-pub fn id_matches(pattern: &str, id: &str) -> bool {
-    if pattern.contains('/') {
-        glob_match(pattern.as_bytes(), id.as_bytes())
-    } else {
-        let name = id.rsplit('/').next().unwrap_or(id);
-        glob_match(pattern.as_bytes(), name.as_bytes())
+impl IdPattern {
+    pub fn new(pattern: &str) -> Result<IdPattern, String> {
+        let glob = globset::GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| format!("`{pattern}` is not a valid pattern: {}", e.kind()))?;
+        Ok(IdPattern {
+            matcher: glob.compile_matcher(),
+            whole_id: pattern.contains('/'),
+        })
+    }
+
+    pub fn matches(&self, id: &str) -> bool {
+        let subject = if self.whole_id {
+            id
+        } else {
+            id.rsplit('/').next().unwrap_or(id)
+        };
+        self.matcher.is_match(subject)
     }
 }
 
@@ -813,6 +801,11 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
         WritableSpace::User => SpaceKind::User,
     };
     let batch = is_glob(pattern);
+    let matcher = if batch {
+        Some(IdPattern::new(pattern).map_err(|e| anyhow::anyhow!(e))?)
+    } else {
+        None
+    };
     // Before anything is read: a file whose stamp shows no change since a while before this is
     // checked by its stamp alone when it is replaced.
     let loading_from = crate::system::os::now_ns();
@@ -837,10 +830,10 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
     };
     let targets: Vec<(String, SourceFile)> = match root {
         None => Vec::new(),
-        Some(_) if batch => a
+        Some(_) if let Some(m) = &matcher => a
             .items(wanted, kind)
             .into_iter()
-            .filter(|(id, _)| id_matches(pattern, id))
+            .filter(|(id, _)| m.matches(id))
             .collect(),
         Some(_) => match kind {
             ItemKind::Tool => a
@@ -1222,6 +1215,10 @@ fn item_list(ids: &[&String]) -> String {
 mod tests {
     use super::*;
 
+    fn id_matches(pattern: &str, id: &str) -> bool {
+        IdPattern::new(pattern).unwrap().matches(id)
+    }
+
     #[test]
     fn globs_match_segments() {
         assert!(id_matches("*", "a/b/c"));
@@ -1234,5 +1231,7 @@ mod tests {
         assert!(id_matches("a/**/c", "a/b/x/c"));
         assert!(id_matches("t?ol", "x/tool"));
         assert!(!id_matches("t?ol", "x/tl"));
+        assert!(!id_matches("a?b", "a/b"));
+        assert!(IdPattern::new("a/[b").is_err());
     }
 }

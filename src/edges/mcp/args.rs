@@ -176,15 +176,3 @@ pub fn thread_refusal(arg: &str) -> String {
         )
     }
 }
-
-/// The answer to executing a directive or knowledge item, which this version does not do yet.
-pub fn not_supported(item_type: &str) -> String {
-    let what = if item_type == "knowledge" {
-        "a knowledge item"
-    } else {
-        "a directive"
-    };
-    format!(
-        "Executing {what} through MCP is not supported by this version of ryechain yet: only tools run (item_type `tool`)."
-    )
-}

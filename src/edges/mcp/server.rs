@@ -18,12 +18,13 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use rustc_hash::FxHashSet;
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Value as Json, json};
 
 use super::args::{self, ExecuteArgs};
 use super::tools::{ToolNames, execute_tool};
 use crate::db::Settings;
 use crate::exec::DEFAULT_OUTPUT_CAP;
+use crate::exec::document::DocAnswer;
 use crate::exec::response::Response;
 use crate::load::SpaceSpec;
 use crate::runner::execute::{ExecCall, Executed, Session};
@@ -115,9 +116,6 @@ impl Server {
         if let Some(arg) = args.threaded {
             return refusal(args::thread_refusal(arg));
         }
-        if args.item_type != "tool" {
-            return refusal(args::not_supported(&args.item_type));
-        }
         let item_id = args.item_id.clone();
         let job = Job {
             sys: self.sys,
@@ -191,9 +189,23 @@ impl Job {
     fn run(self) -> Json {
         let ms = || Some(u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX));
         let item_id = self.args.item_id.as_str();
+        let document = match self.args.item_type.as_str() {
+            "directive" => Some(crate::integrity::ItemKind::Directive),
+            "knowledge" => Some(crate::integrity::ItemKind::Knowledge),
+            _ => None,
+        };
         // An id that can never name a file is answered in the planner's words, as `exec` does.
         if let Some(reason) = crate::model::item_id_problem(item_id) {
             let error = crate::message::invalid_item_id(item_id, reason);
+            if document.is_some() {
+                let a = DocAnswer::Error {
+                    item_id: item_id.to_owned(),
+                    error,
+                    error_type: None,
+                    declared_inputs: None,
+                };
+                return crate::render::exec::document_response(&a, ms());
+            }
             let r = Response::refused(item_id, error, Vec::new(), None);
             return crate::render::exec::response(&r, ms());
         }
@@ -206,6 +218,19 @@ impl Job {
         self.notices.show(&notices);
         let mut session = Session::open(self.sys, &specs, Settings::default());
         self.notices.show(&std::mem::take(&mut session.notices));
+        if let Some(kind) = document {
+            let answered = session.execute_document(
+                kind,
+                item_id,
+                self.args.parameters.clone(),
+                self.args.dry_run,
+                false,
+            );
+            return match answered {
+                Ok(a) => crate::render::exec::document_response(&a, ms()),
+                Err(error) => json!({"status": "error", "error": error, "item_id": item_id}),
+            };
+        }
         let executed = session.execute(ExecCall {
             item_id: item_id.to_owned(),
             params: self.args.parameters.clone(),
@@ -220,18 +245,7 @@ impl Job {
         self.notices.show(&session.notices);
         match executed {
             Err(error) => json!({"status": "error", "error": error, "item_id": item_id}),
-            Ok(Executed::DryRun(view)) => {
-                let mut json = crate::render::chain::dry_run(&view);
-                if let Some(obj) = json.as_object_mut() {
-                    let meta = obj
-                        .entry("metadata")
-                        .or_insert_with(|| Json::Object(Map::new()));
-                    if let (Some(meta), Some(ms)) = (meta.as_object_mut(), ms()) {
-                        meta.insert("duration_ms".into(), Json::from(ms));
-                    }
-                }
-                json
-            }
+            Ok(Executed::DryRun(view)) => crate::render::exec::dry_run_response(&view, ms()),
             Ok(Executed::Answered(r)) => crate::render::exec::response(&r, ms()),
         }
     }

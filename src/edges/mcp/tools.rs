@@ -96,10 +96,12 @@ pub fn execute_tool(names: ToolNames) -> Tool {
     };
     Tool::new(
         names.execute(),
-        "Run a Rye OS tool through its executor chain (every element resolved across the project, \
-         user and system spaces, its signature verified, the chain validated) and answer seed 003's \
-         JSON response. `dry_run` builds and validates the chain only. Directives and knowledge \
-         are not executed by this version yet.",
+        "Execute a Rye OS item and answer seed 003's JSON response. A tool runs through its \
+         executor chain (every element resolved across the project, user and system spaces, its \
+         signature verified, the chain validated); `dry_run` builds and validates the chain only. \
+         A directive answers its body with `parameters` (or `parameters.inputs`) filled in, for \
+         you to follow; a knowledge entry answers its metadata and body. Signatures are verified \
+         before anything is read.",
         Arc::new(schema),
     )
 }

@@ -4,7 +4,9 @@
 
 use serde_json::{Map, Value as Json, json};
 
+use crate::exec::document::{DIRECTIVE_DIRECTIONS, DocAnswer, KNOWLEDGE_DIRECTIONS};
 use crate::exec::response::{End, Response, TraceEvent};
+use crate::parse::directive::{Action, Input, Output};
 
 /// Seed 003's response: `{status, type, error, item_id, chain, trace}` for a refusal;
 /// `{status, type, item_id, error?, data, chain, warnings?, metadata, trace?}` after a run.
@@ -63,6 +65,125 @@ pub fn response(r: &Response, duration_ms: Option<u64>) -> Json {
         out.insert("trace".into(), trace);
     }
     Json::Object(out)
+}
+
+/// The dry run's answer (§12.4: `render::chain::dry_run`) with the whole call's `duration_ms` in
+/// `metadata`.
+pub fn dry_run_response(
+    view: &crate::analysis::chain_view::ChainView,
+    duration_ms: Option<u64>,
+) -> Json {
+    let mut json = crate::render::chain::dry_run(view);
+    if let (Some(obj), Some(ms)) = (json.as_object_mut(), duration_ms) {
+        let meta = obj
+            .entry("metadata")
+            .or_insert_with(|| Json::Object(Map::new()));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert("duration_ms".into(), Json::from(ms));
+        }
+    }
+    json
+}
+
+/// The answer to executing a directive or a knowledge entry (§12.5, §12.6, seed 003):
+/// `duration_ms` goes into `metadata`, except on an integrity refusal (the reference raises
+/// there, and its exception results carry none, §12.2).
+pub fn document_response(a: &DocAnswer, duration_ms: Option<u64>) -> Json {
+    let mut out = Map::new();
+    let mut stamped = true;
+    match a {
+        DocAnswer::Error {
+            item_id,
+            error,
+            error_type,
+            declared_inputs,
+        } => {
+            out.insert("status".into(), json!("error"));
+            out.insert("error".into(), json!(error));
+            out.insert("item_id".into(), json!(item_id));
+            if let Some(t) = error_type {
+                out.insert("error_type".into(), json!(t));
+                stamped = false;
+            }
+            if let Some(inputs) = declared_inputs {
+                out.insert(
+                    "declared_inputs".into(),
+                    Json::Array(inputs.iter().map(input_json).collect()),
+                );
+            }
+        }
+        DocAnswer::DirectiveValidated { item_id } => {
+            out.insert("status".into(), json!("validation_passed"));
+            out.insert(
+                "message".into(),
+                json!("Directive validation passed (dry run)"),
+            );
+            out.insert("item_id".into(), json!(item_id));
+        }
+        DocAnswer::Directive {
+            item_id,
+            body,
+            outputs,
+            actions,
+        } => {
+            out.insert("status".into(), json!("success"));
+            out.insert("type".into(), json!("directive"));
+            out.insert("item_id".into(), json!(item_id));
+            out.insert("your_directions".into(), json!(DIRECTIVE_DIRECTIONS));
+            out.insert("body".into(), json!(body));
+            out.insert(
+                "outputs".into(),
+                Json::Array(outputs.iter().map(output_json).collect()),
+            );
+            out.insert(
+                "actions".into(),
+                Json::Array(actions.iter().map(action_json).collect()),
+            );
+        }
+        DocAnswer::Knowledge { item_id, data } => {
+            out.insert("status".into(), json!("success"));
+            out.insert("type".into(), json!("knowledge"));
+            out.insert("item_id".into(), json!(item_id));
+            out.insert("data".into(), Json::Object(data.clone()));
+            out.insert("your_directions".into(), json!(KNOWLEDGE_DIRECTIONS));
+        }
+    }
+    if let (true, Some(ms)) = (stamped, duration_ms) {
+        out.insert("metadata".into(), json!({"duration_ms": ms}));
+    }
+    Json::Object(out)
+}
+
+fn input_json(i: &Input) -> Json {
+    let mut o = Map::new();
+    o.insert("name".into(), json!(i.name));
+    o.insert("type".into(), json!(i.kind));
+    o.insert("required".into(), json!(i.required));
+    if let Some(d) = &i.default {
+        o.insert("default".into(), json!(d));
+    }
+    if let Some(d) = &i.description {
+        o.insert("description".into(), json!(d));
+    }
+    Json::Object(o)
+}
+
+fn output_json(o: &Output) -> Json {
+    let mut m = Map::new();
+    m.insert("name".into(), json!(o.name));
+    m.insert("type".into(), json!(o.kind));
+    m.insert("required".into(), json!(o.required));
+    if let Some(d) = &o.description {
+        m.insert("description".into(), json!(d));
+    }
+    Json::Object(m)
+}
+
+fn action_json(a: &Action) -> Json {
+    let pairs = |v: &[(String, String)]| {
+        Json::Object(v.iter().map(|(k, s)| (k.clone(), json!(s))).collect())
+    };
+    json!({"kind": a.kind, "attributes": pairs(&a.attributes), "params": pairs(&a.params)})
 }
 
 /// One trace event (§11.2) as the reference writes it.
@@ -130,6 +251,12 @@ pub fn human(response: &Json) -> String {
     }
     for w in response["warnings"].as_array().into_iter().flatten() {
         out.push_str(&format!("warning: {}\n", w.as_str().unwrap_or_default()));
+    }
+    if let Some(directions) = response["your_directions"].as_str() {
+        out.push_str(&format!("{directions}\n"));
+    }
+    if let Some(body) = response["body"].as_str() {
+        out.push_str(&format!("body:\n{body}\n"));
     }
     if let Some(data) = response.get("data").filter(|d| !d.is_null()) {
         let text = serde_json::to_string_pretty(data).unwrap_or_default();

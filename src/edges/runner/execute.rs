@@ -16,6 +16,7 @@ use serde_json::{Map, Value as Json};
 use crate::analysis::chain_view::ChainView;
 use crate::analysis::{Analysis, Host};
 use crate::db::{Change, Settings};
+use crate::exec::document::{DocAnswer, DocRequest, DocStep, plan_document};
 use crate::exec::facts::{Facts, Need};
 use crate::exec::plan::{ExecRequest, Step, finish, plan};
 use crate::exec::response::{End, Response};
@@ -141,6 +142,35 @@ impl<'s> Session<'s> {
         Err(format!(
             "planning `{}` did not settle after {MAX_ROUNDS} rounds (a bug in ryechain)",
             req.item_id
+        ))
+    }
+
+    /// Execute a directive or a knowledge entry in the caller's thread (§12.5, §12.6): nothing
+    /// runs; the item is found, verified, read and answered. `Err`: the planner did not settle.
+    pub fn execute_document(
+        &mut self,
+        kind: crate::integrity::ItemKind,
+        item_id: &str,
+        params: Map<String, Json>,
+        dry_run: bool,
+        allow_unsigned: bool,
+    ) -> Result<DocAnswer, String> {
+        let req = DocRequest {
+            kind,
+            item_id: item_id.to_owned(),
+            params,
+            dry_run,
+            policy: self.host.analysis().policy(allow_unsigned),
+        };
+        let mut facts = Facts::lazy(BTreeMap::new());
+        for _ in 0..MAX_ROUNDS {
+            match plan_document(self.host.analysis(), &req, &facts) {
+                DocStep::Need(needs) => self.answer_needs(&needs, &mut facts),
+                DocStep::Answer(answer) => return Ok(answer),
+            }
+        }
+        Err(format!(
+            "planning `{item_id}` did not settle after {MAX_ROUNDS} rounds (a bug in ryechain)"
         ))
     }
 

@@ -303,6 +303,44 @@ impl<'db> Analysis<'db> {
         super::verify::verify_chain(self.db, item_id, extra)
     }
 
+    /// A directive or knowledge entry by id as execution finds it: `<directives|knowledge>/<id>.md`
+    /// in the first loaded space that holds it, in precedence order (project, user, system).
+    pub fn document(&self, kind: crate::integrity::ItemKind, item_id: &str) -> Option<SourceFile> {
+        let db = self.db;
+        let rel = format!("{}{item_id}.md", kind.dir());
+        db.workspace().roots(db).iter().find_map(|root| {
+            root.entries(db)
+                .find(|(r, _)| r.as_ref() == rel)
+                .map(|(_, f)| f)
+        })
+    }
+
+    /// One file verified as the chain's elements are (its verdict, and the error text when it
+    /// does not pass).
+    pub fn verify_file(&self, file: SourceFile, item_id: &str) -> super::verify::FileVerdict {
+        super::verify::file_verdict(self.db, file, Some(item_id.to_owned()))
+    }
+
+    /// The directive in `file` (`None`: the file has no text).
+    pub fn directive(
+        &self,
+        file: SourceFile,
+    ) -> Option<
+        &'db Result<crate::parse::directive::Directive, crate::parse::directive::DirectiveError>,
+    > {
+        crate::resolve::docs::directive_doc(self.db, file).as_ref()
+    }
+
+    /// The knowledge entry in `file` (`None`: the file has no text).
+    pub fn knowledge(
+        &self,
+        file: SourceFile,
+    ) -> Option<
+        &'db Result<crate::parse::knowledge::Knowledge, crate::parse::knowledge::KnowledgeError>,
+    > {
+        crate::resolve::docs::knowledge_doc(self.db, file).as_ref()
+    }
+
     /// Every signable file of the workspace, verified.
     pub fn verify_all(&self) -> Vec<super::verify::FileVerdict> {
         super::verify::verify_all(self.db)

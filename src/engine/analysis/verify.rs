@@ -104,7 +104,7 @@ impl ChainVerification {
     }
 }
 
-fn file_verdict(db: &dyn Db, file: SourceFile, item_id: Option<String>) -> FileVerdict {
+pub fn file_verdict(db: &dyn Db, file: SourceFile, item_id: Option<String>) -> FileVerdict {
     let mut f = FileVerdict {
         path: file.path(db).as_ref().clone(),
         item_id,

@@ -6,6 +6,7 @@
 
 pub mod anchor;
 pub mod config_resolve;
+pub mod document;
 pub mod env;
 pub mod facts;
 pub mod outcome;

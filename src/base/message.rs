@@ -10,6 +10,8 @@ pub const TOOL_NOT_FOUND: &str = "Tool not found: {item_id}";
 /// The reference's not-found texts for a directive and a knowledge entry (§12.5, §12.6).
 pub const DIRECTIVE_NOT_FOUND: &str = "Directive not found: {item_id}";
 pub const KNOWLEDGE_NOT_FOUND: &str = "Knowledge entry not found: {item_id}";
+/// The reference's not-found text of `load` (§12.8).
+pub const ITEM_NOT_FOUND: &str = "Item not found: {item_id}";
 /// A directive called without inputs it requires (§12.5).
 pub const MISSING_INPUTS: &str = "Missing required inputs: {names}";
 /// An item id the caller gave that can never name a file.
@@ -90,6 +92,10 @@ pub fn directive_not_found(item_id: &str) -> String {
 
 pub fn knowledge_not_found(item_id: &str) -> String {
     render(KNOWLEDGE_NOT_FOUND, &[("item_id", item_id)])
+}
+
+pub fn item_not_found(item_id: &str) -> String {
+    render(ITEM_NOT_FOUND, &[("item_id", item_id)])
 }
 
 pub fn missing_inputs(names: &[&str]) -> String {

@@ -38,6 +38,17 @@ pub enum ExecType {
     Knowledge,
 }
 
+impl ExecType {
+    /// The item kind of this type.
+    pub fn kind(self) -> crate::integrity::ItemKind {
+        match self {
+            ExecType::Tool => crate::integrity::ItemKind::Tool,
+            ExecType::Directive => crate::integrity::ItemKind::Directive,
+            ExecType::Knowledge => crate::integrity::ItemKind::Knowledge,
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct ExecArgs {
     /// The item id (`rye/bash/bash`; a directive's or entry's id under `directives/` or
@@ -193,11 +204,7 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
     // once: dropping them piece by piece was a tenth of a millisecond of every run.
     let session = &mut *Box::leak(Box::new(Session::open(sys, &specs, settings)));
     super::print_notices(&std::mem::take(&mut session.notices));
-    let document = match args.item_type {
-        ExecType::Tool => None,
-        ExecType::Directive => Some(crate::integrity::ItemKind::Directive),
-        ExecType::Knowledge => Some(crate::integrity::ItemKind::Knowledge),
-    };
+    let document = (args.item_type != ExecType::Tool).then(|| args.item_type.kind());
     if let Some(kind) = document {
         let answer = session
             .execute_document(kind, &args.item, params, args.dry_run, args.allow_unsigned)

@@ -25,6 +25,7 @@ macro_rules! errln {
 mod commands;
 mod exec;
 mod keys;
+mod load;
 mod lock;
 mod lsp;
 mod scaffold;
@@ -193,6 +194,8 @@ enum Command {
     Sign(sign::SignArgs),
     /// Run a tool through its chain and print the response (JSON on a pipe).
     Exec(exec::ExecArgs),
+    /// Print an item's content, verified; `--to` copies it into the project or user space.
+    Load(load::LoadArgs),
     /// Verify item signatures (all items by default, or the chains of the named tools).
     Verify {
         /// Tool item ids whose chains to verify (none = every item of every space), optionally
@@ -361,6 +364,7 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
         Command::Init { path } => scaffold::init(&ctx, &path),
         Command::New { what } => scaffold::new(&ctx, what),
         Command::Exec(args) => exec::exec(&ctx, &args),
+        Command::Load(args) => load::load(&ctx, &args),
         Command::Lsp { rules } => lsp::lsp(&ctx, rules.settings()),
         Command::Mcp(args) => {
             // The calls run on tokio's blocking pool, which needs the space flags by value and a

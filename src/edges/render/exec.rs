@@ -5,6 +5,7 @@
 use serde_json::{Map, Value as Json, json};
 
 use crate::exec::document::{DIRECTIVE_DIRECTIONS, DocAnswer, KNOWLEDGE_DIRECTIONS};
+use crate::exec::load::LoadAnswer;
 use crate::exec::response::{End, Response, TraceEvent};
 use crate::parse::directive::{Action, Input, Output};
 
@@ -83,6 +84,50 @@ pub fn dry_run_response(
         }
     }
     json
+}
+
+/// The answer to `rye_load` (§12.8): `{status, content, metadata: {name, path, extension,
+/// version?}, path, source}`, with `copied_to` and `destination_path` after a copy; an error
+/// names the item type and id.
+pub fn load_response(a: &LoadAnswer, copied: Option<&std::path::Path>) -> Json {
+    match a {
+        LoadAnswer::Error {
+            item_id,
+            kind,
+            error,
+            error_type,
+        } => {
+            let mut out = Map::new();
+            out.insert("status".into(), json!("error"));
+            out.insert("error".into(), json!(error));
+            out.insert("item_type".into(), json!(kind.name()));
+            out.insert("item_id".into(), json!(item_id));
+            if let Some(t) = error_type {
+                out.insert("error_type".into(), json!(t));
+            }
+            Json::Object(out)
+        }
+        LoadAnswer::Loaded(l) => {
+            let mut metadata = Map::new();
+            metadata.insert("name".into(), json!(l.name));
+            metadata.insert("path".into(), json!(l.path.display().to_string()));
+            metadata.insert("extension".into(), json!(l.extension));
+            if let Some(v) = &l.version {
+                metadata.insert("version".into(), json!(v));
+            }
+            let mut out = Map::new();
+            out.insert("status".into(), json!("success"));
+            out.insert("content".into(), json!(l.content));
+            out.insert("metadata".into(), Json::Object(metadata));
+            out.insert("path".into(), json!(l.path.display().to_string()));
+            out.insert("source".into(), json!(l.source));
+            if let (Some((dest, _)), Some(path)) = (&l.copy_to, copied) {
+                out.insert("copied_to".into(), json!(dest.name()));
+                out.insert("destination_path".into(), json!(path.display().to_string()));
+            }
+            Json::Object(out)
+        }
+    }
 }
 
 /// The answer to executing a directive or a knowledge entry (§12.5, §12.6, seed 003):

@@ -18,10 +18,11 @@ use crate::analysis::{Analysis, Host};
 use crate::db::{Change, Settings};
 use crate::exec::document::{DocAnswer, DocRequest, DocStep, plan_document};
 use crate::exec::facts::{Facts, Need};
+use crate::exec::load::{LoadAnswer, LoadRequest, LoadStep, plan_load};
 use crate::exec::plan::{ExecRequest, Step, finish, plan};
 use crate::exec::response::{End, Response};
 use crate::load::{ItemLoader, SpaceSource, SpaceSpec};
-use crate::model::Space;
+use crate::model::{Space, SpaceKind};
 use crate::system::System;
 
 /// Planning rounds before giving up (each round answers every question the planner asked; a
@@ -82,6 +83,11 @@ impl<'s> Session<'s> {
             specs: specs.to_vec(),
             notices,
         }
+    }
+
+    /// The execution policy (`allow_unsigned`: the person's `--allow-unsigned`).
+    pub fn policy(&self, allow_unsigned: bool) -> crate::analysis::verify::Policy {
+        self.host.analysis().policy(allow_unsigned)
     }
 
     fn dir_of(&self, pick: impl Fn(&Space) -> bool) -> Option<PathBuf> {
@@ -172,6 +178,60 @@ impl<'s> Session<'s> {
         Err(format!(
             "planning `{item_id}` did not settle after {MAX_ROUNDS} rounds (a bug in ryechain)"
         ))
+    }
+
+    /// Load an item (§12.8): found, verified, its content answered; with a destination, copied
+    /// there under the same category path (never over a file that is already there). `Err`: the
+    /// planner did not settle.
+    pub fn load(&mut self, req: &LoadRequest) -> Result<(LoadAnswer, Option<PathBuf>), String> {
+        let mut facts = Facts::lazy(BTreeMap::new());
+        for _ in 0..MAX_ROUNDS {
+            match plan_load(self.host.analysis(), req, &facts) {
+                LoadStep::Need(needs) => self.answer_needs(&needs, &mut facts),
+                LoadStep::Answer(LoadAnswer::Loaded(loaded)) => {
+                    let Some((dest, rel)) = &loaded.copy_to else {
+                        return Ok((LoadAnswer::Loaded(loaded), None));
+                    };
+                    return Ok(match self.copy(*dest, rel, &loaded.content) {
+                        Ok(path) => (LoadAnswer::Loaded(loaded), Some(path)),
+                        Err(error) => (
+                            LoadAnswer::Error {
+                                item_id: loaded.item_id.clone(),
+                                kind: loaded.kind,
+                                error,
+                                error_type: None,
+                            },
+                            None,
+                        ),
+                    });
+                }
+                LoadStep::Answer(answer) => return Ok((answer, None)),
+            }
+        }
+        Err(format!(
+            "planning the load of `{}` did not settle after {MAX_ROUNDS} rounds (a bug in ryechain)",
+            req.item_id
+        ))
+    }
+
+    /// Write `content` at `<space>/.ai/<rel>`, inside the space (no symlink followed out of it),
+    /// unless a file is there already.
+    fn copy(&self, dest: SpaceKind, rel: &str, content: &str) -> Result<PathBuf, String> {
+        let dir = self
+            .dir_of(|s| s.kind() == dest)
+            .ok_or_else(|| format!("there is no {} space to copy into", dest.name()))?;
+        let ai = dir.join(".ai");
+        let target = ai.join(rel);
+        // Anything there — a file, a folder, a dangling symlink — is left alone.
+        if std::fs::symlink_metadata(&target).is_ok() {
+            return Err(format!(
+                "{} exists already: delete it first to load this item over it",
+                target.display()
+            ));
+        }
+        let rel = crate::model::SpaceRel::new(rel)?;
+        crate::system::space_write::write_in_space(&ai, &rel, content.as_bytes(), 0o644)
+            .map_err(|e| format!("{} cannot be written: {e}", target.display()))
     }
 
     /// Answer one round of questions: items and space files through the loader (into the

@@ -306,13 +306,47 @@ impl<'db> Analysis<'db> {
     /// A directive or knowledge entry by id as execution finds it: `<directives|knowledge>/<id>.md`
     /// in the first loaded space that holds it, in precedence order (project, user, system).
     pub fn document(&self, kind: crate::integrity::ItemKind, item_id: &str) -> Option<SourceFile> {
+        self.document_in(None, kind, item_id)
+    }
+
+    /// `document`, in the spaces of `space` only (`None`: every space).
+    pub fn document_in(
+        &self,
+        space: Option<SpaceKind>,
+        kind: crate::integrity::ItemKind,
+        item_id: &str,
+    ) -> Option<SourceFile> {
         let db = self.db;
         let rel = format!("{}{item_id}.md", kind.dir());
-        db.workspace().roots(db).iter().find_map(|root| {
-            root.entries(db)
-                .find(|(r, _)| r.as_ref() == rel)
-                .map(|(_, f)| f)
-        })
+        db.workspace()
+            .roots(db)
+            .iter()
+            .filter(|root| space.is_none_or(|s| root.space(db).kind() == s))
+            .find_map(|root| {
+                root.entries(db)
+                    .find(|(r, _)| r.as_ref() == rel)
+                    .map(|(_, f)| f)
+            })
+    }
+
+    /// An item's version as its kind writes it: a tool's header (`__version__`, `version`), a
+    /// directive's `version` attribute, a knowledge entry's `version` key.
+    pub fn version_of(&self, kind: crate::integrity::ItemKind, file: SourceFile) -> Option<String> {
+        use crate::integrity::ItemKind;
+        match kind {
+            ItemKind::Tool => crate::integrity::lockfile::tool_version(self.db, file),
+            ItemKind::Directive => match self.directive(file)? {
+                Ok(d) => d.version.as_ref().map(|v| v.value.clone()),
+                Err(_) => None,
+            },
+            ItemKind::Knowledge => match self.knowledge(file)? {
+                Ok(k) => k.metadata.get("version").map(|v| match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                }),
+                Err(_) => None,
+            },
+        }
     }
 
     /// One file verified as the chain's elements are (its verdict, and the error text when it

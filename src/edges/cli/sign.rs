@@ -781,7 +781,79 @@ fn split_ref(item: &str) -> (Option<ItemKind>, &str) {
 }
 
 /// Run `ryechain sign`.
+/// What a `sign` run did, for the command line to print or an agent to read as JSON.
+pub struct SignReport {
+    kind: ItemKind,
+    /// The space signed (`project`, `user`).
+    location: &'static str,
+    batch: bool,
+    pattern: String,
+    body: SignBody,
+}
+
+enum SignBody {
+    /// Nothing matched: the reference's words, and where it looked.
+    NotFound { error: String, searched: String },
+    Done {
+        outcomes: Vec<Outcome>,
+        failed: usize,
+    },
+}
+
+impl SignReport {
+    /// Whether every item was signed.
+    pub fn success(&self) -> bool {
+        matches!(self.body, SignBody::Done { failed: 0, .. })
+    }
+
+    /// The `rye_sign` response (§12.9): `signed` for one item, `completed` for a batch, `error`.
+    pub fn to_json(&self) -> Json {
+        match &self.body {
+            SignBody::NotFound { error, searched } => json!({
+                "status": "error",
+                "error": error,
+                "item_id": self.pattern,
+                "searched_in": searched,
+                "hint": "Ensure the project path is the parent of the .ai/ directory containing this item.",
+            }),
+            SignBody::Done { outcomes, failed } if self.batch => batch_json(outcomes, *failed),
+            SignBody::Done { outcomes, .. } => outcomes
+                .first()
+                .map_or(Json::Null, |o| single_json(o, self.kind, self.location)),
+        }
+    }
+}
+
+/// Validate and sign, printing the outcome (JSON with `--json`); exit 1 when an item failed.
 pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
+    // The process ends after this: the OS takes the loaded tree back at once.
+    let report = sign_report(ctx, args, true)?;
+    if args.json {
+        outln!("{}", serde_json::to_string_pretty(&report.to_json())?);
+    } else {
+        match &report.body {
+            SignBody::NotFound { error, searched } => {
+                outln!("error: {error}\n  searched in {searched}");
+            }
+            SignBody::Done { outcomes, failed } if report.batch => print_batch(outcomes, *failed)?,
+            SignBody::Done { outcomes, .. } => {
+                if let Some(o) = outcomes.first() {
+                    print_single(o, report.kind, report.location)?;
+                }
+            }
+        }
+    }
+    Ok(u8::from(!report.success()))
+}
+
+/// Validate and sign what `args` names (§10.3, §12.9), printing only notices and warnings (to
+/// stderr). `leak_host`: the process ends soon, so a batch's loaded tree is not freed piece by
+/// piece (freeing its texts and memos one by one took 0.24 s of signing a 100k tree's project).
+pub fn sign_report(
+    ctx: &Context<'_>,
+    args: &SignArgs,
+    leak_host: bool,
+) -> anyhow::Result<SignReport> {
     let (ref_kind, pattern) = split_ref(&args.item);
     let kind = match (ref_kind, args.item_type.map(ItemTypeArg::kind)) {
         (Some(a), Some(b)) if a != b => bail!(
@@ -858,21 +930,13 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
             || format!("(the {} space is not loaded)", args.space.name()),
             |r| r.join(kind.dir()).display().to_string(),
         );
-        if args.json {
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(&json!({
-                    "status": "error",
-                    "error": error,
-                    "item_id": pattern,
-                    "searched_in": searched,
-                    "hint": "Ensure the project path is the parent of the .ai/ directory containing this item.",
-                }))?
-            );
-        } else {
-            outln!("error: {error}\n  searched in {searched}");
-        }
-        return Ok(1);
+        return Ok(SignReport {
+            kind,
+            location: args.space.name(),
+            batch,
+            pattern: pattern.to_owned(),
+            body: SignBody::NotFound { error, searched },
+        });
     }
     // Read once per run: finding it scans every file of every space.
     let schema = a.validation_schema(kind).unwrap_or_default();
@@ -939,18 +1003,16 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
         .iter()
         .filter(|o| matches!(o, Outcome::Failed { .. }))
         .count();
-    let location = args.space.name();
-    if batch {
-        print_batch(&outcomes, failed, args.json)?;
-    } else if let Some(o) = outcomes.first() {
-        print_single(o, kind, location, args.json)?;
-    }
-    if batch {
-        // The process ends after this: the OS takes the loaded tree back at once (freeing its
-        // texts and memos one by one took 0.24 s of signing a 100k tree's project).
+    if batch && leak_host {
         std::mem::forget(host);
     }
-    Ok(u8::from(failed > 0))
+    Ok(SignReport {
+        kind,
+        location: args.space.name(),
+        batch,
+        pattern: pattern.to_owned(),
+        body: SignBody::Done { outcomes, failed },
+    })
 }
 
 /// Remove the lockfiles of the project and user spaces that pin an item this run re-signed
@@ -1057,7 +1119,42 @@ fn kind_title(kind: ItemKind) -> &'static str {
     }
 }
 
-fn print_single(o: &Outcome, kind: ItemKind, location: &str, as_json: bool) -> anyhow::Result<()> {
+/// One item's `rye_sign` answer.
+fn single_json(o: &Outcome, kind: ItemKind, location: &str) -> Json {
+    match o {
+        Outcome::Signed {
+            id,
+            path,
+            signature,
+            warnings,
+        } => json!({
+            "status": "signed",
+            "item_id": id,
+            "path": path.display().to_string(),
+            "location": location,
+            "signature": signature_json(signature),
+            "warnings": warnings,
+            "message": format!("{} validated and signed.", kind_title(kind)),
+        }),
+        Outcome::Failed {
+            id,
+            path,
+            error,
+            issues,
+        } => {
+            let mut v = json!({"status": "error", "error": error, "item_id": id});
+            if let Some(p) = path {
+                v["path"] = json!(p.display().to_string());
+            }
+            if !issues.is_empty() {
+                v["issues"] = json!(issues);
+            }
+            v
+        }
+    }
+}
+
+fn print_single(o: &Outcome, kind: ItemKind, location: &str) -> anyhow::Result<()> {
     match o {
         Outcome::Signed {
             id,
@@ -1065,31 +1162,16 @@ fn print_single(o: &Outcome, kind: ItemKind, location: &str, as_json: bool) -> a
             signature,
             warnings,
         } => {
-            if as_json {
-                outln!(
-                    "{}",
-                    serde_json::to_string_pretty(&json!({
-                        "status": "signed",
-                        "item_id": id,
-                        "path": path.display().to_string(),
-                        "location": location,
-                        "signature": signature_json(signature),
-                        "warnings": warnings,
-                        "message": format!("{} validated and signed.", kind_title(kind)),
-                    }))?
-                );
-            } else {
-                outln!("signed {} {id} ({location})", kind.name());
-                outln!("  {}", path.display());
-                outln!(
-                    "  key {}  hash {}  at {}",
-                    signature.key_fp,
-                    signature.content_hash,
-                    signature.timestamp
-                );
-                for w in warnings {
-                    outln!("  warning: {w}");
-                }
+            outln!("signed {} {id} ({location})", kind.name());
+            outln!("  {}", path.display());
+            outln!(
+                "  key {}  hash {}  at {}",
+                signature.key_fp,
+                signature.content_hash,
+                signature.timestamp
+            );
+            for w in warnings {
+                outln!("  warning: {w}");
             }
         }
         Outcome::Failed {
@@ -1098,64 +1180,54 @@ fn print_single(o: &Outcome, kind: ItemKind, location: &str, as_json: bool) -> a
             error,
             issues,
         } => {
-            if as_json {
-                let mut v = json!({"status": "error", "error": error, "item_id": id});
-                if let Some(p) = path {
-                    v["path"] = json!(p.display().to_string());
-                }
-                if !issues.is_empty() {
-                    v["issues"] = json!(issues);
-                }
-                outln!("{}", serde_json::to_string_pretty(&v)?);
-            } else {
-                outln!("error: {error}: {} {id}", kind.name());
-                if let Some(p) = path {
-                    outln!("  {}", p.display());
-                }
-                for i in issues {
-                    outln!("  - {i}");
-                }
+            outln!("error: {error}: {} {id}", kind.name());
+            if let Some(p) = path {
+                outln!("  {}", p.display());
+            }
+            for i in issues {
+                outln!("  - {i}");
             }
         }
     }
     Ok(())
 }
 
-fn print_batch(outcomes: &[Outcome], failed: usize, as_json: bool) -> anyhow::Result<()> {
-    let total = outcomes.len();
+fn batch_summary(total: usize, failed: usize) -> String {
     let mut summary = format!("Signed {}/{total} items", total - failed);
     if failed > 0 {
         summary.push_str(&format!(", {failed} failed"));
     }
-    if as_json {
-        let signed: Vec<&str> = outcomes
-            .iter()
-            .filter_map(|o| match o {
-                Outcome::Signed { id, .. } => Some(id.as_str()),
-                Outcome::Failed { .. } => None,
-            })
-            .collect();
-        let failed: Vec<Json> = outcomes
-            .iter()
-            .filter_map(|o| match o {
-                Outcome::Failed {
-                    id, error, issues, ..
-                } => Some(json!({"item": id, "error": error, "details": issues})),
-                Outcome::Signed { .. } => None,
-            })
-            .collect();
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&json!({
-                "status": "completed",
-                "signed": signed,
-                "failed": failed,
-                "total": total,
-                "summary": summary,
-            }))?
-        );
-        return Ok(());
-    }
+    summary
+}
+
+/// A batch's `rye_sign` answer: `completed`, the ids signed, the failures with their details.
+fn batch_json(outcomes: &[Outcome], failed: usize) -> Json {
+    let signed: Vec<&str> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            Outcome::Signed { id, .. } => Some(id.as_str()),
+            Outcome::Failed { .. } => None,
+        })
+        .collect();
+    let failures: Vec<Json> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            Outcome::Failed {
+                id, error, issues, ..
+            } => Some(json!({"item": id, "error": error, "details": issues})),
+            Outcome::Signed { .. } => None,
+        })
+        .collect();
+    json!({
+        "status": "completed",
+        "signed": signed,
+        "failed": failures,
+        "total": outcomes.len(),
+        "summary": batch_summary(outcomes.len(), failed),
+    })
+}
+
+fn print_batch(outcomes: &[Outcome], failed: usize) -> anyhow::Result<()> {
     // Each distinct warning once, after the list, with the items it applies to.
     let mut grouped: Vec<(&String, Vec<&String>)> = Vec::new();
     for o in outcomes {
@@ -1191,7 +1263,7 @@ fn print_batch(outcomes: &[Outcome], failed: usize, as_json: bool) -> anyhow::Re
     for (w, ids) in &grouped {
         outln!("warning: {w} ({})", item_list(ids));
     }
-    outln!("{summary}");
+    outln!("{}", batch_summary(outcomes.len(), failed));
     Ok(())
 }
 

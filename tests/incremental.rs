@@ -282,6 +282,12 @@ enum LiveOp {
     Remove(usize, usize, bool),
     /// One of a few project configs (global: every finding may move).
     Config(u8),
+    /// The project lockfile of a tool, written from the files as they are now (sound until one
+    /// of its chain's files changes), or a broken one when its chain cannot be locked.
+    Lock(usize),
+    /// A directive or a knowledge entry, well-formed or not (`invalid-directive`,
+    /// `invalid-knowledge`, `unsigned-item`).
+    Doc(u8),
 }
 
 fn live_op_strategy() -> impl Strategy<Value = LiveOp> {
@@ -289,7 +295,54 @@ fn live_op_strategy() -> impl Strategy<Value = LiveOp> {
         6 => tool_strategy().prop_map(LiveOp::Write),
         2 => (0..3usize, 0..IDS.len(), any::<bool>()).prop_map(|(s, i, y)| LiveOp::Remove(s, i, y)),
         1 => (0..4u8).prop_map(LiveOp::Config),
+        2 => (0..IDS.len()).prop_map(LiveOp::Lock),
+        1 => (0..4u8).prop_map(LiveOp::Doc),
     ]
+}
+
+/// The lockfile `exec` would write for tool `IDS[i]` on `files` as they are: (rel, text); a tool
+/// that cannot be locked (no chain, a bad version) gets a lockfile that names it but pins nothing
+/// readable.
+fn lockfile_for(i: usize, files: &BTreeMap<(String, String), FixtureFile>) -> FixtureFile {
+    let host = fresh(files);
+    let a = host.analysis();
+    let id = IDS[i];
+    let version = a.root_version(id).unwrap_or_else(|| "1.0.0".to_owned());
+    let rel = ryechain::integrity::lockfile::lockfile_rel(id, &version)
+        .map(|r| r.as_str().to_owned())
+        .unwrap_or_else(|_| format!("lockfiles/{id}@1.0.0.lock.json"));
+    let text = match a.build_lockfile(id, "2026-01-01T00:00:00.000000+00:00") {
+        Ok(lock) => lock.to_text(),
+        Err(_) => "{\"lockfile_version\": 1, \"root\": {}}".to_owned(),
+    };
+    FixtureFile {
+        space: Space::Project,
+        rel,
+        text,
+    }
+}
+
+fn doc_file(which: u8) -> FixtureFile {
+    let (rel, text) = match which {
+        0 => (
+            "directives/d/flow.md",
+            "```xml\n<directive name=\"flow\" version=\"1.0.0\"><process/></directive>\n```\n",
+        ),
+        1 => (
+            "directives/d/flow.md",
+            "```xml\n<directive name=\"flow\"><process></directive>\n```\n",
+        ),
+        2 => (
+            "knowledge/k/entry.md",
+            "```yaml\nname: entry\ntitle: T\n```\nbody\n",
+        ),
+        _ => ("knowledge/k/entry.md", "```yaml\nname: [entry\n```\nbody\n"),
+    };
+    FixtureFile {
+        space: Space::Project,
+        rel: rel.to_owned(),
+        text: text.to_owned(),
+    }
 }
 
 fn config_file(which: u8) -> FixtureFile {
@@ -513,6 +566,18 @@ fn live_change(op: LiveOp, files: &mut BTreeMap<(String, String), FixtureFile>) 
         }
         LiveOp::Config(which) => {
             let f = config_file(which);
+            let fc = FileChange::Write(file_spec(&f));
+            files.insert(key(&f), f);
+            fc
+        }
+        LiveOp::Lock(i) => {
+            let f = lockfile_for(i, files);
+            let fc = FileChange::Write(file_spec(&f));
+            files.insert(key(&f), f);
+            fc
+        }
+        LiveOp::Doc(which) => {
+            let f = doc_file(which);
             let fc = FileChange::Write(file_spec(&f));
             files.insert(key(&f), f);
             fc

@@ -488,7 +488,10 @@ impl LiveLint {
                     FileChange::Write(spec) => spec.rel.as_str(),
                     FileChange::Remove(_) => before.map_or("", |f| &**f.rel(db)),
                 };
-                chains_move |= !is_global(rel) || Place::of(rel) == Place::Extractor;
+                // A lockfile's findings read the ids it pins: written, added or removed, its own
+                // entry of the table of what each file reads must be made again.
+                chains_move |=
+                    !is_global(rel) || matches!(Place::of(rel), Place::Extractor | Place::Lockfile);
                 if full.is_none() && is_global(rel) {
                     full = Some(format!(".ai/{rel} was {kind}"));
                 }

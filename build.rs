@@ -125,4 +125,41 @@ fn main() {
     let out =
         PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("embedded.rs");
     std::fs::write(out, src).expect("write embedded.rs");
+
+    commit_env(&root);
+}
+
+/// `RYECHAIN_COMMIT` (`<short hash> <commit date>`) for `--version`, as cargo prints its own,
+/// when the source is a git checkout and git runs; empty otherwise (a source tarball). The build
+/// runs again when the checked-out commit moves.
+fn commit_env(root: &Path) {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+    };
+    let commit = git(&["log", "-1", "--format=%h %cd", "--date=short", "--abbrev=9"]);
+    if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
+        let dir = root.join(dir);
+        println!("cargo:rerun-if-changed={}", dir.join("HEAD").display());
+        if let Ok(head) = std::fs::read_to_string(dir.join("HEAD"))
+            && let Some(reference) = head.trim().strip_prefix("ref: ")
+        {
+            println!("cargo:rerun-if-changed={}", dir.join(reference).display());
+        }
+        println!(
+            "cargo:rerun-if-changed={}",
+            dir.join("packed-refs").display()
+        );
+    }
+    println!(
+        "cargo:rustc-env=RYECHAIN_COMMIT={}",
+        commit.unwrap_or_default()
+    );
 }

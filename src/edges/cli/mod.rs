@@ -28,6 +28,7 @@ mod keys;
 mod load;
 mod lock;
 mod lsp;
+mod manual;
 mod scaffold;
 mod sign;
 mod verify;
@@ -47,10 +48,22 @@ use crate::model::{Space, SpaceKind};
 use crate::system::System;
 use crate::system::os::OsSystem;
 
+/// `0.1.0 (1a2b3c4d5 2026-11-27)` from a git checkout, as cargo prints its own version; the bare
+/// version otherwise.
+const VERSION: &str = match env!("RYECHAIN_COMMIT").is_empty() {
+    true => env!("CARGO_PKG_VERSION"),
+    false => concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (",
+        env!("RYECHAIN_COMMIT"),
+        ")"
+    ),
+};
+
 #[derive(Parser, Debug)]
 #[command(
     name = "ryechain",
-    version,
+    version = VERSION,
     about = "Resolve, validate and lint Rye OS executor chains"
 )]
 pub struct Cli {
@@ -220,15 +233,21 @@ enum Command {
         rules: RuleArgs,
     },
     /// Serve MCP on stdin/stdout for agents: the `rye_execute` tool (seed 003) runs tools through
-    /// their chains (directives and knowledge not yet). Each call names its project.
+    /// their chains and answers directives and knowledge. Each call names its project.
     Mcp(crate::edges::mcp::McpArgs),
     /// Print a shell completion script (for example `ryechain completions bash > /etc/bash_completion.d/ryechain`).
     Completions {
         /// The shell to complete in.
         shell: clap_complete::Shell,
     },
-    /// Print the manual page in roff (`ryechain man > ryechain.1; man ./ryechain.1`).
-    Man,
+    /// Print a manual page in roff (`ryechain man lint | man -l -`), or write them all.
+    Man {
+        /// The subcommand whose page to print (default: `ryechain`'s own).
+        command: Option<String>,
+        /// Write `ryechain.1` and `ryechain-<command>.1` for every command into this folder.
+        #[arg(long, value_name = "DIR", conflicts_with = "command")]
+        out_dir: Option<PathBuf>,
+    },
 }
 
 /// The command a user coming from another tool means by `word` (`run` → `exec`, `check` →
@@ -387,11 +406,23 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
             write_stdout(&String::from_utf8_lossy(&out))?;
             Ok(0)
         }
-        Command::Man => {
-            let mut out = Vec::new();
-            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut out)?;
-            write_stdout(&String::from_utf8_lossy(&out))?;
-            Ok(0)
+        Command::Man { command, out_dir } => {
+            if let Some(dir) = out_dir {
+                for file in manual::write_all(&dir)? {
+                    errln!("wrote {}", file.display());
+                }
+                return Ok(0);
+            }
+            match manual::page(command.as_deref()) {
+                Ok(page) => {
+                    write_stdout(&String::from_utf8_lossy(&page))?;
+                    Ok(0)
+                }
+                Err(e) => {
+                    errln!("error: {e}; `ryechain --help` lists them");
+                    Ok(2)
+                }
+            }
         }
     }
 }

@@ -235,6 +235,9 @@ fn render_report(
                 quiet: args.quiet,
             },
         ),
+        LintFormat::Concise => {
+            crate::render::human::concise(&report.findings, &report.summary, args.quiet)
+        }
         LintFormat::Json => crate::render::json::render(&report.findings, &report.summary),
         LintFormat::Sarif => {
             let home = "https://github.com/ryechain/ryechain";

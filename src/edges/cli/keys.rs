@@ -62,7 +62,11 @@ pub enum KeysCommand {
         /// The project directory (containing `.ai/`).
         #[arg(default_value = ".")]
         path: PathBuf,
-        #[arg(long)]
+        /// `json`: the keys as JSON.
+        #[arg(long, value_enum)]
+        format: Option<super::OutputFormat>,
+        /// The same as `--format json`.
+        #[arg(long, hide = true)]
         json: bool,
     },
     /// Trust a public key: write `<space>/.ai/config/keys/trusted/<fingerprint>.toml` (and, in
@@ -293,7 +297,9 @@ pub fn write_reference_trust(user: &Path, public_pem: &str) -> anyhow::Result<Pa
 pub fn keys(ctx: &Context<'_>, cmd: KeysCommand) -> anyhow::Result<u8> {
     match cmd {
         KeysCommand::Generate { force } => generate(ctx, force),
-        KeysCommand::List { path, json } => list(ctx, &path, json),
+        KeysCommand::List { path, format, json } => {
+            list(ctx, &path, super::wants_json(json, format))
+        }
         KeysCommand::Trust {
             project: Some(project),
             ..

@@ -30,6 +30,7 @@ mod lock;
 mod lsp;
 mod manual;
 mod scaffold;
+mod search;
 mod sign;
 mod verify;
 mod watch;
@@ -74,15 +75,48 @@ pub struct Cli {
     /// The user space base directory (`.ai` is appended). Also `USER_SPACE`; default: the home directory.
     #[arg(long = "user-space", global = true, value_name = "DIR")]
     user_space: Option<PathBuf>,
+    /// When to colour the output (`auto`: on a terminal, unless `NO_COLOR` is set; `FORCE_COLOR`
+    /// colours a pipe too).
+    #[arg(long, global = true, value_enum, default_value = "auto")]
+    color: ColorChoice,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LintFormat {
+    /// Each finding with its source excerpt, help and notes (rustc's style).
+    #[value(alias = "full")]
     Human,
+    /// One line per finding: `path:line:col: rule message`.
+    Concise,
     Json,
     Sarif,
+}
+
+/// The format of a command's answer: for people, or JSON for programs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Human,
+    Json,
+}
+
+/// When to colour the output.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set (or `FORCE_COLOR` asks for it anyway).
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// The `--color` of this run.
+static COLOR: std::sync::OnceLock<ColorChoice> = std::sync::OnceLock::new();
+
+/// `json`: the hidden `--json` of before, or `--format json`.
+fn wants_json(json: bool, format: Option<OutputFormat>) -> bool {
+    json || format == Some(OutputFormat::Json)
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -123,7 +157,8 @@ enum Command {
         /// The project directory (containing `.ai/`).
         #[arg(default_value = ".")]
         path: PathBuf,
-        #[arg(long, value_enum, default_value = "human")]
+        /// How to print the findings (also `--output-format`, ruff's name).
+        #[arg(long, alias = "output-format", value_enum, default_value = "human")]
         format: LintFormat,
         #[command(flatten)]
         rules: RuleArgs,
@@ -160,8 +195,11 @@ enum Command {
         item: String,
         #[arg(default_value = ".")]
         path: PathBuf,
-        /// Print the dry-run response of `rye_execute` (seed 003) as JSON.
-        #[arg(long)]
+        /// `json`: the dry-run response of `rye_execute` (seed 003).
+        #[arg(long, value_enum)]
+        format: Option<OutputFormat>,
+        /// The same as `--format json`.
+        #[arg(long, hide = true)]
         json: bool,
         #[arg(long)]
         max_depth: Option<usize>,
@@ -207,6 +245,9 @@ enum Command {
     Sign(sign::SignArgs),
     /// Run a tool through its chain and print the response (JSON on a pipe).
     Exec(exec::ExecArgs),
+    /// Find tools, directives or knowledge by keyword (the `rye_search` query language): a
+    /// ranked list of ids, or JSON.
+    Search(search::SearchArgs),
     /// Print an item's content, verified; `--to` copies it into the project or user space.
     Load(load::LoadArgs),
     /// Verify item signatures (all items by default, or the chains of the named tools).
@@ -218,8 +259,11 @@ enum Command {
         /// The project directory (instead of a trailing PATH argument).
         #[arg(long)]
         path: Option<PathBuf>,
-        /// Print the verdicts as JSON.
-        #[arg(long)]
+        /// `json`: the verdicts as JSON.
+        #[arg(long, value_enum)]
+        format: Option<OutputFormat>,
+        /// The same as `--format json`.
+        #[arg(long, hide = true)]
         json: bool,
         /// Accept unsigned items (as `integrity.require_signatures: false` does).
         #[arg(long)]
@@ -295,6 +339,7 @@ pub fn main() -> ExitCode {
             };
         }
     };
+    let _ = COLOR.set(cli.color);
     if let Err(errors) = crate::rules::registry() {
         for e in errors {
             errln!("error: built-in rule refused: {e}");
@@ -347,6 +392,7 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
         Command::Chain {
             item,
             path,
+            format,
             json,
             max_depth,
         } => {
@@ -354,7 +400,7 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
                 max_depth,
                 ..Settings::default()
             };
-            commands::chain(&ctx, &item, &path, json, settings)
+            commands::chain(&ctx, &item, &path, wants_json(json, format), settings)
         }
         Command::Rules => commands::rules_list(),
         Command::Rule { id } => commands::rule_doc(&id),
@@ -364,9 +410,11 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
         Command::Verify {
             mut args,
             path,
+            format,
             json,
             allow_unsigned,
         } => {
+            let json = wants_json(json, format);
             let path = match path {
                 Some(p) => p,
                 None if args
@@ -383,6 +431,7 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
         Command::Init { path } => scaffold::init(&ctx, &path),
         Command::New { what } => scaffold::new(&ctx, what),
         Command::Exec(args) => exec::exec(&ctx, &args),
+        Command::Search(args) => search::search(&ctx, &args),
         Command::Load(args) => load::load(&ctx, &args),
         Command::Lsp { rules } => lsp::lsp(&ctx, rules.settings()),
         Command::Mcp(args) => {
@@ -723,6 +772,19 @@ pub(crate) fn print_notices(notices: &[String]) {
     }
 }
 
+/// Whether to colour what goes to stdout: `--color`, else `FORCE_COLOR` (set and not `0`), else
+/// `NO_COLOR` (set and not empty), else whether stdout is a terminal.
 pub(crate) fn use_color() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    match COLOR.get().copied().unwrap_or_default() {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto
+            if set("FORCE_COLOR") && std::env::var_os("FORCE_COLOR").is_some_and(|v| v != "0") =>
+        {
+            true
+        }
+        ColorChoice::Auto if set("NO_COLOR") => false,
+        ColorChoice::Auto => std::io::stdout().is_terminal(),
+    }
 }

@@ -72,8 +72,11 @@ pub struct SignArgs {
     /// The space whose file is signed (system bundles are immutable).
     #[arg(long, value_enum, default_value = "project")]
     pub space: WritableSpace,
-    /// Print the result as JSON (the `rye_sign` response shape).
-    #[arg(long)]
+    /// `json`: the result as `rye_sign` answers it.
+    #[arg(long, value_enum)]
+    pub format: Option<super::OutputFormat>,
+    /// The same as `--format json`.
+    #[arg(long, hide = true)]
     pub json: bool,
     /// Sign a tool even when lint finds errors in it or its chain (a misspelt executor id, a
     /// cycle...); they are listed as warnings.
@@ -828,7 +831,7 @@ impl SignReport {
 pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
     // The process ends after this: the OS takes the loaded tree back at once.
     let report = sign_report(ctx, args, true)?;
-    if args.json {
+    if super::wants_json(args.json, args.format) {
         outln!("{}", serde_json::to_string_pretty(&report.to_json())?);
     } else {
         match &report.body {

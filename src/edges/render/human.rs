@@ -18,6 +18,22 @@ pub struct HumanOptions {
     pub quiet: bool,
 }
 
+/// One line per finding (`path:line:col: rule message`, as ruff's concise format), then the
+/// summary line unless `quiet`; the result ends with a newline.
+pub fn concise(findings: &[Finding], summary: &Summary, quiet: bool) -> String {
+    let mut out = String::new();
+    for f in super::sorted(findings) {
+        out.push_str(&format!(
+            "{}:{}:{}: {} {}\n",
+            f.path, f.line, f.column, f.rule, f.message
+        ));
+    }
+    if !quiet {
+        out.push_str(&summary_line(findings, summary));
+    }
+    out
+}
+
 /// Render every finding followed by a summary line; the result ends with a newline.
 pub fn render(findings: &[Finding], summary: &Summary, opts: &HumanOptions) -> String {
     let renderer = if opts.color {

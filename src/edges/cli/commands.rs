@@ -359,6 +359,12 @@ pub fn chain(
         .unwrap_or_default();
     let (text, ok) = crate::render::chain::human(&view, &verdicts);
     write_stdout(&text)?;
+    if !view.found {
+        errln!(
+            "{}",
+            ctx.not_found_help(path, crate::integrity::ItemKind::Tool, item)
+        );
+    }
     Ok(u8::from(!ok))
 }
 

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Context, print_notices};
 use crate::db::Settings;
+use crate::integrity::ItemKind;
 use crate::integrity::lockfile::lockfile_rel;
 use crate::integrity::timefmt::iso_timestamp;
 use crate::model::item_id_problem;
@@ -28,6 +29,7 @@ pub fn lock(ctx: &Context<'_>, item: &str, path: &Path, force: bool) -> anyhow::
     let view = a.chain(item);
     if !view.found {
         errln!("error: {}", crate::message::tool_not_found(item));
+        errln!("{}", ctx.not_found_help(&project, ItemKind::Tool, item));
         return Ok(1);
     }
     if let Some(err) = &view.error {

@@ -30,7 +30,6 @@ mod lock;
 mod lsp;
 mod manual;
 mod scaffold;
-mod search;
 mod sign;
 mod verify;
 mod watch;
@@ -245,9 +244,6 @@ enum Command {
     Sign(sign::SignArgs),
     /// Run a tool through its chain and print the response (JSON on a pipe).
     Exec(exec::ExecArgs),
-    /// Find tools, directives or knowledge by keyword (the `rye_search` query language): a
-    /// ranked list of ids, or JSON.
-    Search(search::SearchArgs),
     /// Print an item's content, verified; `--to` copies it into the project or user space.
     Load(load::LoadArgs),
     /// Verify item signatures (all items by default, or the chains of the named tools).
@@ -431,7 +427,6 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
         Command::Init { path } => scaffold::init(&ctx, &path),
         Command::New { what } => scaffold::new(&ctx, what),
         Command::Exec(args) => exec::exec(&ctx, &args),
-        Command::Search(args) => search::search(&ctx, &args),
         Command::Load(args) => load::load(&ctx, &args),
         Command::Lsp { rules } => lsp::lsp(&ctx, rules.settings()),
         Command::Mcp(args) => {
@@ -657,6 +652,31 @@ impl Context<'_> {
     pub fn host(&self, project: &Path, settings: Settings) -> anyhow::Result<(Host, Vec<String>)> {
         self.host_with_links(project, settings)
             .map(|(host, notices, _)| (host, notices))
+    }
+
+    /// What to add under "… not found: ID": the folders searched, and the nearest id of the
+    /// kind the spaces hold ("did you mean"). The spaces are read whole for it: only a command
+    /// that is failing pays for it.
+    pub fn not_found_help(
+        &self,
+        project: &Path,
+        kind: crate::integrity::ItemKind,
+        id: &str,
+    ) -> String {
+        let Ok((host, _)) = self.host(project, Settings::default()) else {
+            return String::new();
+        };
+        let a = host.analysis();
+        let searched: Vec<String> = a
+            .searched(kind)
+            .iter()
+            .map(|(label, dir)| format!("{label} ({})", dir.display()))
+            .collect();
+        let mut out = format!("  searched in: {}", searched.join(", "));
+        if let Some(near) = a.nearest_item(kind, id) {
+            out.push_str(&format!("\n  help: did you mean `{near}`?"));
+        }
+        out
     }
 
     /// `host`, with the symlinks the load met (`LoadOutcome::links`: what a watch of the

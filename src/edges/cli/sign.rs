@@ -795,8 +795,12 @@ pub struct SignReport {
 }
 
 enum SignBody {
-    /// Nothing matched: the reference's words, and where it looked.
-    NotFound { error: String, searched: String },
+    /// Nothing matched: the reference's words, where it looked, and the nearest id there.
+    NotFound {
+        error: String,
+        searched: String,
+        suggestion: Option<String>,
+    },
     Done {
         outcomes: Vec<Outcome>,
         failed: usize,
@@ -812,13 +816,23 @@ impl SignReport {
     /// The `rye_sign` response (§12.9): `signed` for one item, `completed` for a batch, `error`.
     pub fn to_json(&self) -> Json {
         match &self.body {
-            SignBody::NotFound { error, searched } => json!({
-                "status": "error",
-                "error": error,
-                "item_id": self.pattern,
-                "searched_in": searched,
-                "hint": "Ensure the project path is the parent of the .ai/ directory containing this item.",
-            }),
+            SignBody::NotFound {
+                error,
+                searched,
+                suggestion,
+            } => {
+                let mut v = json!({
+                    "status": "error",
+                    "error": error,
+                    "item_id": self.pattern,
+                    "searched_in": searched,
+                    "hint": "Ensure the project path is the parent of the .ai/ directory containing this item.",
+                });
+                if let Some(s) = suggestion {
+                    v["did_you_mean"] = json!(s);
+                }
+                v
+            }
             SignBody::Done { outcomes, failed } if self.batch => batch_json(outcomes, *failed),
             SignBody::Done { outcomes, .. } => outcomes
                 .first()
@@ -835,8 +849,15 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
         outln!("{}", serde_json::to_string_pretty(&report.to_json())?);
     } else {
         match &report.body {
-            SignBody::NotFound { error, searched } => {
+            SignBody::NotFound {
+                error,
+                searched,
+                suggestion,
+            } => {
                 outln!("error: {error}\n  searched in {searched}");
+                if let Some(s) = suggestion {
+                    outln!("  help: did you mean `{s}`?");
+                }
             }
             SignBody::Done { outcomes, failed } if report.batch => print_batch(outcomes, *failed)?,
             SignBody::Done { outcomes, .. } => {
@@ -933,12 +954,33 @@ pub fn sign_report(
             || format!("(the {} space is not loaded)", args.space.name()),
             |r| r.join(kind.dir()).display().to_string(),
         );
+        // The nearest id of that kind in that space (read whole: only a failing run pays).
+        let suggestion = if batch {
+            None
+        } else {
+            ctx.host(&args.path, Settings::default())
+                .ok()
+                .and_then(|(full, _)| {
+                    let ids: Vec<String> = full
+                        .analysis()
+                        .items(wanted, kind)
+                        .into_iter()
+                        .map(|(id, _)| id)
+                        .collect();
+                    crate::message::nearest(pattern, ids.iter().map(String::as_str))
+                        .map(str::to_owned)
+                })
+        };
         return Ok(SignReport {
             kind,
             location: args.space.name(),
             batch,
             pattern: pattern.to_owned(),
-            body: SignBody::NotFound { error, searched },
+            body: SignBody::NotFound {
+                error,
+                searched,
+                suggestion,
+            },
         });
     }
     // Read once per run: finding it scans every file of every space.

@@ -45,6 +45,10 @@ pub fn verify(
             // say it), not an internal error.
             let Some(v) = a.verify_chain(item, &[]) else {
                 errln!("error: {}", crate::message::tool_not_found(item));
+                errln!(
+                    "{}",
+                    ctx.not_found_help(path, crate::integrity::ItemKind::Tool, item)
+                );
                 return Ok(1);
             };
             for f in v.files {

@@ -23,6 +23,9 @@ pub fn response(r: &Response, duration_ms: Option<u64>) -> Json {
             out.insert("error".into(), json!(error));
             out.insert("item_id".into(), json!(r.item_id));
             out.insert("chain".into(), json!(r.chain));
+            if let Some(hint) = &r.hint {
+                out.insert("hint".into(), json!(hint));
+            }
         }
         End::Ran {
             error,
@@ -290,6 +293,9 @@ pub fn human(response: &Json) -> String {
     if let Some(msg) = response["message"].as_str() {
         out.push_str(&format!("{msg}\n"));
     }
+    if let Some(hint) = response["hint"].as_str() {
+        out.push_str(&format!("help: {hint}\n"));
+    }
     if let Some(chain) = response["chain"].as_array().filter(|c| !c.is_empty()) {
         let ids: Vec<&str> = chain.iter().filter_map(Json::as_str).collect();
         out.push_str(&format!("chain: {}\n", ids.join(" → ")));
@@ -367,6 +373,7 @@ mod tests {
             },
             warnings: vec!["w".into()],
             trace: Some(trace[1..].to_vec()),
+            hint: None,
         };
         assert_eq!(
             response(&ran, Some(3)).to_string(),

@@ -53,7 +53,7 @@ pub enum Executed {
     /// The dry run's chain, built and validated (§12.4).
     DryRun(Box<ChainView>),
     /// Refused, or run.
-    Answered(Response),
+    Answered(Box<Response>),
 }
 
 /// The spaces of one call, loaded lazily: only what the planner asks for is read.
@@ -121,7 +121,13 @@ impl<'s> Session<'s> {
             match plan(self.host.analysis(), &req, &facts) {
                 Step::Need(needs) => self.answer_needs(&needs, &mut facts),
                 Step::DryRun(view) => return Ok(Executed::DryRun(view)),
-                Step::Refused(r) => return Ok(Executed::Answered(*r)),
+                Step::Refused(mut r) => {
+                    if matches!(&r.end, End::Refused { error } if *error == crate::message::tool_not_found(&req.item_id))
+                    {
+                        r.hint = self.nearest_hint(&req.item_id);
+                    }
+                    return Ok(Executed::Answered(r));
+                }
                 Step::Run(prepared) => {
                     let outcome = super::run(&prepared.plan);
                     let mut r = finish(&req, &prepared, &outcome);
@@ -141,7 +147,7 @@ impl<'s> Session<'s> {
                                 .push(format!("the lockfile was not written: {e}"));
                         }
                     }
-                    return Ok(Executed::Answered(r));
+                    return Ok(Executed::Answered(Box::new(r)));
                 }
             }
         }
@@ -232,6 +238,18 @@ impl<'s> Session<'s> {
         let rel = crate::model::SpaceRel::new(rel)?;
         crate::system::space_write::write_in_space(&ai, &rel, content.as_bytes(), 0o644)
             .map_err(|e| format!("{} cannot be written: {e}", target.display()))
+    }
+
+    /// `did you mean `x`?` for a tool id no space holds, from the spaces read whole (only a
+    /// refused call pays for it).
+    fn nearest_hint(&self, id: &str) -> Option<String> {
+        let outcome = crate::load::load(self.sys, &self.specs);
+        let mut host = Host::new();
+        host.apply(outcome.change);
+        let near = host
+            .analysis()
+            .nearest_item(crate::integrity::ItemKind::Tool, id)?;
+        Some(format!("did you mean `{near}`?"))
     }
 
     /// Answer one round of questions: items and space files through the loader (into the

@@ -349,6 +349,36 @@ impl<'db> Analysis<'db> {
         }
     }
 
+    /// The id of `kind` nearest to `id` among those the loaded spaces hold (a misspelling's
+    /// likely meaning), for a "did you mean".
+    pub fn nearest_item(&self, kind: crate::integrity::ItemKind, id: &str) -> Option<String> {
+        use crate::integrity::ItemKind;
+        let db = self.db;
+        match kind {
+            ItemKind::Tool => {
+                let ids = crate::resolve::visible_ids(db, SpaceKind::Project);
+                crate::message::nearest(id, ids.iter()).map(str::to_owned)
+            }
+            _ => {
+                let mut ids: Vec<String> = Vec::new();
+                for space in [SpaceKind::Project, SpaceKind::User, SpaceKind::System] {
+                    ids.extend(self.items(space, kind).into_iter().map(|(id, _)| id));
+                }
+                crate::message::nearest(id, ids.iter().map(String::as_str)).map(str::to_owned)
+            }
+        }
+    }
+
+    /// Where an item of `kind` is looked for: each loaded space's label and folder for that kind.
+    pub fn searched(&self, kind: crate::integrity::ItemKind) -> Vec<(String, PathBuf)> {
+        let db = self.db;
+        db.workspace()
+            .roots(db)
+            .iter()
+            .map(|r| (r.space(db).label(), r.root(db).join(kind.dir())))
+            .collect()
+    }
+
     /// One file verified as the chain's elements are (its verdict, and the error text when it
     /// does not pass).
     pub fn verify_file(&self, file: SourceFile, item_id: &str) -> super::verify::FileVerdict {

@@ -653,6 +653,7 @@ pub fn finish(req: &ExecRequest, prepared: &Prepared, outcome: &super::ProcessOu
         },
         warnings,
         trace: prepared.trace.clone(),
+        hint: None,
     }
 }
 

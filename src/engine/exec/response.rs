@@ -18,6 +18,8 @@ pub struct Response {
     pub warnings: Vec<String>,
     /// Trace events (`None` when no trace was asked for).
     pub trace: Option<Vec<TraceEvent>>,
+    /// What the caller may have meant (a refused id's nearest neighbour), when the edge looked.
+    pub hint: Option<String>,
 }
 
 /// How the call ended.
@@ -81,6 +83,7 @@ impl Response {
             },
             warnings: Vec::new(),
             trace,
+            hint: None,
         }
     }
 

@@ -22,6 +22,7 @@ macro_rules! errln {
     };
 }
 
+mod clean;
 mod commands;
 mod exec;
 mod keys;
@@ -275,6 +276,15 @@ enum Command {
     /// Serve MCP on stdin/stdout for agents: the `rye_execute` tool (seed 003) runs tools through
     /// their chains and answers directives and knowledge. Each call names its project.
     Mcp(crate::edges::mcp::McpArgs),
+    /// Remove the project's lint cache (`--all`: every lint cache in the cache folder).
+    Clean {
+        /// The project directory (containing `.ai/`).
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Every lint cache ryechain wrote, for every project.
+        #[arg(long)]
+        all: bool,
+    },
     /// Print a shell completion script (for example `ryechain completions bash > /etc/bash_completion.d/ryechain`).
     Completions {
         /// The shell to complete in.
@@ -450,6 +460,7 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
             write_stdout(&String::from_utf8_lossy(&out))?;
             Ok(0)
         }
+        Command::Clean { path, all } => clean::clean(&ctx, &path, all),
         Command::Man { command, out_dir } => {
             if let Some(dir) = out_dir {
                 for file in manual::write_all(&dir)? {

@@ -1,4 +1,4 @@
-//! `ryechain mcp`: the execute tool's arguments and schema (checked here directly), the protocol
+//! `ryechain mcp`: the execute and search tools' arguments and schemas (checked here directly), the protocol
 //! on the wire (raw JSON-RPC lines: version negotiation, `structuredContent` by version, nothing
 //! but protocol messages on stdout, a clean exit when stdin closes), and a real client nobody on
 //! the project wrote: the official MCP Python SDK (PyPI `mcp`, in the virtualenv `.ci/run`
@@ -20,8 +20,11 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::ProtocolVersion;
 use ryechain::edges::mcp::args::{self, ExecuteArgs};
+use ryechain::edges::mcp::search;
 use ryechain::edges::mcp::server::{has_structured_content, tool_result};
 use ryechain::edges::mcp::tools::{self, ToolNames};
+use ryechain::facts::search::{SearchRequest, SortBy, Source};
+use ryechain::integrity::ItemKind;
 use ryechain::system::os::OsSystem;
 use serde_json::{Map, Value as Json, json};
 
@@ -262,6 +265,135 @@ fn the_schema_lists_seed_003s_parameters_under_either_name() {
     assert_eq!(ToolNames::Reference.server_name(), "rye");
 }
 
+fn read_search(v: Json) -> Result<search::SearchArgs, String> {
+    search::read(Some(&object(v)))
+}
+
+#[test]
+fn search_arguments_are_read_with_the_references_defaults_and_the_seed_era_names() {
+    let a = read_search(json!({"item_type": "tool", "query": "x", "project_path": "/p"})).unwrap();
+    assert_eq!(
+        a.request,
+        SearchRequest::new(ItemKind::Tool, "x"),
+        "source project, limit 10, offset 0, by score"
+    );
+    assert_eq!((a.scope, a.space), (None, None));
+    let a = read_search(json!({
+        "item_type": "knowledge", "query": "q", "source": "all", "limit": 3, "offset": 6,
+        "sort_by": "name", "fields": {"category": "core"}, "filters": {"version": ">=1.0.0"},
+        "fuzzy": {"enabled": true}, "proximity": {"enabled": true, "max_distance": 3},
+    }))
+    .unwrap();
+    let r = &a.request;
+    assert_eq!(
+        (r.kind, r.source, r.limit, r.offset),
+        (ItemKind::Knowledge, Source::All, 3, 6)
+    );
+    assert_eq!(r.sort_by, SortBy::Name);
+    assert_eq!(r.fields, [("category".to_owned(), "core".to_owned())]);
+    assert_eq!(r.filters, [("version".to_owned(), json!(">=1.0.0"))]);
+    assert_eq!(
+        (r.fuzzy, r.proximity),
+        (search::DEFAULT_FUZZY_DISTANCE, Some(3))
+    );
+    let off = read_search(
+        json!({"item_type": "tool", "query": "q", "fuzzy": {"enabled": false, "max_distance": 4}}),
+    )
+    .unwrap();
+    assert_eq!(off.request.fuzzy, 0);
+    // The seed era: `scope` for the type and a namespace, `space` (default all) for the source.
+    let a = read_search(json!({"scope": "rye.search.tool.rye.core.*", "query": "*"})).unwrap();
+    assert_eq!(a.request.kind, ItemKind::Tool);
+    assert_eq!(a.request.id_glob.as_deref(), Some("rye/core/*"));
+    assert_eq!(a.request.source, Source::All);
+    assert_eq!(
+        (a.scope.as_deref(), a.space.as_deref()),
+        (Some("rye.search.tool.rye.core.*"), Some("all"))
+    );
+    let a = read_search(json!({"scope": "directive", "space": "user", "query": "q"})).unwrap();
+    assert_eq!(
+        (a.request.kind, a.request.source),
+        (ItemKind::Directive, Source::User)
+    );
+    let a =
+        read_search(json!({"item_type": "tool", "scope": "tool.acme.*", "query": "q"})).unwrap();
+    assert_eq!(a.request.id_glob.as_deref(), Some("acme/*"));
+}
+
+#[test]
+fn bad_search_arguments_say_what_to_send() {
+    let err = |v: Json| read_search(v).unwrap_err();
+    assert_eq!(
+        err(json!({"item_type": "tool"})),
+        "Missing required argument `query` (keywords to search for; `*` lists every item)"
+    );
+    assert!(err(json!({"query": "q"})).starts_with("Missing required argument `item_type`"));
+    assert!(err(json!({"query": "q"})).contains("seed-era `scope`"));
+    assert_eq!(
+        err(json!({"item_type": "prompt", "query": "q"})),
+        "Unknown item type: prompt"
+    );
+    assert!(err(json!({"scope": "prompt.x", "query": "q"})).contains("names no item type"));
+    assert!(
+        err(json!({"item_type": "tool", "scope": "directive", "query": "q"}))
+            .contains("different item types")
+    );
+    assert!(
+        err(json!({"item_type": "tool", "query": "q", "source": "user", "space": "all"}))
+            .contains("different spaces")
+    );
+    assert_eq!(
+        err(json!({"item_type": "tool", "query": "q", "source": "everywhere"})),
+        "Argument `source` must be one of project, user, system, all, not `everywhere`"
+    );
+    assert_eq!(
+        err(json!({"item_type": "tool", "query": "q", "limit": -1})),
+        "Argument `limit` must be a whole number of 0 or more, not a number"
+    );
+    assert_eq!(
+        err(json!({"item_type": "tool", "query": "q", "limt": 3})),
+        "Unknown argument `limt` (did you mean `limit`?); the arguments are item_type, query, project_path, source, limit, offset, sort_by, fields, filters, fuzzy, proximity, scope, space"
+    );
+    assert!(
+        err(json!({"item_type": "tool", "query": "q", "fuzzy": true}))
+            .starts_with("Argument `fuzzy` must be an object")
+    );
+    assert_eq!(
+        err(json!({"item_type": "tool", "query": "q", "fuzzy": {"on": true}})),
+        "Unknown key `on` in `fuzzy`; its keys are enabled, max_distance"
+    );
+    assert_eq!(
+        err(json!({"item_type": "tool", "query": "q", "fields": {"name": 3}})),
+        "Argument `fields.name` must be a query string, not a number"
+    );
+    assert!(
+        err(json!({"item_type": "tool", "query": "q", "sort_by": "size"}))
+            .contains("score, date, name")
+    );
+}
+
+#[test]
+fn the_search_schema_lists_the_references_parameters_and_the_seed_era_names() {
+    let schema = tools::search_schema();
+    assert_eq!(schema["required"], json!(["query", "project_path"]));
+    let props: Vec<&str> = schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(props, tools::SEARCH_ARGUMENTS);
+    assert_eq!(schema["properties"]["source"]["default"], "project");
+    assert_eq!(schema["properties"]["space"]["default"], "all");
+    assert_eq!(schema["properties"]["limit"]["default"], 10);
+    assert_eq!(
+        schema["properties"]["proximity"]["properties"]["max_distance"]["default"],
+        5
+    );
+    assert_eq!(tools::search_tool(ToolNames::Seed).name, "rye_search");
+    assert_eq!(tools::search_tool(ToolNames::Reference).name, "search");
+}
+
 #[test]
 fn a_response_is_one_text_item_and_structured_content_where_the_protocol_has_it() {
     let ok = json!({"status": "success", "data": {"a": 1}});
@@ -418,17 +550,18 @@ fn the_server_writes_only_protocol_messages_and_exits_cleanly_when_stdin_closes(
     let list = wire.recv();
     assert_eq!(list["id"], 1);
     assert_eq!(list["result"]["tools"][0]["name"], "rye_execute", "{list}");
-    assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(1));
+    assert_eq!(list["result"]["tools"][1]["name"], "rye_search", "{list}");
+    assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(2));
     // An unknown tool is a protocol error (-32602, as the MCP specification answers it).
     wire.send(&json!({
         "jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "rye_search", "arguments": {}}
+        "params": {"name": "rye_nonesuch", "arguments": {}}
     }));
     let unknown = wire.recv();
     assert_eq!(unknown["id"], 2);
     assert_eq!(
         unknown["error"],
-        json!({"code": -32602, "message": "Unknown tool: rye_search"})
+        json!({"code": -32602, "message": "Unknown tool: rye_nonesuch"})
     );
     // Arguments that are not an object: a malformed request (-32602), not an unknown method.
     wire.send(&json!({
@@ -570,8 +703,23 @@ fn the_official_python_sdk_lists_and_calls_rye_execute() {
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&project).unwrap();
     ryechain(&project, &home, &["init"]);
-    for tool in ["acme/greet", "acme/tampered"] {
+    for tool in [
+        "acme/greet",
+        "acme/tampered",
+        "acme/publish_tables",
+        "acme/sync_logs",
+    ] {
         ryechain(&project, &home, &["new", "tool", tool, "--runtime", "bash"]);
+    }
+    // Descriptions the searches look for.
+    for (tool, description) in [
+        ("publish_tables", "Publish tables to the warehouse"),
+        ("sync_logs", "Sync logs from the gateway"),
+    ] {
+        let path = project.join(format!(".ai/tools/acme/{tool}.sh"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let text = text.replace(&format!("Describe what acme/{tool} does"), description);
+        std::fs::write(&path, text).unwrap();
     }
     // A knowledge entry (the reference's `---` frontmatter) and a directive with a required input.
     std::fs::create_dir_all(project.join(".ai/knowledge/acme")).unwrap();
@@ -612,7 +760,7 @@ fn the_official_python_sdk_lists_and_calls_rye_execute() {
         "the MCP client failed:\n{stdout}\n{stderr}"
     );
     let checks = stdout.lines().filter(|l| l.starts_with("ok: ")).count();
-    assert_eq!(checks, 12, "{stdout}\n{stderr}");
+    assert_eq!(checks, 23, "{stdout}\n{stderr}");
     // The server wrote nothing to its stderr (the client passes it through).
     assert!(stderr.trim().is_empty(), "{stderr}");
 }

@@ -6,3 +6,4 @@ pub mod config;
 pub mod integrity;
 pub mod parse;
 pub mod resolve;
+pub mod search;

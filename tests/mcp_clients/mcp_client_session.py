@@ -2,13 +2,14 @@
 
 Run by tests/mcp_clients.rs with target/mcp-venv/bin/python. The environment names the binary
 (RYECHAIN_BIN), its version (RYECHAIN_VERSION), a signed project (RYECHAIN_PROJECT, with the
-tools acme/greet signed and acme/tampered signed then edited) and the home directory holding the
-user space that trusts the signing key (RYECHAIN_HOME). Prints one `ok:` line per check; any
-failed check raises, which exits non-zero.
+tools acme/greet, acme/publish_tables and acme/sync_logs signed and acme/tampered signed then
+edited) and the home directory holding the user space that trusts the signing key
+(RYECHAIN_HOME). Prints one `ok:` line per check; any failed check raises, which exits non-zero.
 """
 
 import json
 import os
+import pathlib
 import sys
 
 import anyio
@@ -53,7 +54,7 @@ async def seed_names() -> None:
             ok("initialize: ryechain, tools capability, 2025-11-25")
 
             tools = (await session.list_tools()).tools
-            assert [t.name for t in tools] == ["rye_execute"], tools
+            assert [t.name for t in tools] == ["rye_execute", "rye_search"], tools
             schema = tools[0].input_schema
             assert schema["type"] == "object", schema
             assert schema["required"] == ["item_type", "item_id", "project_path"], schema
@@ -62,6 +63,16 @@ async def seed_names() -> None:
                 "item_type", "item_id", "project_path", "parameters", "dry_run", "thread"
             }, schema
             ok("tools/list: rye_execute with seed 003's parameters")
+
+            search_schema = tools[1].input_schema
+            assert search_schema["required"] == ["query", "project_path"], search_schema
+            assert set(search_schema["properties"]) == {
+                "item_type", "query", "project_path", "source", "limit", "offset", "sort_by",
+                "fields", "filters", "fuzzy", "proximity", "scope", "space",
+            }, search_schema
+            assert search_schema["properties"]["source"]["default"] == "project", search_schema
+            assert search_schema["properties"]["space"]["default"] == "all", search_schema
+            ok("tools/list: rye_search with the reference's parameters and the seed-era scope and space")
 
             call = lambda **args: session.call_tool("rye_execute", args)
 
@@ -135,13 +146,123 @@ async def seed_names() -> None:
             ok("bad arguments are tool errors")
 
             try:
-                await session.call_tool("rye_search", {})
+                await session.call_tool("rye_nonesuch", {})
             except MCPError as e:
                 assert e.error.code == -32602, e.error
-                assert e.error.message == "Unknown tool: rye_search", e.error
+                assert e.error.message == "Unknown tool: rye_nonesuch", e.error
             else:
                 raise AssertionError("an unknown tool was answered")
             ok("an unknown tool is a protocol error")
+
+            await searches(session)
+
+
+async def searches(session: ClientSession) -> None:
+    async def search(**args) -> dict:
+        result = await session.call_tool("rye_search", {"project_path": PROJECT, **args})
+        response = answer(result)
+        assert result.is_error is ("status" in response), result
+        return response
+
+    def ids(response: dict) -> list:
+        return [r["id"] for r in response["results"]]
+
+    response = await search(item_type="tool", query='"tables to the"')
+    assert ids(response) == ["acme/publish_tables"], response
+    assert list(response) == [
+        "results", "total", "query", "item_type", "source", "limit", "offset", "search_type"
+    ], response
+    assert response["total"] == 1 and response["search_type"] == "keyword", response
+    assert (response["item_type"], response["source"], response["limit"], response["offset"]) == (
+        "tool", "project", 10, 0
+    ), response
+    hit = response["results"][0]
+    assert list(hit) == [
+        "id", "name", "title", "description", "category", "preview", "source", "path", "score",
+        "type", "metadata", "signed", "integrity",
+    ], hit
+    assert hit["name"] == "publish_tables" and hit["type"] == "tool", hit
+    assert hit["description"] == "Publish tables to the warehouse", hit
+    assert hit["source"] == "project" and hit["path"].endswith("acme/publish_tables.sh"), hit
+    assert 0 < hit["score"] <= 1, hit
+    assert hit["metadata"]["executor_id"] == "rye/core/runtimes/bash/bash", hit
+    assert hit["signed"] is True and hit["integrity"]["status"] == "verified", hit
+    ok("a phrase finds one signed tool, with the reference's fields")
+
+    assert ids(await search(item_type="tool", query="(tables OR logs) NOT gateway")) == [
+        "acme/publish_tables"
+    ]
+    assert ids(await search(item_type="tool", query="tables AND warehouse")) == ["acme/publish_tables"]
+    assert ids(await search(item_type="tool", query="tables logs")) == []
+    ok("AND, OR, NOT and groups")
+
+    response = await search(item_type="tool", query="tamp*")
+    assert ids(response) == ["acme/tampered"], response
+    hit = response["results"][0]
+    assert hit["signed"] is False and hit["integrity"]["status"] == "tampered", hit
+    assert hit["integrity"]["error"].startswith("Integrity failed: "), hit
+    ok("a wildcard finds a tampered tool: its verdict shown, the tool not hidden")
+
+    assert (await search(item_type="tool", query="warehuose"))["total"] == 0
+    response = await search(
+        item_type="tool", query="warehuose", fuzzy={"enabled": True, "max_distance": 2}
+    )
+    assert ids(response) == ["acme/publish_tables"], response
+    ok("a fuzzy term finds a word two edits away")
+
+    everything = await search(item_type="tool", query="acme", limit=50)
+    assert everything["total"] == 4, everything
+    page = await search(item_type="tool", query="acme", limit=2, offset=1)
+    assert page["total"] == 4 and (page["limit"], page["offset"]) == (2, 1), page
+    assert ids(page) == ids(everything)[1:3], (page, everything)
+    ok("paging: limit and offset over the total")
+
+    system = await search(item_type="tool", query="bash", source="system", limit=50)
+    assert system["total"] > 0 and {r["source"] for r in system["results"]} == {"system"}, system
+    assert "rye/core/runtimes/bash/bash" in ids(system), system
+    assert system["results"][0]["integrity"]["status"] == "embedded", system
+    project = await search(item_type="tool", query="bash", limit=50)
+    assert {r["source"] for r in project["results"]} == {"project"}, project
+    ok("source: the system space alone, the project by default")
+
+    response = await session.call_tool(
+        "rye_search",
+        {"scope": "rye.search.tool.rye.core.runtimes.*", "query": "*", "project_path": PROJECT, "limit": 100},
+    )
+    response = answer(response)
+    assert response["total"] > 3, response
+    assert all(i.startswith("rye/core/runtimes/") for i in ids(response)), response
+    assert (response["scope"], response["space"]) == ("rye.search.tool.rye.core.runtimes.*", "all")
+    assert (response["item_type"], response["source"]) == ("tool", "all"), response
+    ok("the seed-era scope and space")
+
+    response = await search(item_type="knowledge", query="fridays")
+    assert ids(response) == ["acme/notes"] and response["results"][0]["title"] == "Deploy notes"
+    response = await search(item_type="directive", query="research")
+    assert ids(response) == ["acme/flow"], response
+    assert response["results"][0]["category"] == "acme", response
+    ok("knowledge entries and directives")
+
+    result = await session.call_tool(
+        "rye_search", {"item_type": "tool", "query": "(tables", "project_path": PROJECT}
+    )
+    assert result.is_error is True, result
+    assert answer(result) == {
+        "status": "error",
+        "error": 'Invalid query: unclosed parenthesis "(" opened at column 1',
+        "query": "(tables",
+    }
+    ok("a query that does not parse is a tool error naming the column")
+
+    fresh = pathlib.Path(PROJECT, ".ai", "tools", "acme", "fresh.sh")
+    fresh.write_text('__tool_description__="A freshly added zebra"\necho "{}"\n')
+    assert ids(await search(item_type="tool", query="zebra")) == ["acme/fresh"]
+    fresh.write_text('__tool_description__="A freshly edited okapi"\necho "{}"\n')
+    assert ids(await search(item_type="tool", query="zebra")) == []
+    assert ids(await search(item_type="tool", query="okapi")) == ["acme/fresh"]
+    fresh.unlink()
+    assert (await search(item_type="tool", query="okapi"))["total"] == 0
+    ok("a tool added, edited and removed on disk between calls is seen by the next call")
 
 
 async def reference_names() -> None:
@@ -150,7 +271,7 @@ async def reference_names() -> None:
             init = await session.initialize()
             assert init.server_info.name == "rye", init
             tools = (await session.list_tools()).tools
-            assert [t.name for t in tools] == ["execute"], tools
+            assert [t.name for t in tools] == ["execute", "search"], tools
             response = answer(
                 await session.call_tool(
                     "execute",
@@ -158,7 +279,13 @@ async def reference_names() -> None:
                 )
             )
             assert response["status"] == "validation_passed", response
-            ok("--tool-names reference: server rye, tool execute")
+            response = answer(
+                await session.call_tool(
+                    "search", {"item_type": "tool", "query": "greet", "project_path": PROJECT}
+                )
+            )
+            assert [r["id"] for r in response["results"]] == ["acme/greet"], response
+            ok("--tool-names reference: server rye, tools execute and search")
 
 
 async def newest_client() -> None:
@@ -166,7 +293,7 @@ async def newest_client() -> None:
     async with Client(server()) as client:
         version = client.session.protocol_version
         tools = (await client.list_tools()).tools
-        assert [t.name for t in tools] == ["rye_execute"], tools
+        assert [t.name for t in tools] == ["rye_execute", "rye_search"], tools
         result = await client.call_tool(
             "rye_execute",
             {"item_type": "tool", "item_id": "acme/greet", "project_path": PROJECT, "parameters": {"n": 2}},

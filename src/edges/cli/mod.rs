@@ -31,6 +31,7 @@ mod lock;
 mod lsp;
 mod manual;
 mod scaffold;
+mod search;
 mod sign;
 mod verify;
 mod watch;
@@ -245,6 +246,9 @@ enum Command {
     Sign(sign::SignArgs),
     /// Run a tool through its chain and print the response (JSON on a pipe).
     Exec(exec::ExecArgs),
+    /// Find tools, directives or knowledge by keyword (the `rye_search` query language): a
+    /// ranked list of ids, or JSON.
+    Search(search::SearchArgs),
     /// Print an item's content, verified; `--to` copies it into the project or user space.
     Load(load::LoadArgs),
     /// Verify item signatures (all items by default, or the chains of the named tools).
@@ -437,6 +441,7 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
         Command::Init { path } => scaffold::init(&ctx, &path),
         Command::New { what } => scaffold::new(&ctx, what),
         Command::Exec(args) => exec::exec(&ctx, &args),
+        Command::Search(args) => search::search(&ctx, &args),
         Command::Load(args) => load::load(&ctx, &args),
         Command::Lsp { rules } => lsp::lsp(&ctx, rules.settings()),
         Command::Mcp(args) => {

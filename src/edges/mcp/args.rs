@@ -1,6 +1,7 @@
 //! L6 the arguments of one execute call (§12.1) read from the client's JSON: names, types,
 //! defaults and the project directory checked by hand, each problem answered as a sentence the
-//! agent can act on (never a panic, never a protocol error).
+//! agent can act on (never a panic, never a protocol error). The sentences are shared with the
+//! search call's reader (`search`).
 
 use std::path::{Path, PathBuf};
 
@@ -44,20 +45,21 @@ fn what(name: &str) -> &'static str {
     match name {
         "item_type" => "one of directive, tool, knowledge",
         "item_id" => "the item's id, such as `rye/bash/bash`",
+        "query" => "keywords to search for; `*` lists every item",
         _ => "the absolute path of the project directory, the one holding `.ai/`",
     }
 }
 
-fn missing(name: &str) -> String {
+pub(super) fn missing(name: &str) -> String {
     format!("Missing required argument `{name}` ({})", what(name))
 }
 
-fn mistyped(name: &str, wanted: &str, got: &Json) -> String {
+pub(super) fn mistyped(name: &str, wanted: &str, got: &Json) -> String {
     format!("Argument `{name}` must be {wanted}, not {}", kind(got))
 }
 
 /// A required string argument.
-fn required_str(args: &Map<String, Json>, name: &str) -> Result<String, String> {
+pub(super) fn required_str(args: &Map<String, Json>, name: &str) -> Result<String, String> {
     match args.get(name) {
         None => Err(missing(name)),
         Some(Json::String(s)) => Ok(s.clone()),
@@ -66,7 +68,7 @@ fn required_str(args: &Map<String, Json>, name: &str) -> Result<String, String> 
 }
 
 /// An optional boolean argument (absent or null: `false`).
-fn flag(args: &Map<String, Json>, name: &str) -> Result<bool, String> {
+pub(super) fn flag(args: &Map<String, Json>, name: &str) -> Result<bool, String> {
     match args.get(name) {
         None | Some(Json::Null) => Ok(false),
         Some(Json::Bool(b)) => Ok(*b),

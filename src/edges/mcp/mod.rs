@@ -5,8 +5,10 @@
 //! notices go to stderr.
 
 pub mod args;
+pub mod search;
 pub mod server;
 pub mod tools;
+pub mod warm;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -2,7 +2,8 @@
 //! data): `initialize`'s answer, `tools/list`, and `tools/call` of the execute tool, which checks
 //! the arguments and runs the tool through the shared execution session
 //! (`runner::execute::Session`) on tokio's blocking pool, one call at a time, answering seed 003's
-//! JSON as text (and as `structuredContent` where the protocol has it).
+//! JSON as text (and as `structuredContent` where the protocol has it); and of the search tool,
+//! answered from the project's warm state (`warm`), kept between calls.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -21,7 +22,9 @@ use rustc_hash::FxHashSet;
 use serde_json::{Value as Json, json};
 
 use super::args::{self, ExecuteArgs};
-use super::tools::{ToolNames, execute_tool};
+use super::search::SearchArgs;
+use super::tools::{ToolNames, execute_tool, search_tool};
+use super::warm::WarmProjects;
 use crate::db::Settings;
 use crate::exec::DEFAULT_OUTPUT_CAP;
 use crate::exec::document::DocAnswer;
@@ -59,6 +62,7 @@ impl Notices {
 pub struct Server {
     names: ToolNames,
     tool: Tool,
+    search_tool: Tool,
     sys: &'static dyn System,
     spaces: Spaces,
     /// The project of a call that names none (`ryechain mcp PATH`).
@@ -68,6 +72,9 @@ pub struct Server {
     /// Held by the call that is running: calls run one at a time, since the process adopts its
     /// tools' orphans (`runner::adopt_orphans`), whose sweep cannot tell one run's from another's.
     turn: Arc<tokio::sync::Mutex<()>>,
+    /// The projects searched, loaded and watched, kept between calls (searches run one at a
+    /// time on them, beside any execute call: a search spawns nothing).
+    warm: Arc<Mutex<WarmProjects>>,
     notices: Notices,
 }
 
@@ -82,11 +89,13 @@ impl Server {
         Server {
             names,
             tool: execute_tool(names),
+            search_tool: search_tool(names),
             sys,
             spaces,
             default_project,
             env: Arc::new(env),
             turn: Arc::new(tokio::sync::Mutex::new(())),
+            warm: Arc::default(),
             notices: Notices::default(),
         }
     }
@@ -141,6 +150,85 @@ impl Server {
                 "item_id": item_id,
             })
         })
+    }
+}
+
+impl Server {
+    /// One search call, answered in §12.7's JSON.
+    pub async fn search(&self, arguments: Option<&JsonObject>) -> Json {
+        let query = super::search::query_of(arguments);
+        let args = match super::search::read(arguments) {
+            Ok(args) => args,
+            Err(error) => return crate::render::search::error(query.as_deref(), &error),
+        };
+        let project = match args::project_dir(
+            self.sys,
+            args.project_path.as_deref(),
+            self.default_project.as_deref(),
+        ) {
+            Ok(dir) => dir,
+            Err(error) => return crate::render::search::error(query.as_deref(), &error),
+        };
+        let job = SearchJob {
+            sys: self.sys,
+            spaces: Arc::clone(&self.spaces),
+            project,
+            args,
+            warm: Arc::clone(&self.warm),
+            notices: self.notices.clone(),
+        };
+        let ran = tokio::task::spawn_blocking(move || job.run()).await;
+        ran.unwrap_or_else(|e| {
+            crate::render::search::error(
+                query.as_deref(),
+                &format!("internal error in ryechain while searching (a bug): {e}"),
+            )
+        })
+    }
+}
+
+/// The blocking part of one search call.
+struct SearchJob {
+    sys: &'static dyn System,
+    spaces: Spaces,
+    project: PathBuf,
+    args: SearchArgs,
+    warm: Arc<Mutex<WarmProjects>>,
+    notices: Notices,
+}
+
+impl SearchJob {
+    /// Search the project's warm state, brought in line with the disk first.
+    fn run(self) -> Json {
+        let req = &self.args.request;
+        let (specs, notices) = match (self.spaces)(&self.project) {
+            Ok(spaces) => spaces,
+            Err(e) => return crate::render::search::error(Some(&req.query), &format!("{e:#}")),
+        };
+        self.notices.show(&notices);
+        let mut projects = self.warm.lock().unwrap_or_else(PoisonError::into_inner);
+        let warm = projects.get(self.sys, &self.project, specs);
+        self.notices.show(&warm.take_notices());
+        let (a, index) = warm.search_view();
+        let answer = match a.search_in(index, req) {
+            Ok(answer) => answer,
+            Err(e) => return crate::render::search::error(Some(&req.query), &e.to_string()),
+        };
+        let verdicts: Vec<_> = answer
+            .hits
+            .iter()
+            .map(|h| a.verify_file(h.file, &h.id))
+            .collect();
+        let echo = crate::render::search::Echo {
+            query: &req.query,
+            item_type: req.kind.name(),
+            source: req.source.name(),
+            limit: req.limit,
+            offset: req.offset,
+            scope: self.args.scope.as_deref(),
+            space: self.args.space.as_deref(),
+        };
+        crate::render::search::response(&answer, &verdicts, &echo, &|p| p.display().to_string())
     }
 }
 
@@ -263,7 +351,10 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(vec![self.tool.clone()]))
+        Ok(ListToolsResult::with_all_items(vec![
+            self.tool.clone(),
+            self.search_tool.clone(),
+        ]))
     }
 
     /// rmcp hands on a request whose params do not parse as its method's as a custom request;
@@ -295,15 +386,18 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let started = Instant::now();
-        if request.name != self.tool.name {
+        let structured = has_structured_content(context.protocol_version().as_ref());
+        let response = if request.name == self.tool.name {
+            self.execute(request.arguments.as_ref(), started).await
+        } else if request.name == self.search_tool.name {
+            self.search(request.arguments.as_ref()).await
+        } else {
             // A protocol error (-32602), as the MCP specification answers an unknown tool.
             return Err(ErrorData::invalid_params(
                 format!("Unknown tool: {}", request.name),
                 None,
             ));
-        }
-        let structured = has_structured_content(context.protocol_version().as_ref());
-        let response = self.execute(request.arguments.as_ref(), started).await;
+        };
         Ok(tool_result(response, structured).into())
     }
 }

@@ -1,6 +1,7 @@
 //! L6 the MCP tools ryechain lists, as data: each tool's name, description and input JSON Schema
-//! (seed 003's `rye_execute` parameters, §12.1), under the seeds' names or the reference's
-//! (§12.10, `--tool-names reference`).
+//! (seed 003's `rye_execute` parameters, §12.1; `rye_search`'s, the reference's with the seed-era
+//! `scope` and `space`, §12.7), under the seeds' names or the reference's (§12.10,
+//! `--tool-names reference`).
 
 use std::sync::Arc;
 
@@ -11,11 +12,11 @@ use serde_json::{Value as Json, json};
 /// Which names the server and its tools go by.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum ToolNames {
-    /// The seeds' names: server `ryechain`, tool `rye_execute`.
+    /// The seeds' names: server `ryechain`, tools `rye_execute` and `rye_search`.
     #[default]
     Seed,
-    /// The reference server's names: server `rye`, tool `execute` (so an agent configured for the
-    /// reference keeps working; clients show them as `mcp__rye__execute`).
+    /// The reference server's names: server `rye`, tools `execute` and `search` (so an agent
+    /// configured for the reference keeps working; clients show them as `mcp__rye__execute`).
     Reference,
 }
 
@@ -33,6 +34,14 @@ impl ToolNames {
         match self {
             ToolNames::Seed => "rye_execute",
             ToolNames::Reference => "execute",
+        }
+    }
+
+    /// The name of the search tool.
+    pub fn search(self) -> &'static str {
+        match self {
+            ToolNames::Seed => "rye_search",
+            ToolNames::Reference => "search",
         }
     }
 }
@@ -102,6 +111,119 @@ pub fn execute_tool(names: ToolNames) -> Tool {
          A directive answers its body with `parameters` (or `parameters.inputs`) filled in, for \
          you to follow; a knowledge entry answers its metadata and body. Signatures are verified \
          before anything is read.",
+        Arc::new(schema),
+    )
+}
+
+/// The arguments the search tool's schema lists: the reference's (§12.7), then the seed-era
+/// `scope` and `space` that stand for `item_type` and `source`.
+pub const SEARCH_ARGUMENTS: [&str; 13] = [
+    "item_type",
+    "query",
+    "project_path",
+    "source",
+    "limit",
+    "offset",
+    "sort_by",
+    "fields",
+    "filters",
+    "fuzzy",
+    "proximity",
+    "scope",
+    "space",
+];
+
+/// The input JSON Schema of the search tool.
+pub fn search_schema() -> Json {
+    let distance = |default: Option<u64>, what: &str| {
+        let mut d = json!({"type": "integer", "minimum": 0, "description": what});
+        if let Some(n) = default {
+            d["default"] = json!(n);
+        }
+        d
+    };
+    json!({
+        "type": "object",
+        "properties": {
+            "item_type": {
+                "type": "string",
+                "enum": ITEM_TYPES,
+                "description": "The kind of item to search: directive, tool or knowledge (or give the seed-era `scope`)."
+            },
+            "query": {
+                "type": "string",
+                "description": "Keywords, all of which must match (case-insensitive substrings of the name, title, description, category or preview); `AND`, `OR`, `NOT` in capitals, (groups), \"exact phrases\", wild*cards matched per word; `*` lists every item. A query that does not parse is an error naming the column."
+            },
+            "project_path": {
+                "type": "string",
+                "description": "The absolute path of the project directory (the one holding `.ai/`)."
+            },
+            "source": {
+                "type": "string",
+                "enum": crate::facts::search::Source::NAMES,
+                "default": "project",
+                "description": "Which spaces to search (or give the seed-era `space`)."
+            },
+            "limit": {"type": "integer", "minimum": 0, "default": crate::facts::search::DEFAULT_LIMIT, "description": "How many results to return."},
+            "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "How many results to skip (paging)."},
+            "sort_by": {
+                "type": "string",
+                "enum": crate::facts::search::SortBy::NAMES,
+                "default": "score",
+                "description": "score (ties by space: project, user, system, then id), date (newest created_at first) or name."
+            },
+            "fields": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "A query per field that must match too, for example {\"category\": \"core\"}; fields: title, name, description, category, content, preview, id, source, type."
+            },
+            "filters": {
+                "type": "object",
+                "description": "Exact values of a result's fields or metadata: a value (case-insensitive), a list (any of), \"!x\" (not), \">=1.2.0\" (versions), date_from / date_to (created_at)."
+            },
+            "fuzzy": {
+                "type": "object",
+                "properties": {
+                    "enabled": {"type": "boolean", "default": false},
+                    "max_distance": distance(Some(2), "Levenshtein edits a term may be off a word.")
+                },
+                "description": "Match terms despite typos."
+            },
+            "proximity": {
+                "type": "object",
+                "properties": {
+                    "enabled": {"type": "boolean", "default": false},
+                    "max_distance": distance(Some(5), "Words every term may be from the first.")
+                },
+                "description": "Only items whose query terms are near each other."
+            },
+            "scope": {
+                "type": "string",
+                "description": "Seed-era: the item type and an optional namespace, for example `tool`, `tool.rye.core.*` or `rye.search.tool.rye.core.*` (dots become `/`; a trailing `*` matches everything under it)."
+            },
+            "space": {
+                "type": "string",
+                "enum": crate::facts::search::Source::NAMES,
+                "default": "all",
+                "description": "Seed-era name of `source`; its default is all."
+            }
+        },
+        "required": ["query", "project_path"]
+    })
+}
+
+/// The search tool as `tools/list` gives it.
+pub fn search_tool(names: ToolNames) -> Tool {
+    let schema = match search_schema() {
+        Json::Object(map) => map,
+        _ => serde_json::Map::new(),
+    };
+    Tool::new(
+        names.search(),
+        "Find directives, tools or knowledge entries by keyword before calling execute: the ids \
+         you can pass to it, ranked by how well the name, title, description, category and \
+         preview match (a score from 0 to 1), with each item's space, path, metadata and \
+         signature verdict. Name the item type with `item_type` (or `scope`).",
         Arc::new(schema),
     )
 }

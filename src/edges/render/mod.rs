@@ -11,6 +11,7 @@ pub mod hover;
 pub mod human;
 pub mod json;
 pub mod sarif;
+pub mod search;
 
 pub use human::HumanOptions;
 

@@ -235,6 +235,77 @@ impl<'db> Analysis<'db> {
         ids
     }
 
+    // ---- search ------------------------------------------------------------------------------
+
+    /// The items of `req.kind` that match `req` (§12.7), ranked: the page asked for and how many
+    /// matched, from an index built for this search alone ([`Analysis::search_in`] searches one
+    /// kept between searches).
+    pub fn search(
+        &self,
+        req: &crate::facts::search::SearchRequest,
+    ) -> Result<crate::facts::search::SearchAnswer, crate::facts::search::SearchError> {
+        self.search_in(&self.search_index(), req)
+    }
+
+    /// Every item of every space with what a search reads of it, the documents of a large tree
+    /// computed in parallel (chunks, a database clone per job, as the lint; each is memoized per
+    /// file, `search_doc`).
+    pub fn search_index(&self) -> crate::facts::search::SearchIndex {
+        use crate::facts::search::{SearchIndex, search_doc};
+        let db = self.db;
+        let files = SearchIndex::item_files(db);
+        let docs = super::par_chunks_with_progress(
+            db,
+            &files,
+            &|db, part| {
+                part.iter()
+                    .map(|f| search_doc(db, f.file).clone())
+                    .collect()
+            },
+            &|_| {},
+            None,
+        );
+        SearchIndex::build(db, files, docs)
+    }
+
+    /// Bring `index` up to date after a change that wrote or removed `paths`; built again when
+    /// the change reached what every document depends on (the spaces, an extractor).
+    pub fn refresh_search_index(
+        &self,
+        index: &mut crate::facts::search::SearchIndex,
+        paths: &[PathBuf],
+    ) {
+        if !index.refresh(self.db, paths) {
+            *index = self.search_index();
+        }
+    }
+
+    /// [`Analysis::search`] over a kept index. A large tree's items are matched in parallel.
+    pub fn search_in(
+        &self,
+        index: &crate::facts::search::SearchIndex,
+        req: &crate::facts::search::SearchRequest,
+    ) -> Result<crate::facts::search::SearchAnswer, crate::facts::search::SearchError> {
+        use crate::facts::search::{Compiled, answer, candidates, score_all};
+        /// Fewer candidates than this are matched on the calling thread.
+        const PARALLEL_FROM: usize = 4096;
+        let db = self.db;
+        let compiled = Compiled::new(db, req)?;
+        let cands = candidates(index, req);
+        let scores = if cands.len() < PARALLEL_FROM {
+            score_all(&compiled, &cands)
+        } else {
+            super::par_chunks_with_progress(
+                db,
+                &cands,
+                &|_, part| score_all(&compiled, part),
+                &|_| {},
+                None,
+            )
+        };
+        Ok(answer(db, req, &cands, &scores))
+    }
+
     // ---- the editor --------------------------------------------------------------------------
 
     /// The executor id written at byte `offset` of `file`, with the span of its characters.

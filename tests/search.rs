@@ -592,6 +592,14 @@ fn the_command_prints_a_ranked_list_and_exits_by_what_it_found() {
     );
     let (code, out, _) = cli(&["nothing-like-this"]);
     assert_eq!((code, out.as_str()), (1, "no tools match in every space\n"));
+    let (code, out, _) = cli(&["gateway", "--offset", "5", "--source", "project"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            1,
+            "2 tools match in the project space, none shown (offset 5, limit 10)\n"
+        )
+    );
     let (code, out, err) = cli(&["(gateway", "--type", "directive"]);
     assert_eq!(code, 2, "{out}");
     assert!(out.is_empty());

@@ -7,10 +7,21 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::exec::ExecType;
 use super::{Context, OutputFormat};
 use crate::db::Settings;
 use crate::facts::search::{DEFAULT_LIMIT, SearchError, SearchRequest, SortBy, Source};
+use crate::integrity::ItemKind;
+
+/// The kind of item to search.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TypeArg {
+    /// Tools (`.ai/tools/`).
+    Tool,
+    /// Directives (`.ai/directives/`).
+    Directive,
+    /// Knowledge entries (`.ai/knowledge/`).
+    Knowledge,
+}
 
 /// Which spaces to search.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -40,7 +51,7 @@ pub struct SearchArgs {
     path: PathBuf,
     /// The kind of item to search.
     #[arg(long = "type", value_enum, default_value = "tool")]
-    kind: ExecType,
+    kind: TypeArg,
     /// Which spaces to search (`rye_search` defaults to the project; people usually want to see
     /// what they can run from it, so the command looks everywhere).
     #[arg(long, value_enum, default_value = "all")]
@@ -74,13 +85,18 @@ pub fn search(ctx: &Context<'_>, args: &SearchArgs) -> anyhow::Result<u8> {
         SortArg::Date => SortBy::Date,
         SortArg::Name => SortBy::Name,
     };
+    let kind = match args.kind {
+        TypeArg::Tool => ItemKind::Tool,
+        TypeArg::Directive => ItemKind::Directive,
+        TypeArg::Knowledge => ItemKind::Knowledge,
+    };
     let req = SearchRequest {
         source,
         limit: args.limit,
         offset: args.offset,
         sort_by,
         fuzzy: args.fuzzy,
-        ..SearchRequest::new(args.kind.kind(), &args.query)
+        ..SearchRequest::new(kind, &args.query)
     };
     let project = ctx.project_root(&args.path)?;
     let (host, notices) = ctx.host(&project, Settings::default())?;

@@ -1,8 +1,8 @@
 //! L6 `ryechain mcp`: the MCP server on stdin/stdout (the official Rust SDK, `rmcp`), through
-//! which an agent calls `rye_execute` (§12). It owns the protocol edge only: the runtime, the
-//! transport and the process-wide setup; the handler is `server`, the tools' names and schemas
-//! `tools`, the reading of a call's arguments `args`. Stdout carries protocol messages only;
-//! notices go to stderr.
+//! which an agent calls `rye_execute` and `rye_search` (§12). It owns the protocol edge only: the
+//! runtime, the transport and the process-wide setup; the handler is `server`, the tools' names
+//! and schemas `tools`, the reading of a call's arguments `args` and `search`, the projects kept
+//! loaded for searches `warm`. Stdout carries protocol messages only; notices go to stderr.
 
 pub mod args;
 pub mod search;
@@ -28,8 +28,9 @@ pub struct McpArgs {
     /// The project a call that names no `project_path` runs in (found upwards, as for `lint`).
     /// Calls name one: seed 003 requires it.
     pub path: Option<PathBuf>,
-    /// The names the server and its tool go by: `seed` (server `ryechain`, tool `rye_execute`)
-    /// or `reference` (server `rye`, tool `execute`, as the reference's server names them).
+    /// The names the server and its tools go by: `seed` (server `ryechain`, tools `rye_execute`
+    /// and `rye_search`) or `reference` (server `rye`, tools `execute` and `search`, as the
+    /// reference's server names them).
     #[arg(long, value_enum, default_value = "seed")]
     pub tool_names: ToolNames,
 }

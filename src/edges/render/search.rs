@@ -149,8 +149,8 @@ pub fn human(answer: &SearchAnswer, echo: &Echo<'_>) -> String {
         out.push_str(&format!("no {kind} match in {spaces}\n"));
     } else if answer.hits.is_empty() {
         out.push_str(&format!(
-            "none shown: {} {kind} match in {spaces}, none after the first {}\n",
-            answer.total, echo.offset
+            "{} {kind} match in {spaces}, none shown (offset {}, limit {})\n",
+            answer.total, echo.offset, echo.limit
         ));
     } else {
         out.push_str(&format!(

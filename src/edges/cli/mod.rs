@@ -278,7 +278,8 @@ enum Command {
         rules: RuleArgs,
     },
     /// Serve MCP on stdin/stdout for agents: the `rye_execute` tool (seed 003) runs tools through
-    /// their chains and answers directives and knowledge. Each call names its project.
+    /// their chains and answers directives and knowledge; `rye_search` finds items. Each call
+    /// names its project.
     Mcp(crate::edges::mcp::McpArgs),
     /// Remove the project's lint cache (`--all`: every lint cache in the cache folder).
     Clean {

@@ -1468,6 +1468,30 @@ impl<'s> Reloader<'s> {
     }
 }
 
+/// The paths a file watcher's event asks to re-read (`--watch`, the MCP server's warm state): writes, creations, removals and renames of files; a
+/// directory only when it was created or moved in (its files may come without events of their
+/// own). Opens, reads and metadata changes ask nothing.
+pub fn watched_paths(event: &notify::Event, sys: &dyn System) -> Vec<PathBuf> {
+    use notify::event::{AccessKind, AccessMode, CreateKind, EventKind, ModifyKind};
+    let dir_ok = match event.kind {
+        EventKind::Create(CreateKind::Folder | CreateKind::Any)
+        | EventKind::Modify(ModifyKind::Name(_))
+        | EventKind::Remove(_) => true,
+        EventKind::Create(_)
+        | EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Any | ModifyKind::Other)
+        | EventKind::Access(AccessKind::Close(AccessMode::Write))
+        | EventKind::Any
+        | EventKind::Other => false,
+        EventKind::Modify(ModifyKind::Metadata(_)) | EventKind::Access(_) => return Vec::new(),
+    };
+    event
+        .paths
+        .iter()
+        .filter(|p| dir_ok || !sys.is_dir(p))
+        .cloned()
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

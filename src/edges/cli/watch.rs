@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use notify::event::{AccessKind, AccessMode, CreateKind, EventKind, ModifyKind};
 use notify::{RecursiveMode, Watcher};
 
 use crate::analysis::Host;
@@ -25,29 +24,6 @@ use crate::system::System;
 const DEBOUNCE: Duration = Duration::from_millis(100);
 /// ...or when it has been gathering for this long (a long `git checkout`).
 const MAX_BATCH: Duration = Duration::from_secs(2);
-
-/// The paths an event asks to re-read: writes, creations, removals and renames of files; a
-/// directory only when it was created or moved in (its files may come without events of their
-/// own). Opens, reads and metadata changes ask nothing.
-fn wanted(event: &notify::Event, sys: &dyn System) -> Vec<PathBuf> {
-    let dir_ok = match event.kind {
-        EventKind::Create(CreateKind::Folder | CreateKind::Any)
-        | EventKind::Modify(ModifyKind::Name(_))
-        | EventKind::Remove(_) => true,
-        EventKind::Create(_)
-        | EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Any | ModifyKind::Other)
-        | EventKind::Access(AccessKind::Close(AccessMode::Write))
-        | EventKind::Any
-        | EventKind::Other => false,
-        EventKind::Modify(ModifyKind::Metadata(_)) | EventKind::Access(_) => return Vec::new(),
-    };
-    event
-        .paths
-        .iter()
-        .filter(|p| dir_ok || !sys.is_dir(p))
-        .cloned()
-        .collect()
-}
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -120,7 +96,7 @@ pub fn watch(
         let mut paths: Vec<PathBuf> = Vec::new();
         for e in events {
             match e {
-                Ok(event) => paths.extend(wanted(&event, sys)),
+                Ok(event) => paths.extend(crate::load::watched_paths(&event, sys)),
                 Err(e) => errln!("warning: the file watcher reported: {e}"),
             }
         }

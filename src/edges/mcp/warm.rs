@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use notify::event::{AccessKind, CreateKind, EventKind, ModifyKind};
+use notify::event::{AccessKind, EventKind};
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 
 use crate::analysis::{Analysis, Host};
@@ -80,29 +80,6 @@ impl Drop for Watch {
         let _ = self.watcher.unwatch(&self.folder);
         let _ = std::fs::remove_dir_all(&self.folder);
     }
-}
-
-/// The paths a watcher's event asks to re-read: writes, creations, removals and renames of
-/// files; a folder only when it was created or moved (its files may come without events of
-/// their own). Opens, reads and metadata changes ask nothing (as `cli::watch` reads events).
-fn wanted(event: &notify::Event, sys: &dyn System) -> Vec<PathBuf> {
-    let folders_too = match event.kind {
-        EventKind::Create(CreateKind::Folder | CreateKind::Any)
-        | EventKind::Modify(ModifyKind::Name(_))
-        | EventKind::Remove(_) => true,
-        EventKind::Create(_)
-        | EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Any | ModifyKind::Other)
-        | EventKind::Access(AccessKind::Close(notify::event::AccessMode::Write))
-        | EventKind::Any
-        | EventKind::Other => false,
-        EventKind::Modify(ModifyKind::Metadata(_)) | EventKind::Access(_) => return Vec::new(),
-    };
-    event
-        .paths
-        .iter()
-        .filter(|p| folders_too || !sys.is_dir(p))
-        .cloned()
-        .collect()
 }
 
 impl Watch {
@@ -184,7 +161,7 @@ impl Watch {
                 }
                 continue;
             }
-            paths.extend(wanted(&event, sys));
+            paths.extend(crate::load::watched_paths(&event, sys));
         }
         if let Some(why) = trouble {
             return Err(why);

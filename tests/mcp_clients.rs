@@ -265,6 +265,51 @@ fn the_schema_lists_seed_003s_parameters_under_either_name() {
     assert_eq!(ToolNames::Reference.server_name(), "rye");
 }
 
+/// The property names of a schema, in order.
+fn properties(schema: &Json) -> Vec<&str> {
+    schema["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
+#[test]
+fn the_load_and_sign_schemas_list_the_references_parameters_under_either_name() {
+    // §12.8, §12.9: the same required three as execute; spaces by name.
+    let load = tools::load_schema();
+    assert_eq!(properties(&load), tools::LOAD_ARGUMENTS);
+    assert_eq!(
+        load["required"],
+        json!(["item_type", "item_id", "project_path"])
+    );
+    assert_eq!(
+        load["properties"]["source"]["enum"],
+        json!(["project", "user", "system"])
+    );
+    assert_eq!(
+        load["properties"]["destination"]["enum"],
+        json!(["project", "user"])
+    );
+    let sign = tools::sign_schema();
+    assert_eq!(properties(&sign), tools::SIGN_ARGUMENTS);
+    assert_eq!(sign["properties"]["source"]["default"], "project");
+    assert_eq!(
+        sign["properties"]["source"]["enum"],
+        json!(["project", "user"])
+    );
+    for (names, l, s) in [
+        (ToolNames::Seed, "rye_load", "rye_sign"),
+        (ToolNames::Reference, "load", "sign"),
+    ] {
+        let (lt, st) = (tools::load_tool(names), tools::sign_tool(names));
+        assert_eq!((lt.name.as_ref(), st.name.as_ref()), (l, s));
+        assert_eq!(Json::Object((*lt.input_schema).clone()), load);
+        assert_eq!(Json::Object((*st.input_schema).clone()), sign);
+    }
+}
+
 fn read_search(v: Json) -> Result<search::SearchArgs, String> {
     search::read(Some(&object(v)))
 }
@@ -549,9 +594,17 @@ fn the_server_writes_only_protocol_messages_and_exits_cleanly_when_stdin_closes(
     wire.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
     let list = wire.recv();
     assert_eq!(list["id"], 1);
-    assert_eq!(list["result"]["tools"][0]["name"], "rye_execute", "{list}");
-    assert_eq!(list["result"]["tools"][1]["name"], "rye_search", "{list}");
-    assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(2));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["rye_execute", "rye_search", "rye_load", "rye_sign"],
+        "{list}"
+    );
     // An unknown tool is a protocol error (-32602, as the MCP specification answers it).
     wire.send(&json!({
         "jsonrpc": "2.0", "id": 2, "method": "tools/call",
@@ -734,6 +787,17 @@ fn the_official_python_sdk_lists_and_calls_rye_execute() {
         "# Flow\n\nResearch {input:topic}.\n\n```xml\n<directive name=\"flow\" version=\"1.0.0\">\n  <metadata><description>Research</description><category>acme</category></metadata>\n  <inputs><input name=\"topic\" required=\"true\"/></inputs>\n  <outputs><output name=\"summary\"/></outputs>\n</directive>\n```\n",
     )
     .unwrap();
+    // Tools left unsigned for rye_sign, one of them with a misspelt executor id.
+    for tool in ["later/fresh", "later/second", "later/broken"] {
+        ryechain(&project, &home, &["new", "tool", tool, "--runtime", "bash"]);
+    }
+    let broken = project.join(".ai/tools/later/broken.sh");
+    let text = std::fs::read_to_string(&broken).unwrap();
+    std::fs::write(
+        &broken,
+        text.replace("runtimes/bash/bash", "runtimes/bash/bsh"),
+    )
+    .unwrap();
     ryechain(&project, &home, &["keys", "generate"]);
     ryechain(&project, &home, &["sign", "acme/*"]);
     ryechain(&project, &home, &["sign", "acme/*", "--type", "knowledge"]);
@@ -760,7 +824,7 @@ fn the_official_python_sdk_lists_and_calls_rye_execute() {
         "the MCP client failed:\n{stdout}\n{stderr}"
     );
     let checks = stdout.lines().filter(|l| l.starts_with("ok: ")).count();
-    assert_eq!(checks, 23, "{stdout}\n{stderr}");
+    assert_eq!(checks, 31, "{stdout}\n{stderr}");
     // The server wrote nothing to its stderr (the client passes it through).
     assert!(stderr.trim().is_empty(), "{stderr}");
 }

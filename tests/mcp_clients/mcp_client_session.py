@@ -54,7 +54,7 @@ async def seed_names() -> None:
             ok("initialize: ryechain, tools capability, 2025-11-25")
 
             tools = (await session.list_tools()).tools
-            assert [t.name for t in tools] == ["rye_execute", "rye_search"], tools
+            assert [t.name for t in tools] == ["rye_execute", "rye_search", "rye_load", "rye_sign"], tools
             schema = tools[0].input_schema
             assert schema["type"] == "object", schema
             assert schema["required"] == ["item_type", "item_id", "project_path"], schema
@@ -73,6 +73,19 @@ async def seed_names() -> None:
             assert search_schema["properties"]["source"]["default"] == "project", search_schema
             assert search_schema["properties"]["space"]["default"] == "all", search_schema
             ok("tools/list: rye_search with the reference's parameters and the seed-era scope and space")
+
+            load_schema, sign_schema = tools[2].input_schema, tools[3].input_schema
+            assert set(load_schema["properties"]) == {
+                "item_type", "item_id", "project_path", "source", "destination"
+            }, load_schema
+            assert load_schema["properties"]["destination"]["enum"] == ["project", "user"], load_schema
+            assert set(sign_schema["properties"]) == {
+                "item_type", "item_id", "project_path", "source"
+            }, sign_schema
+            assert sign_schema["properties"]["source"]["enum"] == ["project", "user"], sign_schema
+            for s in (load_schema, sign_schema):
+                assert s["required"] == ["item_type", "item_id", "project_path"], s
+            ok("tools/list: rye_load and rye_sign with the reference's parameters (§12.8, §12.9)")
 
             call = lambda **args: session.call_tool("rye_execute", args)
 
@@ -155,6 +168,8 @@ async def seed_names() -> None:
             ok("an unknown tool is a protocol error")
 
             await searches(session)
+            await loads(session)
+            await signs(session)
 
 
 async def searches(session: ClientSession) -> None:
@@ -265,13 +280,94 @@ async def searches(session: ClientSession) -> None:
     ok("a tool added, edited and removed on disk between calls is seen by the next call")
 
 
+async def loads(session: ClientSession) -> None:
+    async def load(**args):
+        result = await session.call_tool("rye_load", {"project_path": PROJECT, **args})
+        response = answer(result)
+        assert result.is_error is (response["status"] == "error"), result
+        return response
+
+    response = await load(item_type="tool", item_id="acme/greet")
+    assert response["status"] == "success", response
+    assert response["source"] == "project", response
+    assert response["content"].startswith("# rye:signed:"), response
+    assert '__executor_id__="rye/core/runtimes/bash/bash"' in response["content"], response
+    assert response["metadata"]["name"] == "greet", response
+    assert response["metadata"]["extension"] == ".sh", response
+    assert response["path"].endswith(".ai/tools/acme/greet.sh"), response
+    ok("rye_load answers a signed tool's content and metadata")
+
+    response = await load(item_type="tool", item_id="acme/tampered")
+    assert response["status"] == "error" and response["error_type"] == "integrity", response
+    assert response["error"].startswith("Integrity failed: "), response
+    assert "content" not in response, response
+    ok("rye_load refuses a tampered tool before giving its content")
+
+    response = await load(item_type="tool", item_id="rye/core/runtimes/bash/bash", source="system")
+    assert response["status"] == "success" and response["source"] == "system:ryechain", response
+    response = await load(item_type="knowledge", item_id="acme/notes", destination="user")
+    assert response["status"] == "success" and response["copied_to"] == "user", response
+    copied = pathlib.Path(HOME, ".ai", "knowledge", "acme", "notes.md")
+    assert response["destination_path"] == str(copied), response
+    assert copied.read_text() == response["content"], response
+    response = await load(item_type="knowledge", item_id="acme/notes", destination="user")
+    assert response["status"] == "error" and "exists already" in response["error"], response
+    copied.unlink()
+    ok("rye_load from the system space, and copies keeping the category path, never over a file")
+
+    response = await load(item_type="directive", item_id="acme/nonesuch")
+    assert response["status"] == "error", response
+    assert (response["item_type"], response["item_id"]) == ("directive", "acme/nonesuch"), response
+    response = await load(item_type="tool", item_id="../etc/passwd")
+    assert response["status"] == "error" and "../etc/passwd" in response["error"], response
+    response = await load(item_type="tool", item_id="acme/greet", destination="system")
+    assert "system bundles are immutable" in response["error"], response
+    ok("rye_load: a missing item, a hostile id and the system space as destination are refused")
+
+
+async def signs(session: ClientSession) -> None:
+    async def call(name: str, **args):
+        result = await session.call_tool(name, {"project_path": PROJECT, **args})
+        response = answer(result)
+        assert result.is_error is (response["status"] == "error"), result
+        return response
+
+    # later/fresh, later/second and later/broken (its executor id misspelt) were made unsigned.
+    response = await call("rye_execute", item_type="tool", item_id="later/fresh")
+    assert response["status"] == "error" and response["error"].startswith("Unsigned item"), response
+    response = await call("rye_sign", item_type="tool", item_id="later/fresh")
+    assert response["status"] == "signed", response
+    assert response["item_id"] == "later/fresh" and response["location"] == "project", response
+    assert set(response["signature"]) == {"timestamp", "hash", "ed25519_sig", "pubkey_fp"}, response
+    assert pathlib.Path(response["path"]).read_text().startswith("# rye:signed:"), response
+    response = await call("rye_execute", item_type="tool", item_id="later/fresh", parameters={"n": 3})
+    assert response["status"] == "success", response
+    assert response["data"] == {"ok": True, "params": {"n": 3}}, response
+    ok("rye_sign signs a tool, which then runs")
+
+    response = await call("rye_sign", item_type="tool", item_id="later/*")
+    assert response["status"] == "completed", response
+    assert response["signed"] == ["later/fresh", "later/second"], response
+    assert [f["item"] for f in response["failed"]] == ["later/broken"], response
+    assert response["failed"][0]["error"].startswith("Chain validation failed"), response
+    assert response["total"] == 3, response
+    assert response["summary"] == "Signed 2/3 items, 1 failed", response
+    ok("rye_sign of a batch signs what validates and refuses a broken chain")
+
+    response = await call("rye_sign", item_type="tool", item_id="later/nonesuch")
+    assert response["status"] == "error" and response["error"] == "Tool not found: later/nonesuch", response
+    response = await call("rye_sign", item_type="tool", item_id="later/*", source="system")
+    assert "system bundles are immutable" in response["error"], response
+    ok("rye_sign: a missing item and the system space are refused")
+
+
 async def reference_names() -> None:
     async with stdio_client(server("--tool-names", "reference"), errlog=sys.stderr) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
             assert init.server_info.name == "rye", init
             tools = (await session.list_tools()).tools
-            assert [t.name for t in tools] == ["execute", "search"], tools
+            assert [t.name for t in tools] == ["execute", "search", "load", "sign"], tools
             response = answer(
                 await session.call_tool(
                     "execute",
@@ -285,7 +381,13 @@ async def reference_names() -> None:
                 )
             )
             assert [r["id"] for r in response["results"]] == ["acme/greet"], response
-            ok("--tool-names reference: server rye, tools execute and search")
+            response = answer(
+                await session.call_tool(
+                    "load", {"item_type": "tool", "item_id": "acme/greet", "project_path": PROJECT}
+                )
+            )
+            assert response["metadata"]["name"] == "greet", response
+            ok("--tool-names reference: server rye, tools execute, search, load and sign")
 
 
 async def newest_client() -> None:
@@ -293,7 +395,7 @@ async def newest_client() -> None:
     async with Client(server()) as client:
         version = client.session.protocol_version
         tools = (await client.list_tools()).tools
-        assert [t.name for t in tools] == ["rye_execute", "rye_search"], tools
+        assert [t.name for t in tools] == ["rye_execute", "rye_search", "rye_load", "rye_sign"], tools
         result = await client.call_tool(
             "rye_execute",
             {"item_type": "tool", "item_id": "acme/greet", "project_path": PROJECT, "parameters": {"n": 2}},

@@ -448,16 +448,17 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
         Command::Mcp(args) => {
             // The calls run on tokio's blocking pool, which needs the space flags by value and a
             // system that lives as long as the process: the OS, which `main` always runs on.
-            let (system_space, user_space) = (ctx.system_space.clone(), ctx.user_space.clone());
-            let spaces: crate::edges::mcp::Spaces = Arc::new(move |project: &Path| {
-                let ctx = Context {
-                    sys: &OsSystem,
-                    system_space: system_space.clone(),
-                    user_space: user_space.clone(),
-                };
-                ctx.spaces(project)
+            let owned = Arc::new(Context {
+                sys: &OsSystem,
+                system_space: ctx.system_space.clone(),
+                user_space: ctx.user_space.clone(),
             });
-            crate::edges::mcp::serve(&args, &OsSystem, spaces)
+            let for_sign = Arc::clone(&owned);
+            let spaces: crate::edges::mcp::Spaces =
+                Arc::new(move |project: &Path| owned.spaces(project));
+            let sign: crate::edges::mcp::SignItems =
+                Arc::new(move |call| sign::sign_call(&for_sign, call));
+            crate::edges::mcp::serve(&args, &OsSystem, spaces, sign)
         }
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();

@@ -870,6 +870,29 @@ pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
     Ok(u8::from(!report.success()))
 }
 
+/// One `rye_sign` call of the MCP server, answered in its JSON (§12.9): the flow of the command,
+/// with the same validation, key handling and lockfile upkeep, never `--force`d.
+pub fn sign_call(ctx: &Context<'_>, call: &crate::edges::mcp::SignCall) -> anyhow::Result<Json> {
+    let args = SignArgs {
+        item: call.args.item_id.clone(),
+        path: call.project.clone(),
+        item_type: Some(match call.args.kind {
+            ItemKind::Tool => ItemTypeArg::Tool,
+            ItemKind::Directive => ItemTypeArg::Directive,
+            ItemKind::Knowledge => ItemTypeArg::Knowledge,
+        }),
+        space: match call.args.space {
+            SpaceKind::User => WritableSpace::User,
+            _ => WritableSpace::Project,
+        },
+        format: None,
+        json: true,
+        force: false,
+    };
+    // A long-lived process: a batch's loaded tree is freed.
+    Ok(sign_report(ctx, &args, false)?.to_json())
+}
+
 /// Validate and sign what `args` names (§10.3, §12.9), printing only notices and warnings (to
 /// stderr). `leak_host`: the process ends soon, so a batch's loaded tree is not freed piece by
 /// piece (freeing its texts and memos one by one took 0.24 s of signing a 100k tree's project).

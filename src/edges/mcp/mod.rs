@@ -1,10 +1,12 @@
 //! L6 `ryechain mcp`: the MCP server on stdin/stdout (the official Rust SDK, `rmcp`), through
-//! which an agent calls `rye_execute` and `rye_search` (§12). It owns the protocol edge only: the
-//! runtime, the transport and the process-wide setup; the handler is `server`, the tools' names
-//! and schemas `tools`, the reading of a call's arguments `args` and `search`, the projects kept
+//! which an agent calls `rye_execute`, `rye_search`, `rye_load` and `rye_sign` (§12). It owns the
+//! protocol edge only: the runtime, the transport and the process-wide setup; the handler is
+//! `server`, the tools' names and schemas `tools`, the reading of a call's arguments `args`,
+//! `search` and `items`, the projects kept
 //! loaded for searches `warm`. Stdout carries protocol messages only; notices go to stderr.
 
 pub mod args;
+pub mod items;
 pub mod search;
 pub mod server;
 pub mod tools;
@@ -16,7 +18,7 @@ use std::path::PathBuf;
 use rmcp::ServiceExt as _;
 use rmcp::service::{QuitReason, ServerInitializeError};
 
-pub use server::{Server, Spaces};
+pub use server::{Server, SignCall, SignItems, Spaces};
 pub use tools::ToolNames;
 
 use crate::load::SpaceSource;
@@ -28,16 +30,22 @@ pub struct McpArgs {
     /// The project a call that names no `project_path` runs in (found upwards, as for `lint`).
     /// Calls name one: seed 003 requires it.
     pub path: Option<PathBuf>,
-    /// The names the server and its tools go by: `seed` (server `ryechain`, tools `rye_execute`
-    /// and `rye_search`) or `reference` (server `rye`, tools `execute` and `search`, as the
-    /// reference's server names them).
+    /// The names the server and its tools go by: `seed` (server `ryechain`, tools `rye_execute`,
+    /// `rye_search`, `rye_load`, `rye_sign`) or `reference` (server `rye`, tools `execute`,
+    /// `search`, `load`, `sign`, as the reference's server names them).
     #[arg(long, value_enum, default_value = "seed")]
     pub tool_names: ToolNames,
 }
 
 /// Serve MCP on stdin/stdout until the client closes stdin; exit status 0 then. `spaces` builds
-/// a project's spaces under the command line's flags; `sys` is the machine the calls read.
-pub fn serve(args: &McpArgs, sys: &'static dyn System, spaces: Spaces) -> anyhow::Result<u8> {
+/// a project's spaces under the command line's flags, `sign` signs as `ryechain sign` does; `sys`
+/// is the machine the calls read.
+pub fn serve(
+    args: &McpArgs,
+    sys: &'static dyn System,
+    spaces: Spaces,
+    sign: SignItems,
+) -> anyhow::Result<u8> {
     let mut notices = Vec::new();
     let default_project = match &args.path {
         None => None,
@@ -53,7 +61,7 @@ pub fn serve(args: &McpArgs, sys: &'static dyn System, spaces: Spaces) -> anyhow
     let env: BTreeMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect();
-    let server = Server::new(args.tool_names, sys, spaces, default_project, env);
+    let server = Server::new(args.tool_names, sys, spaces, sign, default_project, env);
     server.show_notices(&notices);
     // What a tool leaves behind is adopted and ended after its run, as in `exec`. The contract of
     // `adopt_orphans` holds in this long-lived, multi-threaded process: every child it has is

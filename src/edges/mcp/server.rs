@@ -2,8 +2,9 @@
 //! data): `initialize`'s answer, `tools/list`, and `tools/call` of the execute tool, which checks
 //! the arguments and runs the tool through the shared execution session
 //! (`runner::execute::Session`) on tokio's blocking pool, one call at a time, answering seed 003's
-//! JSON as text (and as `structuredContent` where the protocol has it); and of the search tool,
-//! answered from the project's warm state (`warm`), kept between calls.
+//! JSON as text (and as `structuredContent` where the protocol has it); of the search tool,
+//! answered from the project's warm state (`warm`), kept between calls; of the load tool, through
+//! the same session; and of the sign tool, through `ryechain sign`'s flow (`SignItems`).
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -22,8 +23,9 @@ use rustc_hash::FxHashSet;
 use serde_json::{Value as Json, json};
 
 use super::args::{self, ExecuteArgs};
+use super::items::{self, LoadArgs};
 use super::search::SearchArgs;
-use super::tools::{ToolNames, execute_tool, search_tool};
+use super::tools::{ToolNames, execute_tool, load_tool, search_tool, sign_tool};
 use super::warm::WarmProjects;
 use crate::db::Settings;
 use crate::exec::DEFAULT_OUTPUT_CAP;
@@ -37,6 +39,19 @@ use crate::system::System;
 /// `Context::spaces` under the command line's `--user-space`/`--system-space` (and their
 /// environment variables), handed in by the command so this edge imports no other.
 pub type Spaces = Arc<dyn Fn(&Path) -> anyhow::Result<(Vec<SpaceSpec>, Vec<String>)> + Send + Sync>;
+
+/// One sign call, checked: what to sign, where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignCall {
+    /// The project directory (it holds `.ai/`).
+    pub project: PathBuf,
+    pub args: items::SignArgs,
+}
+
+/// `ryechain sign`'s flow (validate, then sign with the person's key, stale lockfiles removed),
+/// answering `rye_sign`'s JSON (§12.9); handed in by the command, as `Spaces` is, so this edge
+/// imports no other and the two cannot drift.
+pub type SignItems = Arc<dyn Fn(&SignCall) -> anyhow::Result<Json> + Send + Sync>;
 
 /// The first protocol revision with `structuredContent` in a tool's result.
 const STRUCTURED_SINCE: ProtocolVersion = ProtocolVersion::V_2025_06_18;
@@ -63,8 +78,11 @@ pub struct Server {
     names: ToolNames,
     tool: Tool,
     search_tool: Tool,
+    load_tool: Tool,
+    sign_tool: Tool,
     sys: &'static dyn System,
     spaces: Spaces,
+    sign: SignItems,
     /// The project of a call that names none (`ryechain mcp PATH`).
     default_project: Option<PathBuf>,
     /// The process environment tools' environments are resolved from (§9).
@@ -83,6 +101,7 @@ impl Server {
         names: ToolNames,
         sys: &'static dyn System,
         spaces: Spaces,
+        sign: SignItems,
         default_project: Option<PathBuf>,
         env: BTreeMap<String, String>,
     ) -> Server {
@@ -90,8 +109,11 @@ impl Server {
             names,
             tool: execute_tool(names),
             search_tool: search_tool(names),
+            load_tool: load_tool(names),
+            sign_tool: sign_tool(names),
             sys,
             spaces,
+            sign,
             default_project,
             env: Arc::new(env),
             turn: Arc::new(tokio::sync::Mutex::new(())),
@@ -143,13 +165,7 @@ impl Server {
             job.run()
         })
         .await;
-        ran.unwrap_or_else(|e| {
-            json!({
-                "status": "error",
-                "error": format!("internal error in ryechain while executing {item_id} (a bug): {e}"),
-                "item_id": item_id,
-            })
-        })
+        ran.unwrap_or_else(|e| internal_error("executing", &item_id, &e))
     }
 }
 
@@ -184,6 +200,98 @@ impl Server {
                 &format!("internal error in ryechain while searching (a bug): {e}"),
             )
         })
+    }
+}
+
+impl Server {
+    /// One load call, answered in §12.8's JSON.
+    pub async fn load(&self, arguments: Option<&JsonObject>) -> Json {
+        let args = match items::read_load(arguments) {
+            Ok(args) => args,
+            Err(error) => return refusal(error),
+        };
+        let project = match args::project_dir(
+            self.sys,
+            args.project_path.as_deref(),
+            self.default_project.as_deref(),
+        ) {
+            Ok(dir) => dir,
+            Err(error) => return refusal(error),
+        };
+        let (sys, spaces, notices) = (self.sys, Arc::clone(&self.spaces), self.notices.clone());
+        let item_id = args.item_id.clone();
+        let ran =
+            tokio::task::spawn_blocking(move || load_item(sys, &spaces, &project, &args, &notices))
+                .await;
+        ran.unwrap_or_else(|e| internal_error("loading", &item_id, &e))
+    }
+
+    /// One sign call, answered in §12.9's JSON.
+    pub async fn sign(&self, arguments: Option<&JsonObject>) -> Json {
+        let args = match items::read_sign(arguments) {
+            Ok(args) => args,
+            Err(error) => return refusal(error),
+        };
+        let project = match args::project_dir(
+            self.sys,
+            args.project_path.as_deref(),
+            self.default_project.as_deref(),
+        ) {
+            Ok(dir) => dir,
+            Err(error) => return refusal(error),
+        };
+        let item_id = args.item_id.clone();
+        let call = SignCall { project, args };
+        let sign = Arc::clone(&self.sign);
+        let ran = tokio::task::spawn_blocking(move || {
+            sign(&call).unwrap_or_else(|e| {
+                json!({"status": "error", "error": format!("{e:#}"), "item_id": call.args.item_id})
+            })
+        })
+        .await;
+        ran.unwrap_or_else(|e| internal_error("signing", &item_id, &e))
+    }
+}
+
+/// The answer when a call's blocking job panicked (a bug).
+fn internal_error(doing: &str, item_id: &str, e: &tokio::task::JoinError) -> Json {
+    json!({
+        "status": "error",
+        "error": format!("internal error in ryechain while {doing} {item_id} (a bug): {e}"),
+        "item_id": item_id,
+    })
+}
+
+/// Load an item as `ryechain load` does: a fresh session (edits on disk are seen), the
+/// signature verified under the execution policy before the content is given.
+fn load_item(
+    sys: &'static dyn System,
+    spaces: &Spaces,
+    project: &Path,
+    args: &LoadArgs,
+    notices: &Notices,
+) -> Json {
+    let refused = |error: String| json!({"status": "error", "error": error, "item_type": args.kind.name(), "item_id": args.item_id});
+    if let Some(reason) = crate::model::item_id_problem(&args.item_id) {
+        return refused(crate::message::invalid_item_id(&args.item_id, reason));
+    }
+    let (specs, found) = match spaces(project) {
+        Ok(spaces) => spaces,
+        Err(e) => return refused(format!("{e:#}")),
+    };
+    notices.show(&found);
+    let mut session = Session::open(sys, &specs, Settings::default());
+    notices.show(&std::mem::take(&mut session.notices));
+    let req = crate::exec::load::LoadRequest {
+        kind: args.kind,
+        item_id: args.item_id.clone(),
+        source: args.source,
+        destination: args.destination,
+        policy: session.policy(false),
+    };
+    match session.load(&req) {
+        Ok((answer, copied)) => crate::render::exec::load_response(&answer, copied.as_deref()),
+        Err(error) => refused(error),
     }
 }
 
@@ -354,6 +462,8 @@ impl ServerHandler for Server {
         Ok(ListToolsResult::with_all_items(vec![
             self.tool.clone(),
             self.search_tool.clone(),
+            self.load_tool.clone(),
+            self.sign_tool.clone(),
         ]))
     }
 
@@ -391,6 +501,10 @@ impl ServerHandler for Server {
             self.execute(request.arguments.as_ref(), started).await
         } else if request.name == self.search_tool.name {
             self.search(request.arguments.as_ref()).await
+        } else if request.name == self.load_tool.name {
+            self.load(request.arguments.as_ref()).await
+        } else if request.name == self.sign_tool.name {
+            self.sign(request.arguments.as_ref()).await
         } else {
             // A protocol error (-32602), as the MCP specification answers an unknown tool.
             return Err(ErrorData::invalid_params(

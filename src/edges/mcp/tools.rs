@@ -1,6 +1,6 @@
 //! L6 the MCP tools ryechain lists, as data: each tool's name, description and input JSON Schema
 //! (seed 003's `rye_execute` parameters, §12.1; `rye_search`'s, the reference's with the seed-era
-//! `scope` and `space`, §12.7), under the seeds' names or the reference's (§12.10,
+//! `scope` and `space`, §12.7; `rye_load`'s, §12.8; `rye_sign`'s, §12.9), under the seeds' names or the reference's (§12.10,
 //! `--tool-names reference`).
 
 use std::sync::Arc;
@@ -12,10 +12,11 @@ use serde_json::{Value as Json, json};
 /// Which names the server and its tools go by.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum ToolNames {
-    /// The seeds' names: server `ryechain`, tools `rye_execute` and `rye_search`.
+    /// The seeds' names: server `ryechain`, tools `rye_execute`, `rye_search`, `rye_load` and
+    /// `rye_sign`.
     #[default]
     Seed,
-    /// The reference server's names: server `rye`, tools `execute` and `search` (so an agent
+    /// The reference server's names: server `rye`, tools `execute`, `search`, `load` and `sign` (so an agent
     /// configured for the reference keeps working; clients show them as `mcp__rye__execute`).
     Reference,
 }
@@ -44,6 +45,22 @@ impl ToolNames {
             ToolNames::Reference => "search",
         }
     }
+
+    /// The name of the load tool.
+    pub fn load(self) -> &'static str {
+        match self {
+            ToolNames::Seed => "rye_load",
+            ToolNames::Reference => "load",
+        }
+    }
+
+    /// The name of the sign tool.
+    pub fn sign(self) -> &'static str {
+        match self {
+            ToolNames::Seed => "rye_sign",
+            ToolNames::Reference => "sign",
+        }
+    }
 }
 
 /// The item types of §12.1, in the order the schema lists them.
@@ -67,7 +84,7 @@ pub fn execute_schema() -> Json {
             "item_type": {
                 "type": "string",
                 "enum": ITEM_TYPES,
-                "description": "The kind of item: directive, tool or knowledge (this version runs tools only)."
+                "description": "The kind of item: directive, tool or knowledge."
             },
             "item_id": {
                 "type": "string",
@@ -99,11 +116,7 @@ pub fn execute_schema() -> Json {
 
 /// The execute tool as `tools/list` gives it.
 pub fn execute_tool(names: ToolNames) -> Tool {
-    let schema = match execute_schema() {
-        Json::Object(map) => map,
-        _ => serde_json::Map::new(),
-    };
-    Tool::new(
+    tool(
         names.execute(),
         "Execute a Rye OS item and answer seed 003's JSON response. A tool runs through its \
          executor chain (every element resolved across the project, user and system spaces, its \
@@ -111,7 +124,7 @@ pub fn execute_tool(names: ToolNames) -> Tool {
          A directive answers its body with `parameters` (or `parameters.inputs`) filled in, for \
          you to follow; a knowledge entry answers its metadata and body. Signatures are verified \
          before anything is read.",
-        Arc::new(schema),
+        execute_schema(),
     )
 }
 
@@ -214,16 +227,117 @@ pub fn search_schema() -> Json {
 
 /// The search tool as `tools/list` gives it.
 pub fn search_tool(names: ToolNames) -> Tool {
-    let schema = match search_schema() {
-        Json::Object(map) => map,
-        _ => serde_json::Map::new(),
-    };
-    Tool::new(
+    tool(
         names.search(),
         "Find directives, tools or knowledge entries by keyword before calling execute: the ids \
          you can pass to it, ranked by how well the name, title, description, category and \
          preview match (a score from 0 to 1), with each item's space, path, metadata and \
          signature verdict. Name the item type with `item_type` (or `scope`).",
-        Arc::new(schema),
+        search_schema(),
+    )
+}
+
+/// A tool as `tools/list` gives it, from its schema.
+fn tool(name: &'static str, description: &'static str, schema: Json) -> Tool {
+    let schema = match schema {
+        Json::Object(map) => map,
+        _ => serde_json::Map::new(),
+    };
+    Tool::new(name, description, Arc::new(schema))
+}
+
+/// The arguments the load tool's schema lists (§12.8).
+pub const LOAD_ARGUMENTS: [&str; 5] = [
+    "item_type",
+    "item_id",
+    "project_path",
+    "source",
+    "destination",
+];
+
+/// The input JSON Schema of the load tool.
+pub fn load_schema() -> Json {
+    json!({
+        "type": "object",
+        "properties": {
+            "item_type": {
+                "type": "string",
+                "enum": ITEM_TYPES,
+                "description": "The kind of item: directive, tool or knowledge."
+            },
+            "item_id": {
+                "type": "string",
+                "description": "The item's id: its path below the type's folder of `.ai/`, without the extension."
+            },
+            "project_path": {
+                "type": "string",
+                "description": "The absolute path of the project directory (the one holding `.ai/`)."
+            },
+            "source": {
+                "type": "string",
+                "enum": ["project", "user", "system"],
+                "description": "The space to load from; without it, the first that holds the item (project, user, system)."
+            },
+            "destination": {
+                "type": "string",
+                "enum": ["project", "user"],
+                "description": "Copy the item into this space, under the same category path (never over a file that is there)."
+            }
+        },
+        "required": ["item_type", "item_id", "project_path"]
+    })
+}
+
+/// The load tool as `tools/list` gives it.
+pub fn load_tool(names: ToolNames) -> Tool {
+    tool(
+        names.load(),
+        "Read an item's content and metadata (its signature verified first), or copy it into the \
+         project or user space with `destination` to customise it (then sign the copy).",
+        load_schema(),
+    )
+}
+
+/// The arguments the sign tool's schema lists (§12.9).
+pub const SIGN_ARGUMENTS: [&str; 4] = ["item_type", "item_id", "project_path", "source"];
+
+/// The input JSON Schema of the sign tool.
+pub fn sign_schema() -> Json {
+    json!({
+        "type": "object",
+        "properties": {
+            "item_type": {
+                "type": "string",
+                "enum": ITEM_TYPES,
+                "description": "The kind of item: directive, tool or knowledge."
+            },
+            "item_id": {
+                "type": "string",
+                "description": "The item's id, or a glob with `*` and `?` (for example `acme/*`) to sign every match."
+            },
+            "project_path": {
+                "type": "string",
+                "description": "The absolute path of the project directory (the one holding `.ai/`)."
+            },
+            "source": {
+                "type": "string",
+                "enum": ["project", "user"],
+                "default": "project",
+                "description": "The space whose files are signed (system bundles are immutable)."
+            }
+        },
+        "required": ["item_type", "item_id", "project_path"]
+    })
+}
+
+/// The sign tool as `tools/list` gives it.
+pub fn sign_tool(names: ToolNames) -> Tool {
+    tool(
+        names.sign(),
+        "Validate and sign items with the person's signing key, as `ryechain sign` does: each \
+         item's metadata (and a tool's chain) is checked first and a broken item is refused with \
+         its issues; a signed tool's stale lockfiles are removed. Answers the signature, or per \
+         item for a batch.",
+        sign_schema(),
     )
 }

@@ -672,6 +672,68 @@ fn versions_negotiate_as_the_spec_says_and_gate_structured_content() {
 }
 
 #[test]
+fn an_agents_sign_call_never_makes_or_trusts_a_key() {
+    // Trust comes from the person: where no signing key exists, `ryechain sign` at the command
+    // line makes and trusts one, but `rye_sign` answers an error and writes nothing; where the
+    // key exists but is not trusted, the same.
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let project = tmp.path().join("proj");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    ryechain(&project, &home, &["init"]);
+    ryechain(
+        &project,
+        &home,
+        &["new", "tool", "acme/greet", "--runtime", "bash"],
+    );
+    let tool = project.join(".ai/tools/acme/greet.sh");
+    let before = std::fs::read_to_string(&tool).unwrap();
+    let sign = |wire: &mut Wire, id: u64| {
+        wire.send(&json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "rye_sign", "arguments": {
+                "item_type": "tool", "item_id": "acme/greet",
+                "project_path": project.to_str().unwrap()
+            }}
+        }));
+        let call = wire.recv();
+        assert_eq!(call["result"]["isError"], true, "{call}");
+        call["result"]["structuredContent"]["error"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let mut wire = Wire::start(&home, &[]);
+    wire.initialize("2025-11-25");
+    let error = sign(&mut wire, 1);
+    assert!(
+        error.starts_with("no signing key in ") && error.contains("`ryechain keys generate`"),
+        "{error}"
+    );
+    assert!(!home.join(".ai/config/keys").exists());
+    assert_eq!(std::fs::read_to_string(&tool).unwrap(), before);
+    let (code, _, _) = wire.close();
+    assert_eq!(code, Some(0));
+
+    // A key made, then its trust document removed.
+    ryechain(&project, &home, &["keys", "generate"]);
+    std::fs::remove_dir_all(home.join(".ai/config/keys/trusted")).unwrap();
+    let _ = std::fs::remove_dir_all(home.join(".ai/trusted_keys"));
+    let mut wire = Wire::start(&home, &[]);
+    wire.initialize("2025-11-25");
+    let error = sign(&mut wire, 1);
+    assert!(
+        error.contains("is not trusted") && error.contains("`ryechain keys trust "),
+        "{error}"
+    );
+    assert!(!home.join(".ai/config/keys/trusted").exists());
+    assert_eq!(std::fs::read_to_string(&tool).unwrap(), before);
+    let (code, _, _) = wire.close();
+    assert_eq!(code, Some(0));
+}
+
+#[test]
 fn path_is_the_project_of_a_call_that_names_none() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");

@@ -191,6 +191,7 @@ impl Outcome {
 /// What a run needs once: the signing key, made and trusted lazily, and notices to print.
 struct Signer<'c, 'a> {
     ctx: &'c Context<'a>,
+    caller: Caller,
     key: Option<SigningKeyPair>,
     notices: Vec<String>,
 }
@@ -216,6 +217,10 @@ impl Signer<'_, '_> {
                         super::keys::SIGNING_DIR_ENV
                     );
                 }
+                None if self.caller == Caller::Agent => bail!(
+                    "no signing key in {}: the person who signs makes one with `ryechain keys generate` (an agent's call never makes or trusts a key)",
+                    super::keys::signing_dir(self.ctx)?.display()
+                ),
                 None => {
                     let pair = generate_key(self.ctx, false)?;
                     self.notices.push(format!(
@@ -227,6 +232,14 @@ impl Signer<'_, '_> {
                 }
             };
             if a.trust_store().lookup(&pair.fingerprint).is_none() {
+                if self.caller == Caller::Agent {
+                    bail!(
+                        "the signing key {} in {} is not trusted: the person who signs trusts it with `ryechain keys trust {}` (an agent's call never changes what is trusted)",
+                        pair.fingerprint,
+                        pair.dir.display(),
+                        pair.dir.join(super::keys::PUBLIC_KEY_FILE).display()
+                    );
+                }
                 let doc = write_trust_doc(&user_base(self.ctx)?, &pair.public_pem, OWNER_LOCAL)?;
                 self.notices.push(format!(
                     "trusted the signing key {} in the user space: {}",
@@ -630,6 +643,18 @@ fn replace_jobs<'t>(
         .collect()
 }
 
+/// Who asked for a `sign` run, which decides what it may do beyond signing.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Caller {
+    /// A person at the command line: the process ends after the run (a batch's loaded tree is
+    /// not freed piece by piece), and a first `sign` makes and trusts the signing key.
+    Person,
+    /// An agent over MCP: a long-lived process frees what it loaded, and a missing or untrusted
+    /// key is an error — a key the person's trust store accepts is made and trusted by the
+    /// person, never by an agent's call.
+    Agent,
+}
+
 /// One item of a batch, by the file it is written through.
 struct Target<'a> {
     id: &'a str,
@@ -844,7 +869,7 @@ impl SignReport {
 /// Validate and sign, printing the outcome (JSON with `--json`); exit 1 when an item failed.
 pub fn sign(ctx: &Context<'_>, args: &SignArgs) -> anyhow::Result<u8> {
     // The process ends after this: the OS takes the loaded tree back at once.
-    let report = sign_report(ctx, args, true)?;
+    let report = sign_report(ctx, args, Caller::Person)?;
     if super::wants_json(args.json, args.format) {
         outln!("{}", serde_json::to_string_pretty(&report.to_json())?);
     } else {
@@ -889,17 +914,16 @@ pub fn sign_call(ctx: &Context<'_>, call: &crate::edges::mcp::SignCall) -> anyho
         json: true,
         force: false,
     };
-    // A long-lived process: a batch's loaded tree is freed.
-    Ok(sign_report(ctx, &args, false)?.to_json())
+    Ok(sign_report(ctx, &args, Caller::Agent)?.to_json())
 }
 
 /// Validate and sign what `args` names (§10.3, §12.9), printing only notices and warnings (to
-/// stderr). `leak_host`: the process ends soon, so a batch's loaded tree is not freed piece by
+/// stderr). For a person, the process ends soon, so a batch's loaded tree is not freed piece by
 /// piece (freeing its texts and memos one by one took 0.24 s of signing a 100k tree's project).
 pub fn sign_report(
     ctx: &Context<'_>,
     args: &SignArgs,
-    leak_host: bool,
+    caller: Caller,
 ) -> anyhow::Result<SignReport> {
     let (ref_kind, pattern) = split_ref(&args.item);
     let kind = match (ref_kind, args.item_type.map(ItemTypeArg::kind)) {
@@ -944,6 +968,7 @@ pub fn sign_report(
     let root = a.space_root(wanted);
     let mut signer = Signer {
         ctx,
+        caller,
         key: None,
         notices: Vec::new(),
     };
@@ -1071,7 +1096,7 @@ pub fn sign_report(
         .iter()
         .filter(|o| matches!(o, Outcome::Failed { .. }))
         .count();
-    if batch && leak_host {
+    if batch && caller == Caller::Person {
         std::mem::forget(host);
     }
     Ok(SignReport {

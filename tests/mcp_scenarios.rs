@@ -1,7 +1,8 @@
 //! The reference's scenarios for `rye_execute`, `rye_sign` and `rye_load` (§14 #12–#19, #54,
-//! #55), ported to `ryechain mcp`: each is a `tools/call` over the protocol (raw JSON-RPC lines
-//! on the binary's stdio) against a temporary project signed with a real key, and each test
-//! names the scenario it ports.
+//! #55), ported to `ryechain mcp`, and the bad input the server must survive (a 10 MB
+//! `parameters` object, lines that are not JSON-RPC, a request before `initialize`): each is
+//! spoken over the protocol (raw JSON-RPC lines on the binary's stdio) against a temporary
+//! project signed with a real key, and each scenario test names the scenario it ports.
 #![allow(
     clippy::disallowed_methods,
     reason = "end-to-end tests write temporary projects and spawn the binary"
@@ -376,4 +377,97 @@ fn s14_55_load_over_mcp() {
     );
     assert_eq!(r["status"], "error", "{r}");
     assert!(r["error"].as_str().unwrap().contains("not found"), "{r}");
+}
+
+/// A project with `test/size`, a signed bash tool that answers how many bytes of parameters it
+/// read on stdin.
+fn sized_tool() -> Tree {
+    let t = Tree::new();
+    t.cli(&["new", "tool", "test/size", "--runtime", "bash"]);
+    let path = t.project().join(".ai/tools/test/size.sh");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let body = text.find("params=$(cat)").unwrap();
+    std::fs::write(
+        &path,
+        format!(
+            "{}params=$(cat)\nprintf '{{\"bytes\": %d}}\\n' \"${{#params}}\"\n",
+            &text[..body]
+        ),
+    )
+    .unwrap();
+    t.cli(&["sign", "test/size"]);
+    t
+}
+
+/// A 10 MB `parameters` object reaches the tool whole, and the server answers the next call.
+#[test]
+fn a_ten_megabyte_parameters_object_is_handed_to_the_tool() {
+    let t = sized_tool();
+    let mut s = t.server();
+    let blob = "x".repeat(10 * 1024 * 1024);
+    let r = s.execute("tool", "test/size", json!({"parameters": {"blob": blob}}));
+    assert_eq!(r["status"], "success", "{}", r["error"]);
+    // As the reference writes them (`json.dumps`: `": "` between key and value).
+    let sent = format!("{{\"blob\": \"{blob}\"}}").len();
+    assert_eq!(r["data"]["bytes"], json!(sent), "{}", r["data"]);
+    let r = s.execute("tool", "test/size", json!({"parameters": {}}));
+    assert_eq!(r["data"]["bytes"], 2, "{r}");
+}
+
+/// Lines that are not JSON-RPC: a line that is not JSON is ignored (rmcp's choice, as the other
+/// official SDKs: there is no id to answer, and answering garbage can start an error storm with
+/// a peer that echoes it), JSON that is no message is `-32600`, an unknown method `-32601`; a
+/// request before `initialize` is refused with an error; the server keeps serving after each.
+#[test]
+fn malformed_json_rpc_and_a_request_before_initialize_are_answered_and_survived() {
+    let t = sized_tool();
+    let mut child = Command::new(BIN)
+        .arg("mcp")
+        .env("HOME", t.home())
+        .env_remove("USER_SPACE")
+        .env_remove("RYE_SYSTEM_SPACE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut s = Server {
+        stdin: child.stdin.take(),
+        stdout: BufReader::new(child.stdout.take().unwrap()),
+        child,
+        next: 10,
+        project: t.project_str(),
+    };
+    // Before initialize.
+    s.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let early = s.recv();
+    assert_eq!(early["id"], 1, "{early}");
+    assert!(early["error"]["code"].is_i64(), "{early}");
+    s.send(&json!({
+        "jsonrpc": "2.0", "id": 2, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "bad", "version": "0"}}
+    }));
+    assert_eq!(s.recv()["result"]["protocolVersion"], "2025-11-25");
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // Not JSON: ignored; the next request is answered first.
+    writeln!(s.stdin.as_mut().unwrap(), "this is not JSON {{").unwrap();
+    s.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    let pong = s.recv();
+    assert_eq!(pong["id"], 3, "{pong}");
+    // JSON that is no JSON-RPC message.
+    s.send(&json!({"jsonrpc": "2.0", "id": 4}));
+    let invalid = s.recv();
+    assert_eq!(invalid["error"]["code"], -32600, "{invalid}");
+    s.send(&json!([1, 2, 3]));
+    s.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "tools/nonesuch"}));
+    let mut unknown = s.recv();
+    while unknown["id"] != 5 {
+        assert_eq!(unknown["error"]["code"], -32600, "{unknown}");
+        unknown = s.recv();
+    }
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    // And a real call still runs.
+    let r = s.execute("tool", "test/size", json!({"parameters": {"a": 1}}));
+    assert_eq!(r["status"], "success", "{r}");
 }

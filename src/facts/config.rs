@@ -1,6 +1,8 @@
 //! L3 `.ai/config/ryechain.yaml`: rule selection, severities and the chain length limit, deep-merged
 //! system → user → project with the same `deep_merge` as CONFIG_RESOLVE (§7.4: mappings merge
-//! recursively, every other value is replaced).
+//! recursively, every other value is replaced); the file's shape as a type (`ConfigFile`, whose
+//! JSON Schema `ryechain config --schema` prints); and the merged settings with the file and line
+//! each came from (`effective_settings`, for `ryechain config`).
 
 use crate::db::{Db, FileContents, SourceFile, Workspace};
 use crate::diagnostic::Severity;
@@ -8,6 +10,80 @@ use crate::model::{SpaceKind, Span};
 
 /// Config file locations relative to a space's `.ai/`.
 pub use crate::place::CONFIG_RELS;
+
+/// The maximum chain length of the reference (`MAX_CHAIN_DEPTH`, §3.2, scenario 1), unless
+/// `chain.max_depth` says otherwise.
+pub const DEFAULT_MAX_DEPTH: usize = 10;
+
+/// The sections of a config file, and the keys of each, as the reader below accepts them (and
+/// as `ConfigFile` types them: `tests` holds the two equal).
+pub const SECTIONS: [&str; 3] = ["lint", "chain", "integrity"];
+pub const LINT_KEYS: [&str; 3] = ["select", "ignore", "severity"];
+pub const CHAIN_KEYS: [&str; 1] = ["max_depth"];
+pub const INTEGRITY_KEYS: [&str; 1] = ["require_signatures"];
+
+/// `.ai/config/ryechain.yaml` (or `.yml`) in any space: merged system → user → project, each
+/// mapping key by key, every other value replaced.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(
+    title = "ryechain configuration",
+    description = "`.ai/config/ryechain.yaml` of a Rye OS space: which lint rules run and how severe they are, the chain length limit, and the integrity policy. The system's, the user's and the project's files are merged in that order; a project can never lower the integrity policy."
+)]
+pub struct ConfigFile {
+    /// Which rules `ryechain lint` (and the editor) runs, and at what severity.
+    pub lint: Option<LintSection>,
+    /// Executor chains.
+    pub chain: Option<ChainSection>,
+    /// Signatures.
+    pub integrity: Option<IntegritySection>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LintSection {
+    /// Rule ids or families to run (`ALL` for every rule, opt-in rules included); without it,
+    /// every rule that is on by default. `ryechain rules` lists them; `--select` replaces it.
+    pub select: Option<Vec<String>>,
+    /// Rule ids or families not to run; `--ignore` adds to it.
+    pub ignore: Option<Vec<String>>,
+    /// A severity per rule id: `error`, `warning`, `info`, or `off` to turn it off (an opt-in
+    /// rule given a level runs).
+    pub severity: Option<std::collections::BTreeMap<String, Level>>,
+}
+
+/// A rule's severity in the config (`warn` is `warning`; `off` turns the rule off).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Error,
+    Warning,
+    Warn,
+    Info,
+    Off,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChainSection {
+    /// The most links a chain may have, tool to primitive (default 10, the reference's
+    /// `MAX_CHAIN_DEPTH`); `--max-depth` overrides it.
+    #[schemars(range(min = 1, max = 1000))]
+    pub max_depth: Option<u32>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IntegritySection {
+    /// Whether items must be signed by a trusted key to run (default true). Only the user's or
+    /// the system's file may set it to false: a project's `false` is ignored.
+    pub require_signatures: Option<bool>,
+}
+
+/// The JSON Schema of `ConfigFile` (draft 2020-12), as `ryechain config --schema` prints it.
+pub fn config_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(ConfigFile)).unwrap_or_default()
+}
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LintConfig {
@@ -117,6 +193,7 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
         };
         let text = text.as_str();
         let text: &str = &text;
+        let found_before = cfg.problems.len();
         let mut problem = |span: Option<Span>, msg: String| cfg.problems.push((file, span, msg));
         let doc: serde_yaml::Value = match crate::parse::guard::yaml_from_str(text) {
             Ok(serde_yaml::Value::Null) => continue,
@@ -174,8 +251,9 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
                             other => problem(
                                 span,
                                 format!(
-                                    "unknown key `lint.{other}`{} (expected select, ignore, severity)",
-                                    did_you_mean(other, &["select", "ignore", "severity"])
+                                    "unknown key `lint.{other}`{} (expected {})",
+                                    did_you_mean(other, &LINT_KEYS),
+                                    LINT_KEYS.join(", ")
                                 ),
                             ),
                         }
@@ -195,8 +273,9 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
                             other => problem(
                                 span,
                                 format!(
-                                    "unknown key `chain.{other}`{} (expected max_depth)",
-                                    did_you_mean(other, &["max_depth"])
+                                    "unknown key `chain.{other}`{} (expected {})",
+                                    did_you_mean(other, &CHAIN_KEYS),
+                                    CHAIN_KEYS.join(", ")
                                 ),
                             ),
                         }
@@ -215,8 +294,9 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
                             other => problem(
                                 span,
                                 format!(
-                                    "unknown key `integrity.{other}`{} (expected require_signatures)",
-                                    did_you_mean(other, &["require_signatures"])
+                                    "unknown key `integrity.{other}`{} (expected {})",
+                                    did_you_mean(other, &INTEGRITY_KEYS),
+                                    INTEGRITY_KEYS.join(", ")
                                 ),
                             ),
                         }
@@ -225,11 +305,23 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
                 other => problem(
                     key_span(text, other),
                     format!(
-                        "unknown section `{other}`{} (expected lint, chain, integrity)",
-                        did_you_mean(other, &["lint", "chain", "integrity"])
+                        "unknown section `{other}`{} (expected {})",
+                        did_you_mean(other, &SECTIONS),
+                        SECTIONS.join(", ")
                     ),
                 ),
             }
+        }
+        // What the checks above accept, the type (and so the published schema) accepts too: a
+        // file they pass that the type refuses is still reported, never taken silently.
+        if cfg.problems.len() == found_before
+            && let Err(e) = serde_yaml::from_value::<ConfigFile>(doc.clone())
+        {
+            cfg.problems.push((
+                file,
+                None,
+                format!("the config does not fit its schema: {e}"),
+            ));
         }
         let mut doc = doc;
         // Where the file really lives: a user config that is a symlink into the project is the
@@ -286,6 +378,102 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
     cfg
 }
 
+/// One setting in force: its dotted key (`lint.severity.<rule>` per rule), its value, and the
+/// config file and line that set it (`None`: the default).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Setting {
+    pub key: String,
+    pub value: serde_json::Value,
+    pub origin: Option<(SourceFile, Option<usize>)>,
+}
+
+/// The settings in force, each with the file that set it: the values are `lint_config`'s (the
+/// same merge); the origin of each is the last file that wrote its key, where no later file
+/// replaced a section above it with something that is not a mapping.
+pub fn effective_settings(db: &dyn Db) -> Vec<Setting> {
+    use rustc_hash::FxHashMap;
+    use serde_json::json;
+    let cfg = lint_config(db);
+    // Dotted key → (file, line) of its last writer.
+    let mut writers: FxHashMap<String, (SourceFile, Option<usize>)> = FxHashMap::default();
+    for &file in config_sources(db) {
+        let FileContents::Text(text) = file.contents(db) else {
+            continue;
+        };
+        let text = text.as_str();
+        let Ok(doc) = crate::parse::guard::yaml_from_str::<serde_yaml::Value>(&text) else {
+            continue;
+        };
+        let ignored = cfg.lowering_ignored.iter().any(|(f, _)| *f == file);
+        let mut stack = vec![(String::new(), &doc)];
+        while let Some((prefix, value)) = stack.pop() {
+            match value.as_mapping() {
+                Some(map) => {
+                    for (k, v) in map {
+                        let Some(k) = k.as_str() else { continue };
+                        let key = if prefix.is_empty() {
+                            k.to_owned()
+                        } else {
+                            format!("{prefix}.{k}")
+                        };
+                        stack.push((key, v));
+                    }
+                }
+                None if prefix.is_empty() => {}
+                None => {
+                    if ignored && prefix == "integrity.require_signatures" {
+                        continue;
+                    }
+                    // A value replaces whatever was merged under its key.
+                    let below = format!("{prefix}.");
+                    writers.retain(|k, _| !k.starts_with(&below));
+                    let leaf = prefix.rsplit('.').next().unwrap_or(&prefix);
+                    let line = key_span(&text, leaf).map(|sp| {
+                        text.as_bytes()[..sp.start as usize]
+                            .iter()
+                            .filter(|&&b| b == b'\n')
+                            .count()
+                            + 1
+                    });
+                    writers.insert(prefix, (file, line));
+                }
+            }
+        }
+    }
+    let set = |key: &str, value: serde_json::Value, configured: bool| Setting {
+        key: key.to_owned(),
+        value,
+        origin: if configured {
+            writers.get(key).copied()
+        } else {
+            None
+        },
+    };
+    let mut out = vec![
+        set("lint.select", json!(cfg.select), cfg.select.is_some()),
+        set(
+            "lint.ignore",
+            json!(cfg.ignore),
+            writers.contains_key("lint.ignore"),
+        ),
+    ];
+    for (rule, level) in &cfg.severity {
+        let name = level.map_or("off", |l| l.as_str());
+        out.push(set(&format!("lint.severity.{rule}"), json!(name), true));
+    }
+    out.push(set(
+        "chain.max_depth",
+        json!(cfg.max_depth.unwrap_or(DEFAULT_MAX_DEPTH)),
+        cfg.max_depth.is_some(),
+    ));
+    out.push(set(
+        "integrity.require_signatures",
+        json!(cfg.require_signatures.unwrap_or(true)),
+        cfg.require_signatures.is_some(),
+    ));
+    out
+}
+
 /// `; did you mean `x`?` for a key near one of `known` (`message::nearest`), or nothing.
 fn did_you_mean(name: &str, known: &[&str]) -> String {
     crate::message::did_you_mean(name, known.iter().copied())
@@ -309,6 +497,77 @@ mod tests {
             did_you_mean("max-depth", &["max_depth"]),
             "; did you mean `max_depth`?"
         );
+    }
+
+    /// The keys of an object schema (`$defs` references followed).
+    fn keys_of<'s>(schema: &'s serde_json::Value, at: &'s serde_json::Value) -> Vec<&'s str> {
+        let at = match at
+            .get("anyOf")
+            .and_then(|a| a.get(0))
+            .and_then(|r| r.get("$ref"))
+        {
+            Some(serde_json::Value::String(r)) => {
+                &schema["$defs"][r.trim_start_matches("#/$defs/")]
+            }
+            _ => at,
+        };
+        at["properties"]
+            .as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    /// The published schema (generated from `ConfigFile`) lists exactly the sections and keys
+    /// the reader accepts, and refuses what it refuses.
+    #[test]
+    fn the_schema_and_the_reader_name_the_same_keys() {
+        let schema = config_schema();
+        assert_eq!(keys_of(&schema, &schema), SECTIONS);
+        let props = &schema["properties"];
+        assert_eq!(keys_of(&schema, &props["lint"]), LINT_KEYS);
+        assert_eq!(keys_of(&schema, &props["chain"]), CHAIN_KEYS);
+        assert_eq!(keys_of(&schema, &props["integrity"]), INTEGRITY_KEYS);
+        assert_eq!(schema["additionalProperties"], false);
+        let levels = &schema["$defs"]["Level"]["enum"];
+        for level in ["error", "warning", "warn", "info", "off"] {
+            assert!(
+                levels.as_array().unwrap().contains(&level.into()),
+                "{level}: {levels}"
+            );
+            assert!(level == "off" || Severity::parse(level).is_some());
+        }
+        let max = &schema["$defs"]["ChainSection"]["properties"]["max_depth"];
+        assert_eq!(
+            (max["minimum"].as_u64(), max["maximum"].as_u64()),
+            (Some(1), Some(1000))
+        );
+    }
+
+    #[test]
+    fn the_type_reads_what_the_reader_accepts_and_refuses_what_it_refuses() {
+        let fits = |text: &str| {
+            let v: serde_yaml::Value = serde_yaml::from_str(text).unwrap();
+            serde_yaml::from_value::<ConfigFile>(v).is_ok()
+        };
+        for ok in [
+            "lint:\n  select: [ALL]\n  ignore: []\n  severity: {ambiguous-item: error, x: warn, y: off}\n",
+            "chain: {max_depth: 12}\nintegrity: {require_signatures: true}\n",
+            "lint: null\nchain:\n",
+            "{}",
+        ] {
+            assert!(fits(ok), "{ok}");
+        }
+        for bad in [
+            "lint: {selct: [a]}",
+            "lint: {select: a}",
+            "lint: {severity: {x: loud}}",
+            "chain: {max_depth: -1}",
+            "integrity: {require_signatures: maybe}",
+            "rules: {}",
+            "lint: 5",
+        ] {
+            assert!(!fits(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -24,6 +24,7 @@ macro_rules! errln {
 
 mod clean;
 mod commands;
+mod config;
 mod exec;
 mod keys;
 mod load;
@@ -281,6 +282,20 @@ enum Command {
     /// their chains and answers directives and knowledge; `rye_search` finds items. Each call
     /// names its project.
     Mcp(crate::edges::mcp::McpArgs),
+    /// Show the settings in force for a project (its `.ai/config/ryechain.yaml` merged over the
+    /// user's and the system's), each with the file and line that set it; exit 1 when a config
+    /// file has problems.
+    Config {
+        /// The project directory (containing `.ai/`).
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// `json`: the settings, files and problems as JSON.
+        #[arg(long, value_enum)]
+        format: Option<OutputFormat>,
+        /// Print the JSON Schema of `.ai/config/ryechain.yaml` instead (for editors).
+        #[arg(long)]
+        schema: bool,
+    },
     /// Remove the project's lint cache (`--all`: every lint cache in the cache folder).
     Clean {
         /// The project directory (containing `.ai/`).
@@ -468,6 +483,11 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
             Ok(0)
         }
         Command::Clean { path, all } => clean::clean(&ctx, &path, all),
+        Command::Config {
+            path,
+            format,
+            schema,
+        } => config::config(&ctx, &path, format, schema),
         Command::Man { command, out_dir } => {
             if let Some(dir) = out_dir {
                 for file in manual::write_all(&dir)? {

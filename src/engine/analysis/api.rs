@@ -57,6 +57,14 @@ pub struct GraphEdge {
     pub executor_id: String,
 }
 
+/// The config in force (`Analysis::config_settings`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigView {
+    pub settings: Vec<crate::config::Setting>,
+    pub files: Vec<SourceFile>,
+    pub problems: Vec<(SourceFile, Option<usize>, String)>,
+}
+
 /// Every tool and the executor each names, as `ryechain graph` draws them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Graph {
@@ -552,6 +560,43 @@ impl<'db> Analysis<'db> {
     /// The lockfile check of `item_id` before it runs (§10.7).
     pub fn check_lockfile(&self, item_id: &str) -> crate::integrity::lockfile::LockCheck {
         crate::integrity::lockfile::check_lockfile(self.db, item_id)
+    }
+
+    /// The config settings in force, each with the file and line that set it
+    /// (`ryechain config`); the config files read, lowest precedence first; and the problems
+    /// lint reports in them (file, line, message), the project's ignored lowering of the
+    /// integrity policy among them.
+    pub fn config_settings(&self) -> ConfigView {
+        let db = self.db;
+        let cfg = crate::config::lint_config(db);
+        let line = |file: SourceFile, span: Option<Span>| {
+            let text = file.contents(db).text()?;
+            let at = (span?.start as usize).min(text.len());
+            Some(
+                text.as_bytes()[..at]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count()
+                    + 1,
+            )
+        };
+        let mut problems: Vec<(SourceFile, Option<usize>, String)> = cfg
+            .problems
+            .iter()
+            .map(|(f, span, m)| (*f, line(*f, *span), m.clone()))
+            .collect();
+        problems.extend(cfg.lowering_ignored.iter().map(|(f, span)| {
+            (
+                *f,
+                line(*f, *span),
+                crate::message::rule_message("project-disables-signatures").to_owned(),
+            )
+        }));
+        ConfigView {
+            settings: crate::config::effective_settings(db),
+            files: cfg.sources.clone(),
+            problems,
+        }
     }
 
     /// The file at `.ai/<rel>` of each space, in search order (project, user, bundles).

@@ -13,8 +13,7 @@ use crate::model::{ExecutorRef, Metadata, ParseProblem, Space, SpaceKind, Span, 
 use crate::place::Place;
 pub use extractor::{ExtractorConfig, extractor_config};
 
-/// The maximum chain length of the reference (`MAX_CHAIN_DEPTH`, §3.2, scenario 1).
-pub const DEFAULT_MAX_DEPTH: usize = 10;
+pub use crate::config::DEFAULT_MAX_DEPTH;
 
 const TOOLS_PREFIX: &str = "tools/";
 

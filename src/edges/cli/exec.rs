@@ -53,6 +53,7 @@ impl ExecType {
 pub struct ExecArgs {
     /// The item id (`rye/bash/bash`; a directive's or entry's id under `directives/` or
     /// `knowledge/`, without `.md`).
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::complete::tool_ids))]
     item: String,
     /// The project directory (containing `.ai/`).
     #[arg(default_value = ".")]

@@ -40,6 +40,7 @@ pub enum LoadFormat {
 #[derive(Args, Debug)]
 pub struct LoadArgs {
     /// The item id (`acme/greet`; a directive's or entry's id without `.md`).
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::complete::tool_ids))]
     item: String,
     /// The project directory (containing `.ai/`).
     #[arg(default_value = ".")]

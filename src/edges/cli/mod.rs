@@ -24,6 +24,7 @@ macro_rules! errln {
 
 mod clean;
 mod commands;
+mod complete;
 mod config;
 mod exec;
 mod keys;
@@ -43,6 +44,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use clap_complete::ArgValueCompleter;
 
 use crate::analysis::Host;
 use crate::db::Settings;
@@ -131,10 +133,10 @@ pub enum GraphFormat {
 #[derive(clap::Args, Debug)]
 struct RuleArgs {
     /// Only these rules or families (comma-separated; `ALL` for all).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', add = ArgValueCompleter::new(complete::rule_names))]
     select: Option<Vec<String>>,
     /// Skip these rules or families (comma-separated).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', add = ArgValueCompleter::new(complete::rule_names))]
     ignore: Vec<String>,
     /// Maximum chain length (default 10, or `chain.max_depth` in `.ai/config/ryechain.yaml`).
     #[arg(long)]
@@ -194,6 +196,7 @@ enum Command {
     /// Show the chain of one tool: files, spaces, shadowed candidates, validation.
     Chain {
         /// The tool's item id (`rye/bash/bash`).
+        #[arg(add = ArgValueCompleter::new(complete::tool_ids))]
         item: String,
         #[arg(default_value = ".")]
         path: PathBuf,
@@ -209,10 +212,14 @@ enum Command {
     /// List the rules.
     Rules,
     /// Show one rule's documentation.
-    Rule { id: String },
+    Rule {
+        #[arg(add = ArgValueCompleter::new(complete::rule_ids))]
+        id: String,
+    },
     /// Write the lockfile of a tool whose chain is valid to `<PATH>/.ai/lockfiles/<id>@<version>.lock.json`.
     Lock {
         /// The tool's item id (`rye/bash/bash`).
+        #[arg(add = ArgValueCompleter::new(complete::tool_ids))]
         item: String,
         /// The project directory (containing `.ai/`).
         #[arg(default_value = ".")]
@@ -257,6 +264,7 @@ enum Command {
         /// Tool item ids whose chains to verify (none = every item of every space), optionally
         /// followed by the project directory: a last argument that is a directory containing
         /// `.ai/` is the PATH.
+        #[arg(add = ArgValueCompleter::new(complete::tool_ids))]
         args: Vec<String>,
         /// The project directory (instead of a trailing PATH argument).
         #[arg(long)]
@@ -336,6 +344,9 @@ pub fn command_for(word: &str) -> Option<&'static str> {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    // `COMPLETE=bash ryechain` prints the shell's hook; the hook calls back here to complete
+    // (item ids, rule ids), then the process exits.
+    clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command).complete();
     crate::memory::purge_freed_pages_sooner();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

@@ -62,6 +62,7 @@ impl ItemTypeArg {
 #[derive(Args, Debug)]
 pub struct SignArgs {
     /// The item id (`my/tool`, or `tool:my/tool`), or a glob with `*` / `?` to sign a batch.
+    #[arg(add = clap_complete::ArgValueCompleter::new(super::complete::tool_ids))]
     pub item: String,
     /// The project directory (containing `.ai/`).
     #[arg(default_value = ".")]

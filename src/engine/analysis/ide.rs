@@ -267,7 +267,7 @@ pub(crate) fn complete_ids(
 }
 
 /// A reference-era flat runtime id: `rye/core/runtimes/<name>_runtime`, no folder below.
-fn is_flat_runtime_alias(id: &str) -> bool {
+pub fn is_flat_runtime_alias(id: &str) -> bool {
     id.strip_prefix("rye/core/runtimes/")
         .is_some_and(|rest| !rest.contains('/') && rest.ends_with("_runtime"))
 }

@@ -28,6 +28,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
         "RYECHAIN_CACHE_DIR, XDG_CACHE_HOME",
         "Where the lint cache is kept (default: `$XDG_CACHE_HOME/ryechain`, else `~/.cache/ryechain`).",
     ),
+    (
+        "RYECHAIN_MCP_TOKEN",
+        "The bearer token of `mcp --http` (unless --token-file names a file holding it); never passed on to tools.",
+    ),
     ("NO_COLOR", "Set (to anything): no colour in the output."),
     (
         "HOME",

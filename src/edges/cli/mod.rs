@@ -286,7 +286,8 @@ enum Command {
         #[command(flatten)]
         rules: RuleArgs,
     },
-    /// Serve MCP on stdin/stdout for agents: the `rye_execute` tool (seed 003) runs tools through
+    /// Serve MCP on stdin/stdout for agents (with --http, over streamable HTTP behind a bearer
+    /// token): the `rye_execute` tool (seed 003) runs tools through
     /// their chains and answers directives and knowledge; `rye_search` finds items. Each call
     /// names its project.
     Mcp(crate::edges::mcp::McpArgs),

@@ -3,9 +3,11 @@
 //! protocol edge only: the runtime, the transport and the process-wide setup; the handler is
 //! `server`, the tools' names and schemas `tools`, the reading of a call's arguments `args`,
 //! `search` and `items`, the projects kept
-//! loaded for searches `warm`. Stdout carries protocol messages only; notices go to stderr.
+//! loaded for searches `warm`; `--http` serves the same handler over streamable HTTP (`http`).
+//! Stdout carries protocol messages only; notices go to stderr.
 
 pub mod args;
+pub mod http;
 pub mod items;
 pub mod search;
 pub mod server;
@@ -13,6 +15,7 @@ pub mod tools;
 pub mod warm;
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use rmcp::ServiceExt as _;
@@ -35,17 +38,47 @@ pub struct McpArgs {
     /// `search`, `load`, `sign`, as the reference's server names them).
     #[arg(long, value_enum, default_value = "seed")]
     pub tool_names: ToolNames,
+    /// Serve MCP's streamable HTTP transport at ADDR (`127.0.0.1:8765`; port 0 picks a free one)
+    /// instead of stdio, at the path `/mcp`. Every request must carry `Authorization: Bearer
+    /// <token>`: the token is read from RYECHAIN_MCP_TOKEN or --token-file, never the command
+    /// line. The address bound is printed to stderr; SIGTERM or ctrl-c stops the server.
+    #[arg(long, value_name = "ADDR", value_parser = http::parse_address)]
+    pub http: Option<SocketAddr>,
+    /// The file holding the --http bearer token (readable by its owner only; a trailing newline
+    /// is dropped). Without it the token is RYECHAIN_MCP_TOKEN's value.
+    #[arg(long, value_name = "PATH", requires = "http")]
+    pub token_file: Option<PathBuf>,
+    /// Let --http bind an address other than loopback, which other machines may reach (the
+    /// bearer token still guards every request).
+    #[arg(long, requires = "http")]
+    pub allow_remote: bool,
+    /// A host name clients reach the --http server by, besides localhost and the bound address:
+    /// requests whose Host (or browser Origin) names another are refused, against DNS
+    /// rebinding. Repeatable.
+    #[arg(long, value_name = "HOST", requires = "http")]
+    pub allow_host: Vec<String>,
 }
 
-/// Serve MCP on stdin/stdout until the client closes stdin; exit status 0 then. `spaces` builds
-/// a project's spaces under the command line's flags, `sign` signs as `ryechain sign` does; `sys`
-/// is the machine the calls read.
+/// Serve MCP on stdin/stdout until the client closes stdin, or with `--http` over HTTP until
+/// SIGTERM or ctrl-c; exit status 0 then. `spaces` builds a project's spaces under the command
+/// line's flags, `sign` signs as `ryechain sign` does; `sys` is the machine the calls read.
 pub fn serve(
     args: &McpArgs,
     sys: &'static dyn System,
     spaces: Spaces,
     sign: SignItems,
 ) -> anyhow::Result<u8> {
+    // The token first: a server that could not guard itself starts nothing.
+    let token = match args.http {
+        Some(_) => Some(
+            http::read_token(args.token_file.as_deref(), sys.env_var(http::TOKEN_ENV))
+                .map_err(anyhow::Error::msg)?,
+        ),
+        None => None,
+    };
+    if let Some(addr) = args.http {
+        http::check_address(addr, args.allow_remote).map_err(anyhow::Error::msg)?;
+    }
     let mut notices = Vec::new();
     let default_project = match &args.path {
         None => None,
@@ -60,14 +93,26 @@ pub fn serve(
     };
     let env: BTreeMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        // The server's own secret is no tool's business.
+        .filter(|(k, _)| k != http::TOKEN_ENV)
         .collect();
     let server = Server::new(args.tool_names, sys, spaces, sign, default_project, env);
     server.show_notices(&notices);
     // What a tool leaves behind is adopted and ended after its run, as in `exec`. The contract of
     // `adopt_orphans` holds in this long-lived, multi-threaded process: every child it has is
-    // spawned through `runner` (neither rmcp's stdio transport nor tokio spawns any), and
-    // `Server` runs one call at a time, so no sweep meets another run's orphans.
+    // spawned through `runner` (neither rmcp's transports nor tokio nor hyper spawns any), and
+    // `Server` runs one call at a time (over HTTP every session shares the one `Server`), so no
+    // sweep meets another run's orphans.
     crate::runner::adopt_orphans();
+    if let (Some(addr), Some(token)) = (args.http, token) {
+        let options = http::HttpOptions {
+            addr,
+            token,
+            allow_remote: args.allow_remote,
+            allow_host: args.allow_host.clone(),
+        };
+        return http::serve(server, options);
+    }
     // One thread for the protocol; its I/O driver reads the pipes, its timers serve rmcp's.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()

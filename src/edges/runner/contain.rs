@@ -25,6 +25,29 @@ fn spawned() -> MutexGuard<'static, Vec<u32>> {
     SPAWNED.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Set, under the `SPAWNED` lock, once `end_all_tools` ran: no tool starts after it.
+static ENDED: AtomicBool = AtomicBool::new(false);
+
+/// End this process's tools for good, as a server does when it shuts down: every tool running
+/// now is killed with its process group (its run then ends as a killed tool's does, its cgroup
+/// and orphans swept as usual), and a tool that would start from now on is refused. Under the
+/// lock a spawn registers with, so no tool slips between the kill and the refusal.
+pub fn end_all_tools() {
+    let live = spawned();
+    ENDED.store(true, Ordering::SeqCst);
+    for &pid in live.iter() {
+        if let Ok(pgid) = i32::try_from(pid)
+            && pgid > 0
+        {
+            // SAFETY: kill(2) has no memory-safety preconditions; a negative pid names the
+            // group the unreaped child leads (its id stays reserved until it is reaped).
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
 /// Make this process the reaper of what its tools leave behind (Linux): a process whose parent
 /// dies is re-parented to us instead of init, so after each run the sweep finds the `setsid`
 /// daemons and double-forked children of the tool, kills and reaps them. Returns whether it
@@ -147,6 +170,9 @@ impl Launch<'_> {
 /// child moves itself in between fork and exec, as before.
 pub(super) fn spawn(launch: &Launch<'_>, cgroup: Option<&Cgroup>) -> io::Result<Spawned> {
     let mut live = spawned();
+    if ENDED.load(Ordering::SeqCst) {
+        return Err(io::Error::other("ryechain is shutting down"));
+    }
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     if let Some(cg) = cgroup {
         match clone_into::spawn(launch, &cg.dir_fd) {

@@ -22,7 +22,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::exec::{ExecutionPlan, ExitKind, ProcessOutcome};
-pub use contain::adopt_orphans;
+pub use contain::{adopt_orphans, end_all_tools};
 
 /// The search path used when the plan's environment has no `PATH` (§9.1.10: Python's
 /// `os.defpath`-like fallback, so a complete environment without `PATH` still runs `echo`).

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ryechain::db::Settings;
-use ryechain::edges::mcp::{Server, Spaces, ToolNames};
+use ryechain::edges::mcp::{Server, SignItems, Spaces, ToolNames};
 use ryechain::edges::runner::execute::{ExecCall, Executed, Session};
 use ryechain::load::SpaceSpec;
 use ryechain::synth::{GenOptions, generate};
@@ -149,7 +149,9 @@ fn dry_run_benches(c: &mut Criterion) {
         let specs = specs.clone();
         Arc::new(move |_: &Path| Ok((specs.clone(), Vec::new())))
     };
-    let server = Server::new(ToolNames::Seed, &OS, spaces, None, BTreeMap::new());
+    // A dry run signs nothing.
+    let sign: SignItems = Arc::new(|_| anyhow::bail!("the bench signs nothing"));
+    let server = Server::new(ToolNames::Seed, &OS, spaces, sign, None, BTreeMap::new());
     let args: Map<String, Json> = json!({
         "item_type": "tool",
         "item_id": item_id,

@@ -321,6 +321,13 @@ pub fn command_for(word: &str) -> Option<&'static str> {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    // A worker of the MCP server (`runner::worker`): no command line to read, no rules to compile.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == crate::runner::worker::WORKER_ARG)
+    {
+        return ExitCode::from(crate::runner::worker::serve());
+    }
     crate::memory::purge_freed_pages_sooner();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

@@ -166,7 +166,8 @@ fn dry_run_benches(c: &mut Criterion) {
         .build()
         .expect("a tokio runtime");
     let call = || {
-        let answer = runtime.block_on(server.execute(Some(&args), Instant::now()));
+        let answer =
+            runtime.block_on(server.execute(Some(&args), Instant::now(), std::future::pending()));
         assert_eq!(answer["status"], "validation_passed", "{answer}");
         assert_eq!(
             answer["chain"].as_array().map(Vec::len),

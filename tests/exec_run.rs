@@ -17,7 +17,7 @@ use ryechain::exec::outcome::tool_result;
 use ryechain::exec::{ExecutionPlan, ExitKind};
 use ryechain::runner::contain::cgroups_work;
 use ryechain::runner::gather::{self, COMMAND_TIMEOUT};
-use ryechain::runner::{Containment, DEFAULT_PATH, run, run_in};
+use ryechain::runner::{Containment, DEFAULT_PATH, run, run_in, run_until};
 use ryechain::system::os::OsSystem;
 
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -312,6 +312,63 @@ fn flood_is_capped_and_counted() {
     let r = tool_result(&p, &out);
     assert_eq!(r.data["truncated"]["stdout"], 52_428_805);
     assert_eq!(r.warnings.len(), 2);
+}
+
+/// A run ended by its caller (`run_until`, as the MCP server's worker ends a cancelled call):
+/// once the cancel descriptor is readable (here, its other end closed) the whole group is killed
+/// and the run answers `Cancelled`, keeping what was written; a run cancelled before it starts
+/// starts nothing.
+#[test]
+fn closing_the_cancel_descriptor_kills_the_whole_group() {
+    if !have("sh") || !have("sleep") || !Path::new("/proc/self/stat").exists() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let pidfile = tmp.path().join("pids");
+    let script = format!(
+        "echo started; sleep 100 & echo $! > {f}.tmp; echo $$ >> {f}.tmp; mv {f}.tmp {f}; wait",
+        f = pidfile.display()
+    );
+    let p = plan("sh", &["-c", &script]);
+    let (cancel, trigger) = std::io::pipe().unwrap();
+    let watcher = {
+        let pidfile = pidfile.clone();
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while !pidfile.exists() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            drop(trigger);
+        })
+    };
+    let out = run_until(
+        &p,
+        Containment::default(),
+        Some(std::os::fd::AsFd::as_fd(&cancel)),
+    );
+    watcher.join().unwrap();
+    let sleeps = Sleeps::from_file(&pidfile);
+    assert_eq!(out.exit, ExitKind::Cancelled, "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "started\n");
+    assert_eq!(sleeps.0.len(), 2, "{:?}", sleeps.0);
+    assert!(
+        sleeps.all_gone(),
+        "a process of the group survived: {:?}",
+        sleeps.0
+    );
+
+    // Cancelled already: nothing starts.
+    let marker = tmp.path().join("ran");
+    let p = plan("sh", &["-c", &format!("touch {}", marker.display())]);
+    let (cancel, trigger) = std::io::pipe().unwrap();
+    drop(trigger);
+    let out = run_until(
+        &p,
+        Containment::default(),
+        Some(std::os::fd::AsFd::as_fd(&cancel)),
+    );
+    assert_eq!(out.exit, ExitKind::Cancelled);
+    assert!(!marker.exists(), "a cancelled run started");
 }
 
 #[test]

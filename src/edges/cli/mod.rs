@@ -345,6 +345,13 @@ pub fn command_for(word: &str) -> Option<&'static str> {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    // A worker of the MCP server (`runner::worker`): no command line to read, no rules to compile.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == crate::runner::worker::WORKER_ARG)
+    {
+        return ExitCode::from(crate::runner::worker::serve());
+    }
     // `COMPLETE=bash ryechain` prints the shell's hook; the hook calls back here to complete
     // (item ids, rule ids), then the process exits.
     clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command).complete();

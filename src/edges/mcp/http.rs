@@ -5,7 +5,8 @@
 //! from `RYECHAIN_MCP_TOKEN` or `--token-file`, never the command line, compared in constant
 //! time), the refusal of an address other than loopback without `--allow-remote`, the Host and
 //! Origin allow-lists (DNS rebinding), and the shutdown on SIGTERM or ctrl-c, which ends every
-//! tool still running (`runner::end_all_tools`). Stdout stays empty; the bound address and
+//! tool still running (the sessions' cancellation cancels each call, whose worker kills its
+//! tool; `runner::end_all_tools` for any process started in the server itself). Stdout stays empty; the bound address and
 //! notices go to stderr.
 #![allow(
     clippy::disallowed_methods,
@@ -334,8 +335,9 @@ async fn run(server: Server, options: HttpOptions) -> anyhow::Result<u8> {
         });
     }
     drop(listener);
-    // The sessions end (their event streams close), every tool still running is killed and no
-    // other starts; connections get a moment to send the answers under way.
+    // The sessions end (their event streams close), which cancels every call: its worker kills
+    // its tool. Nothing started in this process itself may outlive it either, and no other
+    // starts; connections get a moment to send the answers under way.
     stopping.cancel();
     crate::runner::end_all_tools();
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;

@@ -57,6 +57,10 @@ pub struct McpArgs {
     /// rebinding. Repeatable.
     #[arg(long, value_name = "HOST", requires = "http")]
     pub allow_host: Vec<String>,
+    /// Do not run tools in cgroups of their own (Linux): what a tool leaves behind is then ended
+    /// through its process group and as orphans re-parented to the call's worker only.
+    #[arg(long)]
+    pub no_cgroup: bool,
 }
 
 /// Serve MCP on stdin/stdout until the client closes stdin, or with `--http` over HTTP until
@@ -98,12 +102,14 @@ pub fn serve(
         .collect();
     let server = Server::new(args.tool_names, sys, spaces, sign, default_project, env);
     server.show_notices(&notices);
-    // What a tool leaves behind is adopted and ended after its run, as in `exec`. The contract of
-    // `adopt_orphans` holds in this long-lived, multi-threaded process: every child it has is
-    // spawned through `runner` (neither rmcp's transports nor tokio nor hyper spawns any), and
-    // `Server` runs one call at a time (over HTTP every session shares the one `Server`), so no
-    // sweep meets another run's orphans.
+    let launcher = server.launcher();
+    // Every process a call starts runs in a worker of the call's own (`runner::worker`), which
+    // adopts and ends what its tools leave behind, one run at a time, as `exec` does. The server
+    // adopts too, for what a worker killed by a signal leaves: its only children are its workers
+    // (neither rmcp's transports nor tokio nor hyper spawns any), so any other child is such a
+    // stray, and is ended when the worker's end is seen (`contain::sweep_strays`).
     crate::runner::adopt_orphans();
+    crate::runner::use_cgroups(!args.no_cgroup);
     if let (Some(addr), Some(token)) = (args.http, token) {
         let options = http::HttpOptions {
             addr,
@@ -111,16 +117,19 @@ pub fn serve(
             allow_remote: args.allow_remote,
             allow_host: args.allow_host.clone(),
         };
-        return http::serve(server, options);
+        let served = http::serve(server, options);
+        launcher.close();
+        return served;
     }
     // One thread for the protocol; its I/O driver reads the pipes, its timers serve rmcp's.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
         .build()?;
-    // Dropping the runtime at the end waits for a call still running on the blocking pool: a
-    // client that closes stdin mid-run leaves nothing of the tool behind.
-    runtime.block_on(async move {
+    // When stdin closes, rmcp lets running calls answer for up to 5 s, then cancels them (their
+    // workers end their tools). Dropping the runtime at the end waits for a call still running
+    // on the blocking pool, so the server exits once its calls' processes are gone.
+    let served = runtime.block_on(async move {
         let running = match server.serve(rmcp::transport::stdio_pipes()).await {
             Ok(running) => running,
             // Input ended before `initialize`: nothing was asked.
@@ -134,5 +143,9 @@ pub fn serve(
             // The client closed stdin (or the session was cancelled).
             Ok(_) => Ok(0),
         }
-    })
+    });
+    drop(runtime);
+    // The calls are over; the worker kept started for the next one ends too.
+    launcher.close();
+    served
 }

@@ -1,21 +1,24 @@
 //! L6 the MCP server's handler (`rmcp::ServerHandler`, written by hand so names and schemas are
 //! data): `initialize`'s answer, `tools/list`, and `tools/call` of the execute tool, which checks
 //! the arguments and runs the tool through the shared execution session
-//! (`runner::execute::Session`) on tokio's blocking pool, one call at a time, answering seed 003's
-//! JSON as text (and as `structuredContent` where the protocol has it); of the search tool,
-//! answered from the project's warm state (`warm`), kept between calls; of the load tool, through
-//! the same session; and of the sign tool, through `ryechain sign`'s flow (`SignItems`).
+//! (`runner::execute::Session`) on tokio's blocking pool, its processes in a worker of the call's
+//! own (`runner::worker`), so calls run side by side and a cancelled call's processes end,
+//! answering seed 003's JSON as text (and as `structuredContent` where the protocol has it); of
+//! the search tool, answered from the project's warm state (`warm`), kept between calls; of the
+//! load tool, through the same session; and of the sign tool, through `ryechain sign`'s flow
+//! (`SignItems`). A call that runs past a second reports progress each second when its client
+//! asked for it.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, ErrorCode, Implementation, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -33,6 +36,7 @@ use crate::exec::document::DocAnswer;
 use crate::exec::response::Response;
 use crate::load::SpaceSpec;
 use crate::runner::execute::{ExecCall, Executed, Session};
+use crate::runner::worker::{self, Control, Launcher, Worker};
 use crate::system::System;
 
 /// The spaces of a project directory, in search order, with the notices about them: the CLI's
@@ -52,6 +56,9 @@ pub struct SignCall {
 /// answering `rye_sign`'s JSON (§12.9); handed in by the command, as `Spaces` is, so this edge
 /// imports no other and the two cannot drift.
 pub type SignItems = Arc<dyn Fn(&SignCall) -> anyhow::Result<Json> + Send + Sync>;
+
+/// How often a call that has a progress token reports (the first report after this long).
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 /// The first protocol revision with `structuredContent` in a tool's result.
 const STRUCTURED_SINCE: ProtocolVersion = ProtocolVersion::V_2025_06_18;
@@ -87,9 +94,8 @@ pub struct Server {
     default_project: Option<PathBuf>,
     /// The process environment tools' environments are resolved from (§9).
     env: Arc<BTreeMap<String, String>>,
-    /// Held by the call that is running: calls run one at a time, since the process adopts its
-    /// tools' orphans (`runner::adopt_orphans`), whose sweep cannot tell one run's from another's.
-    turn: Arc<tokio::sync::Mutex<()>>,
+    /// Starts the calls' workers (`runner::worker`: this binary, one kept started ahead).
+    launcher: Arc<Launcher>,
     /// The projects searched, loaded and watched, kept between calls (searches run one at a
     /// time on them, beside any execute call: a search spawns nothing).
     warm: Arc<Mutex<WarmProjects>>,
@@ -116,10 +122,15 @@ impl Server {
             sign,
             default_project,
             env: Arc::new(env),
-            turn: Arc::new(tokio::sync::Mutex::new(())),
+            launcher: Launcher::new(worker::program()),
             warm: Arc::default(),
             notices: Notices::default(),
         }
+    }
+
+    /// What starts the calls' workers: `Launcher::close` it when the server stops.
+    pub fn launcher(&self) -> Arc<Launcher> {
+        Arc::clone(&self.launcher)
     }
 
     /// Write setup notices to stderr (each once per server).
@@ -127,8 +138,15 @@ impl Server {
         self.notices.show(notices);
     }
 
-    /// One execute call, answered in seed 003's JSON.
-    pub async fn execute(&self, arguments: Option<&JsonObject>, started: Instant) -> Json {
+    /// One execute call, answered in seed 003's JSON. Once `cancelled` completes (the request's
+    /// token: the client's `notifications/cancelled`, or the session ending), the call's
+    /// processes are killed and it answers as soon as they are gone (rmcp drops that answer).
+    pub async fn execute(
+        &self,
+        arguments: Option<&JsonObject>,
+        started: Instant,
+        cancelled: impl std::future::Future<Output = ()>,
+    ) -> Json {
         let args = match args::read(arguments) {
             Ok(args) => args,
             Err(error) => return refusal(error),
@@ -148,6 +166,7 @@ impl Server {
             return refusal(args::thread_refusal(arg));
         }
         let item_id = args.item_id.clone();
+        let control = Control::new();
         let job = Job {
             sys: self.sys,
             spaces: Arc::clone(&self.spaces),
@@ -156,15 +175,18 @@ impl Server {
             env: Arc::clone(&self.env),
             notices: self.notices.clone(),
             started,
+            worker: Worker::new(Arc::clone(&self.launcher), Arc::clone(&control)),
         };
-        // The guard moves into the blocking job: a call the client cancels stops waiting for
-        // its answer, but the run goes on to its end, and the next call waits for it.
-        let turn = Arc::clone(&self.turn).lock_owned().await;
-        let ran = tokio::task::spawn_blocking(move || {
-            let _turn = turn;
-            job.run()
-        })
-        .await;
+        // A call dropped unanswered (the runtime shutting down) ends its processes too.
+        let _cancel = CancelOnDrop(Arc::clone(&control));
+        let mut ran = tokio::task::spawn_blocking(move || job.run());
+        let ran = tokio::select! {
+            ran = &mut ran => ran,
+            () = cancelled => {
+                control.cancel();
+                ran.await
+            }
+        };
         ran.unwrap_or_else(|e| internal_error("executing", &item_id, &e))
     }
 }
@@ -340,6 +362,44 @@ impl SearchJob {
     }
 }
 
+/// Cancels a call's processes when dropped.
+struct CancelOnDrop(Arc<Control>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// Answer `call`; while it runs, when the request's `_meta` holds a progress token, report
+/// `notifications/progress` each second from the first on: the seconds so far as the progress
+/// (no total: a run's length is unknown) and `what` with them as the message.
+async fn with_progress(
+    context: &RequestContext<RoleServer>,
+    what: &str,
+    call: impl Future<Output = Json>,
+) -> Json {
+    let Some(token) = context.meta.get_progress_token() else {
+        return call.await;
+    };
+    let started = tokio::time::Instant::now();
+    let mut ticks = tokio::time::interval_at(started + PROGRESS_EVERY, PROGRESS_EVERY);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut call = std::pin::pin!(call);
+    loop {
+        tokio::select! {
+            answer = &mut call => return answer,
+            _ = ticks.tick() => {
+                let secs = started.elapsed().as_secs();
+                let report = ProgressNotificationParam::new(token.clone(), secs as f64)
+                    .with_message(format!("{what}: running for {secs} s"));
+                // A client that is gone is the session's to notice, not the call's.
+                let _ = context.peer.notify_progress(report).await;
+            }
+        }
+    }
+}
+
 /// `{"status": "error", "error": …}`: a call refused before anything was looked up.
 fn refusal(error: String) -> Json {
     json!({"status": "error", "error": error})
@@ -377,6 +437,8 @@ struct Job {
     env: Arc<BTreeMap<String, String>>,
     notices: Notices,
     started: Instant,
+    /// Starts the call's processes (commands the planner asks about, the tool).
+    worker: Worker,
 }
 
 impl Job {
@@ -414,6 +476,8 @@ impl Job {
         self.notices.show(&notices);
         let mut session = Session::open(self.sys, &specs, Settings::default());
         self.notices.show(&std::mem::take(&mut session.notices));
+        let mut worker = self.worker;
+        session.spawn_with(Box::new(move |plan| worker.run(plan)));
         if let Some(kind) = document {
             let answered = session.execute_document(
                 kind,
@@ -497,14 +561,21 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, ErrorData> {
         let started = Instant::now();
         let structured = has_structured_content(context.protocol_version().as_ref());
+        let item = request.arguments.as_ref().and_then(|a| a.get("item_id"));
+        let what = match item.and_then(Json::as_str) {
+            Some(id) => format!("{} {id}", request.name),
+            None => request.name.to_string(),
+        };
+        let what = what.as_str();
         let response = if request.name == self.tool.name {
-            self.execute(request.arguments.as_ref(), started).await
+            let call = self.execute(request.arguments.as_ref(), started, context.ct.cancelled());
+            with_progress(&context, what, call).await
         } else if request.name == self.search_tool.name {
-            self.search(request.arguments.as_ref()).await
+            with_progress(&context, what, self.search(request.arguments.as_ref())).await
         } else if request.name == self.load_tool.name {
-            self.load(request.arguments.as_ref()).await
+            with_progress(&context, what, self.load(request.arguments.as_ref())).await
         } else if request.name == self.sign_tool.name {
-            self.sign(request.arguments.as_ref()).await
+            with_progress(&context, what, self.sign(request.arguments.as_ref())).await
         } else {
             // A protocol error (-32602), as the MCP specification answers an unknown tool.
             return Err(ErrorData::invalid_params(

@@ -55,10 +55,13 @@ pub fn end_all_tools() {
 ///
 /// The flag belongs to the whole process, and the sweep kills and reaps every child of this
 /// process that `runner` did not spawn. So call it only in a process whose every child is
-/// spawned through `runner` — the `ryechain exec` binary, which runs one tool and exits; the
-/// language server and `--watch` never run tools — and never run two tools at once in it: a
-/// sweep happens only when no other run is in flight, but it cannot tell one run's orphans from
-/// another's. Other code's `Child::wait` would otherwise find its child already reaped.
+/// spawned through `runner` — the `ryechain exec` binary, which runs one tool and exits, and the
+/// MCP server's workers (`worker`), each running one plan at a time; the language server and
+/// `--watch` never run tools — and never run two tools at once in it: a sweep happens only when
+/// no other run is in flight, but it cannot tell one run's orphans from another's. Other code's
+/// `Child::wait` would otherwise find its child already reaped. (The MCP server adopts too but
+/// runs no tool itself: its children are its workers, started by `spawn_registered`, and what a
+/// dead worker leaves is ended by `sweep_strays`.)
 pub fn adopt_orphans() -> bool {
     #[cfg(target_os = "linux")]
     {
@@ -489,6 +492,133 @@ mod clone_into {
     }
 }
 
+/// Start `cmd` (a process this one waits on itself: the MCP server's workers) and register it
+/// under the lock, as `spawn` does a tool, so no sweep ends or reaps it; `forget` it once reaped.
+pub(super) fn spawn_registered(cmd: &mut Command) -> io::Result<Child> {
+    let mut live = spawned();
+    let child = cmd.spawn()?;
+    live.push(child.id());
+    Ok(child)
+}
+
+/// In a process that adopts orphans and starts every process of its own through
+/// `spawn_registered` (the MCP server, whose children are its workers), kill and reap every
+/// other child, in steps until none is left or `deadline`: each is what a worker left when it
+/// died (a worker killed by a signal, whose tool's processes came to us). The processes such a
+/// stray leaves come to us in turn and go in the next step.
+pub(super) fn sweep_strays(deadline: Instant) {
+    if !ADOPTING.load(Ordering::SeqCst) {
+        return;
+    }
+    let mut pause = Duration::from_micros(50);
+    loop {
+        let found = {
+            let live = spawned();
+            let mut found = false;
+            for child in children() {
+                if live.iter().any(|&p| i32::try_from(p) == Ok(child)) {
+                    continue;
+                }
+                found = true;
+                let mut status = 0;
+                // SAFETY: kill(2) and waitpid(2) on our own unreaped child, whose pid cannot
+                // have been reused; `status` is a live c_int.
+                unsafe {
+                    libc::kill(child, libc::SIGKILL);
+                    libc::waitpid(child, &raw mut status, libc::WNOHANG);
+                }
+            }
+            found
+        };
+        if !found || Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+/// Block until our child `pid` has exited, leaving it unreaped (so its pid is not reused while
+/// what it left is ended); whether it exited with status 0. `None` when `waitid` fails.
+pub(super) fn exited_cleanly(pid: u32) -> Option<bool> {
+    loop {
+        // SAFETY: an all-zero siginfo_t is a valid value; waitid writes only into it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a live siginfo_t for the whole call.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid,
+                &raw mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if rc == 0 {
+            // SAFETY: waitid filled in a SIGCHLD siginfo, whose status field is set.
+            let status = unsafe { info.si_status() };
+            return Some(info.si_code == libc::CLD_EXITED && status == 0);
+        }
+        if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return None;
+        }
+    }
+}
+
+/// Whether our child `pid` has exited (left unreaped); `true` too when `waitid` fails (it is no
+/// child of ours to use).
+pub(super) fn has_exited(pid: u32) -> bool {
+    // SAFETY: an all-zero siginfo_t is a valid value; waitid writes only into it.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is a live siginfo_t for the whole call; WNOHANG returns at once.
+    let rc = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid,
+            &raw mut info,
+            libc::WEXITED | libc::WNOWAIT | libc::WNOHANG,
+        )
+    };
+    // SAFETY: after a successful waitid, si_pid is 0 when no child has changed state.
+    rc != 0 || unsafe { info.si_pid() } != 0
+}
+
+/// End and remove the cgroups the process `pid` (a worker of ours, exited but not yet reaped,
+/// so no other process has its pid) made beside ours and left behind (`ryechain-exec-<pid>-<n>`):
+/// killed, waited for in short steps until empty or `deadline`, removed.
+pub(super) fn reclaim_cgroups_of(pid: u32, deadline: Instant) {
+    #[cfg(target_os = "linux")]
+    {
+        let Some(parent) = own_cgroup_dir() else {
+            return;
+        };
+        let prefix = format!("ryechain-exec-{pid}-");
+        let Ok(entries) = std::fs::read_dir(&parent) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            if !entry.file_name().to_string_lossy().starts_with(&prefix) {
+                continue;
+            }
+            let dir = entry.path();
+            let _ = std::fs::write(dir.join("cgroup.kill"), "1");
+            let mut pause = Duration::from_micros(50);
+            while populated(&dir) && Instant::now() < deadline {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+            let _ = std::fs::remove_dir(&dir);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (pid, deadline);
+}
+
+/// Whether a live process is still in the cgroup at `dir` (`populated 1` in `cgroup.events`).
+fn populated(dir: &std::path::Path) -> bool {
+    std::fs::read_to_string(dir.join("cgroup.events"))
+        .is_ok_and(|events| events.lines().any(|l| l.trim() == "populated 1"))
+}
+
 /// The child was reaped: the sweep may meet its pid again as someone else.
 pub(super) fn forget(pid: u32) {
     spawned().retain(|&p| p != pid);
@@ -707,8 +837,7 @@ impl Cgroup {
 
     /// Whether a live process is still in the cgroup (`populated 1` in `cgroup.events`).
     fn populated(&self) -> bool {
-        std::fs::read_to_string(self.dir.join("cgroup.events"))
-            .is_ok_and(|events| events.lines().any(|l| l.trim() == "populated 1"))
+        populated(&self.dir)
     }
 }
 

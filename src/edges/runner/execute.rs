@@ -56,12 +56,19 @@ pub enum Executed {
     Answered(Box<Response>),
 }
 
+/// What starts a plan's process and answers what it did (`runner::run`, or a worker's).
+pub type Spawn<'s> = dyn FnMut(&crate::exec::ExecutionPlan) -> crate::exec::ProcessOutcome + 's;
+
 /// The spaces of one call, loaded lazily: only what the planner asks for is read.
 pub struct Session<'s> {
     sys: &'s dyn System,
     host: Host,
     loader: ItemLoader<'s>,
     specs: Vec<SpaceSpec>,
+    /// What starts the call's processes (the tool, and the commands the planner asks about):
+    /// `runner::run` in this process unless `spawn_with` named another (the MCP server's
+    /// per-call worker, `runner::worker`).
+    spawn: Option<Box<Spawn<'s>>>,
     /// What the person should know that is about no one file (a missing space, the execution
     /// policy's notices), in the order met.
     pub notices: Vec<String>,
@@ -81,7 +88,20 @@ impl<'s> Session<'s> {
             host,
             loader,
             specs: specs.to_vec(),
+            spawn: None,
             notices,
+        }
+    }
+
+    /// Start this session's processes with `spawn` instead of `runner::run`.
+    pub fn spawn_with(&mut self, spawn: Box<Spawn<'s>>) {
+        self.spawn = Some(spawn);
+    }
+
+    fn spawn(&mut self, plan: &crate::exec::ExecutionPlan) -> crate::exec::ProcessOutcome {
+        match &mut self.spawn {
+            Some(spawn) => spawn(plan),
+            None => super::run(plan),
         }
     }
 
@@ -129,7 +149,7 @@ impl<'s> Session<'s> {
                     return Ok(Executed::Answered(r));
                 }
                 Step::Run(prepared) => {
-                    let outcome = super::run(&prepared.plan);
+                    let outcome = self.spawn(&prepared.plan);
                     let mut r = finish(&req, &prepared, &outcome);
                     if r.success()
                         && let Some((rel, _version)) = &prepared.lockfile_due
@@ -289,7 +309,10 @@ impl<'s> Session<'s> {
         if !change.files.is_empty() {
             self.host.apply(change);
         }
-        super::gather::answer(self.sys, needs, facts);
+        match &mut self.spawn {
+            Some(spawn) => super::gather::answer_with(self.sys, needs, facts, spawn),
+            None => super::gather::answer(self.sys, needs, facts),
+        }
     }
 }
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::run;
 use crate::exec::facts::{DepFile, DepListing, DepWalk, Facts, Need, PathFact, PathKind};
-use crate::exec::{ExecutionPlan, ExitKind};
+use crate::exec::{ExecutionPlan, ExitKind, ProcessOutcome};
 use crate::system::{ReadResult, System};
 
 /// Largest `.env`-style text read for `Need::Text`.
@@ -29,6 +29,16 @@ const COMMAND_OUTPUT_CAP: usize = 64 * 1024;
 /// Answer every need the edge owns into `facts`. `Need::Item` and `Need::SpaceFile` belong to the
 /// loader and are left to the caller.
 pub fn answer(sys: &dyn System, needs: &[Need], facts: &mut Facts) {
+    answer_with(sys, needs, facts, &mut run);
+}
+
+/// `answer`, with the commands a need names started by `spawn` (a session's worker, `worker`).
+pub fn answer_with(
+    sys: &dyn System,
+    needs: &[Need],
+    facts: &mut Facts,
+    spawn: &mut dyn FnMut(&ExecutionPlan) -> ProcessOutcome,
+) {
     for need in needs {
         match need {
             Need::Path(p) => {
@@ -40,7 +50,7 @@ pub fn answer(sys: &dyn System, needs: &[Need], facts: &mut Facts) {
                 facts.texts.insert(p.clone(), text);
             }
             Need::Command(argv) => {
-                let line = command_line(argv, &facts.env, COMMAND_TIMEOUT);
+                let line = command_line(argv, &facts.env, COMMAND_TIMEOUT, spawn);
                 facts.commands.insert(argv.clone(), line);
             }
             Need::Walk(w) => {
@@ -85,13 +95,14 @@ pub fn small_text(sys: &dyn System, p: &Path) -> Option<Arc<str>> {
     }
 }
 
-/// Run `argv` (no shell, null stdin, the caller's environment, `timeout` killing the group) and
-/// return its first non-empty stdout line, trimmed, when it exits 0 (§5.4 `command`,
-/// `system_binary`, `version_manager`).
-pub fn command_line(
+/// Run `argv` through `spawn` (no shell, null stdin, the caller's environment, `timeout` killing
+/// the group) and return its first non-empty stdout line, trimmed, when it exits 0 (§5.4
+/// `command`, `system_binary`, `version_manager`).
+fn command_line(
     argv: &[String],
     env: &BTreeMap<String, String>,
     timeout: Duration,
+    spawn: &mut dyn FnMut(&ExecutionPlan) -> ProcessOutcome,
 ) -> Option<String> {
     let (program, args) = argv.split_first()?;
     let plan = ExecutionPlan {
@@ -103,7 +114,7 @@ pub fn command_line(
         timeout,
         output_cap: COMMAND_OUTPUT_CAP,
     };
-    let out = run(&plan);
+    let out = spawn(&plan);
     if out.exit != ExitKind::Code(0) {
         return None;
     }
@@ -232,7 +243,7 @@ mod tests {
     #[test]
     fn empty_argv_has_no_answer() {
         assert_eq!(
-            command_line(&[], &BTreeMap::new(), Duration::from_secs(1)),
+            command_line(&[], &BTreeMap::new(), Duration::from_secs(1), &mut run),
             None
         );
     }

@@ -1,7 +1,8 @@
 //! L6 the subprocess primitive's edge (§9.1): spawns an `ExecutionPlan` without a shell, with
 //! exactly the plan's environment, in its own process group (and cgroup, where one can be made);
 //! writes stdin and reads stdout and stderr in one poll loop, with a cap; and when the tool
-//! has exited or timed out, ends everything it started (`contain`).
+//! has exited, timed out or was cancelled (`run_until`), ends everything it started (`contain`).
+//! `worker` runs plans in a worker process, for a server that runs many calls at once.
 #![allow(
     clippy::disallowed_methods,
     reason = "the exec runner is the one edge that spawns tool processes and stats their paths"
@@ -10,6 +11,7 @@
 pub mod contain;
 pub mod execute;
 pub mod gather;
+pub mod worker;
 
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::AsRawFd;
@@ -36,9 +38,9 @@ pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// everything it started, as on a timeout: the cgroup the tool was put in (`cgroup.kill`, Linux
 /// cgroup v2 where ryechain may create one), its whole process group (always; the leader is kept
 /// unreaped until then, so the group id cannot have been reused), and — in a process that
-/// adopted orphans (`adopt_orphans`: the `ryechain exec` binary, Linux) — every process that was
-/// re-parented to us because its parent died (`setsid` daemons, double forks), killed and reaped
-/// until none is left. The reference let a started service run on; a tool that wants one must
+/// adopted orphans (`adopt_orphans`: the `ryechain exec` binary and the MCP server's workers,
+/// Linux) — every process that was re-parented to us because its parent died (`setsid` daemons,
+/// double forks), killed and reaped until none is left. The reference let a started service run on; a tool that wants one must
 /// hand it to a service manager. Output written after the grace is dropped.
 pub const EXIT_GRACE: Duration = Duration::from_millis(100);
 
@@ -213,7 +215,22 @@ pub fn run(plan: &ExecutionPlan) -> ProcessOutcome {
 ///   everything, so a flooding tool neither blocks nor grows memory. No polling ticks while the
 ///   tool runs; only the final clean-up waits in short steps for killed processes to go.
 pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome {
+    run_until(plan, containment, None)
+}
+
+/// `run_in`, ended early by the caller: once `cancel` is readable (data, or the other end
+/// closed), everything the tool started is killed as on a timeout and the run ends with
+/// `ExitKind::Cancelled` (the output captured so far kept). A worker process (`worker`) passes
+/// its stdin, which its server closes to cancel the call.
+pub fn run_until(
+    plan: &ExecutionPlan,
+    containment: Containment,
+    cancel: Option<std::os::fd::BorrowedFd<'_>>,
+) -> ProcessOutcome {
     let start = Instant::now();
+    if cancel.is_some_and(readable) {
+        return failed(ExitKind::Cancelled, start);
+    }
     if let Some(cwd) = &plan.cwd
         && !std::fs::metadata(cwd).is_ok_and(|m| m.is_dir())
     {
@@ -288,6 +305,7 @@ pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome 
     let deadline = start.checked_add(plan.timeout);
     let mut phase = Phase::Running;
     let mut timed_out = false;
+    let mut cancelled = false;
     let mut poll_error = None;
     let mut exited_at = None;
 
@@ -300,13 +318,15 @@ pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome 
             Phase::Killed(at) => Some(at + KILL_GRACE),
             Phase::Exited(until) => Some(until),
         };
-        let mut fds = Vec::with_capacity(4);
-        let mut slots = Vec::with_capacity(4);
+        let mut fds = Vec::with_capacity(5);
+        let mut slots = Vec::with_capacity(5);
+        let watch_cancel = cancel.filter(|_| matches!(phase, Phase::Running));
         for (slot, fd, events) in [
             (0, stdout.as_ref().map(AsRawFd::as_raw_fd), libc::POLLIN),
             (1, stderr.as_ref().map(AsRawFd::as_raw_fd), libc::POLLIN),
             (2, exited_at.is_none().then(|| watch.fd()), libc::POLLIN),
             (3, stdin.as_ref().map(|(p, _)| p.as_raw_fd()), libc::POLLOUT),
+            (4, watch_cancel.map(|fd| fd.as_raw_fd()), libc::POLLIN),
         ] {
             if let Some(fd) = fd {
                 fds.push(libc::pollfd {
@@ -384,6 +404,17 @@ pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome 
                     exited_at = Some(at);
                     phase = Phase::Exited(at + EXIT_GRACE);
                 }
+                4 => {
+                    // Cancelled while the tool runs: end it as a timeout would.
+                    if matches!(phase, Phase::Running) {
+                        if let Some(cg) = &cgroup {
+                            cg.kill();
+                        }
+                        kill_group(pgid);
+                        cancelled = true;
+                        phase = Phase::Killed(Instant::now());
+                    }
+                }
                 _ => {
                     if let Some((pipe, rest)) = stdin.as_mut()
                         && !write_some(pipe, rest)
@@ -409,6 +440,7 @@ pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome 
             "poll failed: {}",
             poll_error.map(|e| e.to_string()).unwrap_or_default()
         )),
+        _ if cancelled => ExitKind::Cancelled,
         None if timed_out => ExitKind::TimedOut, // killed, status not in within KILL_GRACE
         None => ExitKind::SpawnFailed("lost the exit status of the child".to_owned()),
         Some(Err(e)) => ExitKind::SpawnFailed(e.to_string()),
@@ -427,6 +459,17 @@ pub fn run_in(plan: &ExecutionPlan, containment: Containment) -> ProcessOutcome 
         stderr_total: err.total,
         duration: exited_at.unwrap_or_else(Instant::now) - start,
     }
+}
+
+/// Whether `fd` is readable now (data, end of file or an error: a cancel either way).
+fn readable(fd: std::os::fd::BorrowedFd<'_>) -> bool {
+    let mut pfd = [libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    // SAFETY: `pfd` is a live array of one pollfd for the whole call; a zero timeout.
+    unsafe { libc::poll(pfd.as_mut_ptr(), 1, 0) > 0 }
 }
 
 /// Make our end of the stdin pipe non-blocking (the poll loop writes it); `false` if refused.

@@ -60,6 +60,9 @@ pub enum ExitKind {
     BadCwd,
     /// Spawning failed for another reason (permission denied, exec format error...).
     SpawnFailed(String),
+    /// The caller cancelled the run (an MCP client's `notifications/cancelled`, or the client
+    /// went away); everything the tool started was killed.
+    Cancelled,
 }
 
 /// What the runner observed.

@@ -29,7 +29,9 @@ pub fn return_code(exit: &ExitKind) -> i32 {
         ExitKind::Code(c) => *c,
         ExitKind::Signal(s) => -s,
         ExitKind::NotFound => 127,
-        ExitKind::TimedOut | ExitKind::BadCwd | ExitKind::SpawnFailed(_) => -1,
+        ExitKind::TimedOut | ExitKind::BadCwd | ExitKind::SpawnFailed(_) | ExitKind::Cancelled => {
+            -1
+        }
     }
 }
 
@@ -147,6 +149,9 @@ pub fn tool_result(plan: &ExecutionPlan, out: &ProcessOutcome) -> ToolResult {
                 .unwrap_or_default()
         )),
         ExitKind::SpawnFailed(msg) => Some(format!("Failed to start {}: {msg}", plan.program)),
+        ExitKind::Cancelled => Some(
+            "Cancelled by the caller; the tool and everything it started were killed".to_owned(),
+        ),
     };
 
     let (tool_failed, tool_error) = match &parsed {
@@ -379,6 +384,18 @@ mod tests {
             r.error.as_deref(),
             Some("Command timed out after 1.5 seconds")
         );
+    }
+
+    #[test]
+    fn a_cancelled_run_is_a_failure_that_keeps_partial_output() {
+        let r = map(ExitKind::Cancelled, "started\n", "");
+        assert!(!r.success);
+        assert_eq!(
+            r.error.as_deref(),
+            Some("Cancelled by the caller; the tool and everything it started were killed")
+        );
+        assert_eq!(r.data["stdout"], json!("started\n"));
+        assert_eq!(r.data["return_code"], json!(-1));
     }
 
     #[test]

@@ -54,6 +54,30 @@ fn unknown_rule_names(db: &dyn Db, text: &str) -> Vec<(Option<Span>, String)> {
             }
         }
     }
+    for (glob, ids) in lint
+        .get("per-file-ignores")
+        .and_then(|v| v.as_mapping())
+        .into_iter()
+        .flatten()
+    {
+        let glob = glob.as_str().unwrap_or_default();
+        for t in ids
+            .as_sequence()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str())
+        {
+            if !known(t) {
+                out.push((
+                    crate::config::key_span(text, glob),
+                    format!(
+                        "`{t}` in `lint.per-file-ignores` (`{glob}`) is not a rule id or family{}",
+                        super::did_you_mean_rule(set, t, true)
+                    ),
+                ));
+            }
+        }
+    }
     for (k, _) in lint
         .get("severity")
         .and_then(|v| v.as_mapping())

@@ -146,6 +146,7 @@ fn plain_setup<'a>(spaces: &'a ryechain::lsp::server::SpacesFn<'a>) -> Setup<'a>
         materialised: Arc::new(|_: &str, _: &str| None),
         rule_doc: Arc::new(|_: &str| None),
         settings: Settings::default(),
+        sign: None,
     }
 }
 
@@ -162,6 +163,7 @@ fn with_server(ws: &Workspace, caps: Value, init: Value, body: impl FnOnce(&mut 
         materialised: Arc::new(|_: &str, _: &str| None),
         rule_doc: Arc::new(move |id: &str| uri::from_path(&docs_root.join(format!("{id}.md")))),
         settings: Settings::default(),
+        sign: None,
     };
     std::thread::scope(|s| {
         let handle = s.spawn(|| run(&server, &setup));

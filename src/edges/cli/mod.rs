@@ -26,6 +26,7 @@ mod clean;
 mod commands;
 mod config;
 mod exec;
+mod fix;
 mod keys;
 mod load;
 mod lock;
@@ -190,6 +191,15 @@ enum Command {
         /// Neither read nor write the lint cache (a full run; see "Lint cache" in the README).
         #[arg(long)]
         no_cache: bool,
+        /// Apply the certain fixes to the project's files (a typo with one close id, the header
+        /// line a script forgot, an unused suppression, a stale lockfile whose chain is signed),
+        /// then report what remains. A fixed signed file must be signed again (`ryechain sign`).
+        #[arg(long, conflicts_with_all = ["watch", "show_files"])]
+        fix: bool,
+        /// Print the fixes `--fix` would make as unified diffs, change nothing; exit 1 when there
+        /// are some.
+        #[arg(long, conflicts_with_all = ["fix", "watch", "show_files", "statistics"])]
+        diff: bool,
     },
     /// Show the chain of one tool: files, spaces, shadowed candidates, validation.
     Chain {
@@ -400,9 +410,13 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
             show_files,
             watch,
             no_cache,
+            fix,
+            diff,
         } => {
             let settings = rules.settings();
             let opts = commands::LintArgs {
+                fix,
+                diff,
                 format,
                 no_progress,
                 statistics,

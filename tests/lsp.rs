@@ -276,6 +276,53 @@ fn a_script_without_an_executor_gets_a_quick_fix_that_adds_the_header_line() {
     });
 }
 
+/// Issue 35 item 11 in the editor: a suppression comment takes its line's finding out as lint
+/// does; once it suppresses nothing, `unused-suppression` says so and its quick fix removes it.
+#[test]
+fn a_suppression_comment_works_as_in_lint_and_an_idle_one_is_removed_by_a_quick_fix() {
+    let suppressed = tool("rye/core/runtimes/python/scirpt")
+        .replace("scirpt\"", "scirpt\"  # ryechain: ignore[missing-executor]");
+    let ws = Workspace::new(&[("tools/acme/digest.py", &suppressed)]);
+    with_server(&ws, json!({}), no_integrity(), |c| {
+        let uri = ws.uri("tools/acme/digest.py");
+        c.open(&ws, "tools/acme/digest.py");
+        c.diagnostics_until(&uri, <[Value]>::is_empty);
+        let idle = suppressed.replace("scirpt", "script");
+        c.replace(&ws, "tools/acme/digest.py", 2, &idle);
+        let diags = c.diagnostics_until(&uri, |d| rules(d, "unused-suppression"));
+        assert_eq!(codes(&diags), ["unused-suppression"]);
+        let d = &diags[0];
+        assert!(
+            d["message"]
+                .as_str()
+                .unwrap()
+                .contains("no `missing-executor` finding starts on this line"),
+            "{d}"
+        );
+        let actions = c.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": d["range"], "context": {"diagnostics": [d]}}),
+        );
+        let action = &actions[0];
+        assert_eq!(action["title"], "Remove the unused suppression comment");
+        let edit = &action["edit"]["changes"][&uri][0];
+        assert_eq!(edit["newText"], "");
+        let line = idle.lines().nth(4).unwrap();
+        let at = line.find("  #").unwrap();
+        assert_eq!(
+            edit["range"],
+            json!({"start": {"line": 4, "character": at}, "end": {"line": 4, "character": line.len()}})
+        );
+        c.replace(
+            &ws,
+            "tools/acme/digest.py",
+            3,
+            &tool("rye/core/runtimes/python/script"),
+        );
+        c.diagnostics_until(&uri, <[Value]>::is_empty);
+    });
+}
+
 #[test]
 fn half_typed_python_gets_a_parse_diagnostic_where_it_breaks() {
     let ws = Workspace::new(&[("tools/acme/t.py", &tool("rye/core/runtimes/python/script"))]);

@@ -135,6 +135,17 @@ pub fn directives(text: &str, syntax: CommentSyntax) -> Vec<Directive> {
         counted = line_start;
         out.push(Directive { line, ..d });
     }
+    // Two on one line (`# ryechain: ignore[a]  # ryechain: ignore[b]`): the first ends where
+    // the second begins, so that removing one leaves the other.
+    for i in 1..out.len() {
+        if out[i].line == out[i - 1].line {
+            let next = out[i].removal;
+            let prev = &mut out[i - 1];
+            prev.comment.end = next.max(prev.comment.start);
+            prev.own_line = false;
+            out[i].own_line = false;
+        }
+    }
     out
 }
 
@@ -286,6 +297,15 @@ mod tests {
         // A second comment on the line may hold one.
         let d = directives("x  # note # ryechain: ignore[a]", CommentSyntax::Hash);
         assert_eq!(ids(&d[0]), ["a"]);
+        // Two on one line: the first ends where the second begins.
+        let t = "x = 1  # ryechain: ignore[a]  # ryechain: ignore[b]\n";
+        let d = directives(t, CommentSyntax::Hash);
+        assert_eq!((ids(&d[0]), ids(&d[1])), (vec!["a"], vec!["b"]));
+        assert_eq!(&t[d[0].comment.range()], "# ryechain: ignore[a]");
+        assert_eq!(
+            &t[d[1].removal as usize..d[1].comment.end as usize],
+            "  # ryechain: ignore[b]"
+        );
     }
 
     #[test]

@@ -131,6 +131,11 @@ fn fixable(env: &Env) {
         &tool("rye/core/runtimes/python/scirpt", ""),
     );
     env.write("tools/acme/script.py", SCRIPT);
+    // No tool type either: the line goes after the version's.
+    env.write(
+        "tools/acme/bare.py",
+        "__version__ = \"1.0.0\"\n\nprint(\"hello\")\n",
+    );
     env.write(
         "tools/acme/idle.py",
         &tool(RUNTIME, "  # ryechain: ignore[missing-executor]"),
@@ -153,11 +158,12 @@ fn diff_shows_each_certain_fix_and_changes_nothing() {
         "-__executor_id__ = \"rye/core/runtimes/python/scirpt\"\n+__executor_id__ = \"rye/core/runtimes/python/script\"\n",
         " __tool_type__ = \"python\"\n+__executor_id__ = \"rye/core/runtimes/python/script\"\n __category__",
         "-__executor_id__ = \"rye/core/runtimes/python/script\"  # ryechain: ignore[missing-executor]\n+__executor_id__ = \"rye/core/runtimes/python/script\"\n",
+        " __version__ = \"1.0.0\"\n+__executor_id__ = \"rye/core/runtimes/python/script\"\n \n print",
     ] {
         assert!(diff.contains(want), "{want}\n--- in\n{diff}");
     }
     assert!(
-        err(&o).contains("Would fix 3 findings in 3 files"),
+        err(&o).contains("Would fix 4 findings in 4 files"),
         "{}",
         err(&o)
     );
@@ -193,10 +199,11 @@ fn fix_writes_the_fixes_then_reports_what_remains_and_exits_by_it() {
     );
     let e = err(&o);
     for want in [
+        "fixed .ai/tools/acme/bare.py (1 fix: unknown-primitive)",
         "fixed .ai/tools/acme/idle.py (1 fix: unused-suppression)",
         "fixed .ai/tools/acme/script.py (1 fix: unknown-primitive)",
         "fixed .ai/tools/acme/typo.py (1 fix: missing-executor)",
-        "3 fixed in 3 files, 1 remaining.",
+        "4 fixed in 4 files, 1 remaining.",
     ] {
         assert!(e.contains(want), "{want}\n--- in\n{e}");
     }

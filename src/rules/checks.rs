@@ -719,16 +719,20 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
                                     line_after: false,
                                 })
                             }
-                            (None, Some(tool_type)) => {
-                                let line = executor_line(kind, runtime);
-                                Some(crate::diagnostic::Edit {
-                                    span: tool_type.span.shifted(base()),
-                                    title: format!("Add `{line}`"),
-                                    replacement: line,
-                                    line_after: true,
-                                })
-                            }
-                            (None, None) => None,
+                            // After the tool type's line, else the version's or the
+                            // category's (a script that names neither has no header to extend).
+                            (None, tool_type) => tool_type
+                                .or(meta.get(crate::model::Field::Version))
+                                .or(meta.get(crate::model::Field::Category))
+                                .map(|after| {
+                                    let line = executor_line(kind, runtime);
+                                    crate::diagnostic::Edit {
+                                        span: after.span.shifted(base()),
+                                        title: format!("Add `{line}`"),
+                                        replacement: line,
+                                        line_after: true,
+                                    }
+                                }),
                         }
                         .map(Box::new);
                     }

@@ -1,6 +1,8 @@
 //! The `ryechain lsp` binary over real pipes: a body that is not JSON gets `-32700` and the
 //! session goes on; `shutdown` + `exit` ends it with code 0; closing stdin without `shutdown`
-//! ends it with code 1 (as the protocol asks); nothing but protocol frames reaches stdout.
+//! ends it with code 1 (as the protocol asks); nothing but protocol frames reaches stdout. And
+//! the code actions that need the command's own flows: "Re-sign this item" (`ryechain sign`'s,
+//! as the person, never making a key) and a stale lockfile's refresh.
 #![allow(
     clippy::disallowed_methods,
     reason = "the test spawns the binary and talks to it over pipes"
@@ -341,6 +343,73 @@ fn re_sign_this_item_signs_with_the_persons_key_and_never_makes_one() {
         "ryechain: signed tool acme/report (project)"
     );
     s.end();
+    let lint = ryechain(&root, &project, &["lint", "--no-cache"]);
+    assert!(
+        lint.status.success(),
+        "{}",
+        String::from_utf8_lossy(&lint.stdout)
+    );
+}
+
+/// The editor offers the lockfile refresh `lint --fix` makes: a stale lockfile of a signed chain
+/// gets a quick fix whose edit is the whole lockfile as `ryechain lock --force` would write it;
+/// written, the tree lints clean.
+#[test]
+fn a_stale_lockfile_gets_the_refresh_as_a_quick_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let project = root.join("project");
+    let tool = project.join(".ai/tools/acme/report.py");
+    std::fs::create_dir_all(tool.parent().unwrap()).unwrap();
+    std::fs::create_dir_all(root.join("home")).unwrap();
+    std::fs::create_dir_all(root.join("user/.ai")).unwrap();
+    std::fs::write(&tool, TOOL).unwrap();
+    for args in [
+        &["keys", "generate"][..],
+        &["sign", "acme/report"],
+        &["lock", "acme/report"],
+    ] {
+        assert!(ryechain(&root, &project, args).status.success(), "{args:?}");
+    }
+    let lock = project.join(".ai/lockfiles/acme/report@1.0.0.lock.json");
+    let old = std::fs::read_to_string(&lock).unwrap();
+    std::fs::write(&tool, TOOL.replace("return {}", "return {\"v\": 2}")).unwrap();
+    assert!(
+        ryechain(&root, &project, &["sign", "acme/report"])
+            .status
+            .success()
+    );
+    // The lockfile as it was before the tool changed (a teammate's signed commit, say).
+    std::fs::write(&lock, &old).unwrap();
+    let uri = format!("file://{}", lock.display());
+    let mut s = Session::start(&root, &project, json!({}));
+    s.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "json", "version": 1, "text": old}}),
+    );
+    let lines = u32::try_from(old.lines().count()).unwrap();
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri},
+               "range": {"start": {"line": 0, "character": 0}, "end": {"line": lines, "character": 0}},
+               "context": {"diagnostics": []}}),
+    );
+    let fix = actions["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["diagnostics"][0]["code"] == "stale-lockfile")
+        .cloned()
+        .unwrap_or_else(|| panic!("{actions:#}"));
+    assert_eq!(
+        fix["title"],
+        "Refresh the lockfile for the chain as it is now (`ryechain lock acme/report --force`)"
+    );
+    let edit = &fix["edit"]["changes"][&uri][0];
+    assert_eq!(edit["range"]["start"], json!({"line": 0, "character": 0}));
+    let fresh = edit["newText"].as_str().unwrap();
+    s.end();
+    std::fs::write(&lock, fresh).unwrap();
     let lint = ryechain(&root, &project, &["lint", "--no-cache"]);
     assert!(
         lint.status.success(),

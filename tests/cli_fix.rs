@@ -524,3 +524,29 @@ fn the_cache_replays_suppressions_as_a_fresh_lint_reports_them() {
     assert!(f.is_empty(), "suppressed again: {f:?}");
     assert!(report.contains("cache: full run"), "{report}");
 }
+
+/// What lint no longer reports, `chain` and `sign` do not hold against the item either: one
+/// voice for a suppressed finding.
+#[test]
+fn lint_chain_and_sign_agree_on_a_suppressed_finding() {
+    let env = Env::new();
+    assert_code(&env.run(&["keys", "generate"]), 0);
+    env.write(
+        "tools/acme/script.py",
+        &SCRIPT.replace(
+            "__tool_type__ = \"python\"",
+            "__tool_type__ = \"python\"  # ryechain: ignore[unknown-primitive]",
+        ),
+    );
+    assert_code(&lint(&env, &["--no-cache"]), 0);
+    assert_code(&env.run(&["chain", "acme/script"]), 0);
+    let o = env.run(&["sign", "acme/script"]);
+    assert_code(&o, 0);
+    // Without the comment, all three refuse it.
+    env.write("tools/acme/script.py", SCRIPT);
+    assert_code(&lint(&env, &["--no-cache"]), 1);
+    assert_code(&env.run(&["chain", "acme/script"]), 1);
+    let o = env.run(&["sign", "acme/script"]);
+    assert_code(&o, 1);
+    assert!(out(&o).contains("unknown-primitive"), "{}", out(&o));
+}

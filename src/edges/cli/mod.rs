@@ -282,8 +282,8 @@ enum Command {
         allow_unsigned: bool,
     },
     /// Run the language server on stdin/stdout (diagnostics as you type, hover, go-to-definition,
-    /// completion and quick fixes for executor ids). The project space is the editor's workspace
-    /// folder.
+    /// completion of executor ids, the fixes of `lint --fix` as quick fixes, and "Re-sign this
+    /// item"). The project space is the editor's workspace folder.
     Lsp {
         #[command(flatten)]
         rules: RuleArgs,

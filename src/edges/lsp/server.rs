@@ -860,7 +860,16 @@ impl Server<'_> {
                     },
                 );
             }
-            (Some(_), _, _) => {}
+            // The client cannot be asked to take the new text (or the buffer moved on): the
+            // person reloads it.
+            (Some(_), _, _) => show_message(
+                self.conn,
+                lt::MessageType::INFO,
+                &format!(
+                    "ryechain: the signed text of {} is on disk; reload the file",
+                    path.display()
+                ),
+            ),
             (None, _, _) => self.reload_paths(vec![path]),
         }
     }

@@ -113,7 +113,10 @@ pub fn directives(text: &str, syntax: CommentSyntax) -> Vec<Directive> {
     let mut out = Vec::new();
     // Lines counted up to the last directive found (each byte once).
     let (mut line, mut counted) = (1u32, 0usize);
-    for at in memchr::memmem::find_iter(bytes, MARKER.as_bytes()) {
+    // Built once: a lint scans every file, and building the searcher was a fifth of the scan.
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(MARKER.as_bytes()));
+    for at in FINDER.find_iter(bytes) {
         let line_start = bytes[..at]
             .iter()
             .rposition(|&b| b == b'\n' || b == b'\r')

@@ -550,3 +550,37 @@ fn lint_chain_and_sign_agree_on_a_suppressed_finding() {
     assert_code(&o, 1);
     assert!(out(&o).contains("unknown-primitive"), "{}", out(&o));
 }
+
+/// SARIF carries the same fixes, each described by what it does (a code-scanning UI shows it).
+#[test]
+fn sarif_results_carry_the_fixes_with_their_titles() {
+    let env = Env::new();
+    fixable(&env);
+    let o = env.run(&[
+        "lint",
+        "--ignore",
+        "integrity",
+        "--format",
+        "sarif",
+        "--no-cache",
+    ]);
+    assert_code(&o, 1);
+    let log: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut titles: Vec<String> = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["fixes"][0]["description"]["text"].as_str())
+        .map(str::to_owned)
+        .collect();
+    titles.sort();
+    assert_eq!(
+        titles,
+        [
+            "Add `__executor_id__ = \"rye/core/runtimes/python/script\"`",
+            "Add `__executor_id__ = \"rye/core/runtimes/python/script\"`",
+            "Remove the unused suppression comment",
+            "Replace with `rye/core/runtimes/python/script`",
+        ]
+    );
+}

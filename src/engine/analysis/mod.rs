@@ -937,18 +937,24 @@ fn excerpt_of(text: &str, line: u32, lines: Range<usize>, span: Range<usize>) ->
     }
 }
 
-/// The fix of a certain suggestion: where `original` stands inside the primary span (inside the
-/// quotes of a string literal, say). None when it is not written there verbatim (escapes).
+/// The fix of a finding, located: its own edit, or its certain suggestion where `original`
+/// stands inside the primary span (inside the quotes of a string literal, say; none when it is
+/// not written there verbatim: escapes).
 fn fix_of(text: &str, idx: &LineIndex, d: &Diagnostic) -> Option<Box<Fix>> {
     let (span, replacement) = fix_span(text, d)?;
     let (line, column) = idx.line_col(text, span.start);
     let (end_line, end_column) = idx.line_col(text, span.end);
+    let title = match &d.edit {
+        Some(e) => e.title.clone(),
+        None => format!("Replace with `{replacement}`"),
+    };
     Some(Box::new(Fix {
         line,
         column,
         end_line,
         end_column,
         replacement: replacement.into_owned(),
+        title,
     }))
 }
 

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::lazy::Loaded;
 use crate::analysis::lazy::{file_chain_needs, lockfile_chain_ids};
 use crate::analysis::live::lintable;
+use crate::analysis::scope::{Hidden, Owner, outside, scoped};
 use crate::analysis::{
     Analysis, Checks, DepIds, Host, LintOptions, LintParts, LintReport, LintedFile, display_path,
     integrity_enabled, lint_chunk, par_chunks, report_of,
@@ -35,7 +36,7 @@ use crate::integrity::lockfile::is_lockfile_rel;
 use crate::load::{
     Census, CensusDir, CensusKind, ItemLoader, KnownAt, SpaceSource, SpaceSpec, census, load,
 };
-use crate::model::SpaceKind;
+use crate::model::{SpaceKind, SpaceSet};
 use crate::resolve::{
     VisibleIds, closest_ids, extractor_config, split_tool_rel, suggestions, tool_id, tool_id_ref,
 };
@@ -715,6 +716,8 @@ pub struct CachedLint<'a> {
     pub key: CacheKey,
     /// The cache file.
     pub path: PathBuf,
+    /// The spaces reported whole (`analysis::scope`); the cache holds every finding either way.
+    pub shown: SpaceSet,
 }
 
 /// The hash the cache compares contents by: the text's bytes, or what the load recorded instead.
@@ -816,12 +819,26 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(Analysis<'_>) -> LintParts) -> 
     let dirs_on_trust = Some((on_trust, on_trust + census.dirs.len(), census.settled.len()));
     if replays(&head, &census) {
         let Summary { files, tools, .. } = head.summary;
-        let report = report_of(
-            findings.into_iter().map(|(_, f)| f).collect(),
+        // The entries are decoded only when some finding may be hidden.
+        let (findings, hidden) = if findings.iter().any(|(_, f)| outside(f, lint.shown)) {
+            match payload.body().and_then(|bytes| store::body(&bytes)) {
+                Ok(body) => scoped_findings(lint, findings, &body.entries, &body.ids),
+                Err(why) => return without_cache(lint, full, Some(why)),
+            }
+        } else {
+            (
+                findings.into_iter().map(|(_, f)| f).collect(),
+                Hidden::default(),
+            )
+        };
+        let mut report = report_of(
+            findings,
             usize::try_from(files).unwrap_or(usize::MAX),
             usize::try_from(tools).unwrap_or(usize::MAX),
             0,
         );
+        report.summary.hidden = hidden.count;
+        report.summary.hidden_spaces = hidden.spaces;
         spent.keep(payload);
         spent.keep((census.entries, census.settled, census.dirs));
         return Outcome {
@@ -863,7 +880,7 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(Analysis<'_>) -> LintParts) -> 
             }
             spent.keep((census.entries, census.settled));
             Outcome {
-                report: report_from(data, internal_errors, &mut spent),
+                report: report_from(lint, data, internal_errors, &mut spent),
                 notices: census.notices,
                 warnings,
                 how,
@@ -955,8 +972,13 @@ fn full_run(
     let parts = full(crate::analysis::Analysis::new(&db));
     // A run that hit an internal error is not cached.
     if parts.files.iter().any(|f| f.panicked) {
+        let mut parts = parts;
+        let hidden = parts.hide_unused(&db, lint.shown);
+        let mut report = parts.into_report();
+        report.summary.hidden = hidden.count;
+        report.summary.hidden_spaces = hidden.spaces;
         return Outcome {
-            report: parts.into_report(),
+            report,
             notices: loaded.notices,
             warnings,
             how: How::Full(why),
@@ -990,7 +1012,7 @@ fn full_run(
     }
     let mut spent = Spent::default();
     Outcome {
-        report: report_from(data, 0, &mut spent),
+        report: report_from(lint, data, 0, &mut spent),
         notices: loaded.notices,
         warnings,
         how: How::Full(why),
@@ -1233,16 +1255,57 @@ fn settle_and_write(path: &Path, data: &mut CacheData) -> std::io::Result<()> {
     store::write(path, data)
 }
 
-/// The report from cached findings (moved out of the cache).
-fn report_from(mut data: CacheData, internal_errors: usize, spent: &mut Spent) -> LintReport {
+/// The report from cached findings (moved out of the cache), with what `lint.shown` leaves out.
+fn report_from(
+    lint: &CachedLint<'_>,
+    mut data: CacheData,
+    internal_errors: usize,
+    spent: &mut Spent,
+) -> LintReport {
     let files = data.entries.len();
     let tools = data.entries.iter().filter(|e| e.tool).count();
-    let findings = std::mem::take(&mut data.findings)
-        .into_iter()
-        .map(|(_, f)| f)
-        .collect();
+    let findings = std::mem::take(&mut data.findings);
+    let (findings, hidden) = scoped_findings(lint, findings, &data.entries, &data.ids);
     spent.keep(data);
-    report_of(findings, files, tools, internal_errors)
+    let mut report = report_of(findings, files, tools, internal_errors);
+    report.summary.hidden = hidden.count;
+    report.summary.hidden_spaces = hidden.spaces;
+    report
+}
+
+/// The cached findings `lint.shown` shows (`analysis::scope`): the entries are the lint's files,
+/// each tool's recorded dependency ids what its chain reads.
+fn scoped_findings(
+    lint: &CachedLint<'_>,
+    findings: Vec<(u32, Finding)>,
+    entries: &[Entry],
+    ids: &[String],
+) -> (Vec<Finding>, Hidden) {
+    let kind = |space: u32| {
+        lint.specs
+            .get(space as usize)
+            .map_or(SpaceKind::System, |s| s.space.kind())
+    };
+    let files: Vec<(SpaceKind, &str)> = entries.iter().map(|e| (kind(e.space), &*e.rel)).collect();
+    let reads = |i: usize| {
+        entries[i]
+            .deps
+            .iter()
+            .filter_map(|&j| ids.get(j as usize).map(String::as_str))
+            .collect::<Vec<&str>>()
+    };
+    let owned = findings
+        .into_iter()
+        .map(|(owner, f)| {
+            let owner = if owner == GRAPH {
+                Owner::Graph
+            } else {
+                Owner::File(owner as usize)
+            };
+            (owner, f)
+        })
+        .collect();
+    scoped(owned, &files, reads, lint.shown)
 }
 
 /// What the census and the re-check made of the cache.

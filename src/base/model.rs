@@ -639,6 +639,14 @@ impl SpaceSet {
         self.0 == 0
     }
 
+    /// As one byte (the lint cache stores it), and back (unknown bits dropped).
+    pub fn bits(self) -> u8 {
+        self.0
+    }
+    pub fn from_bits(bits: u8) -> SpaceSet {
+        SpaceSet(bits & SpaceSet::ALL.0)
+    }
+
     /// The kinds in it, project first.
     pub fn kinds(self) -> impl Iterator<Item = SpaceKind> {
         [SpaceKind::Project, SpaceKind::User, SpaceKind::System]

@@ -104,17 +104,29 @@ impl<'a> Uses<'a> {
         Uses { used, winner }
     }
 
-    /// Whether `shown` shows finding `f`, which `owner`'s check produced. A graph-wide finding is
-    /// shown when its space is, or when its item is used by a tool of a shown space.
+    /// Whether `shown` shows finding `f`, which `owner`'s check produced (the `Uses` were made
+    /// for `shown`, or for more).
     pub fn shows(&self, owner: Owner, f: &Finding, shown: SpaceSet) -> bool {
+        self.of(owner, f).meets(shown)
+    }
+
+    /// The spaces whose reports show finding `f`, which `owner`'s check produced: those that use
+    /// its file. A graph-wide finding belongs to its own space and to those that use its item.
+    pub fn of(&self, owner: Owner, f: &Finding) -> SpaceSet {
         match owner {
-            Owner::File(i) => self.used.get(i).is_none_or(|u| u.meets(shown)),
+            Owner::File(i) => self.used.get(i).copied().unwrap_or(SpaceSet::ALL),
             Owner::Graph => {
-                !outside(f, shown)
-                    || f.item_id
-                        .as_deref()
-                        .and_then(|id| self.winner.get(id))
-                        .is_some_and(|&w| self.used[w].meets(shown))
+                let own = f
+                    .space
+                    .as_deref()
+                    .and_then(kind_of_label)
+                    .map_or(SpaceSet::ALL, SpaceSet::of);
+                let item = f
+                    .item_id
+                    .as_deref()
+                    .and_then(|id| self.winner.get(id))
+                    .map_or(SpaceSet::NONE, |&w| self.used[w]);
+                own.union(item)
             }
         }
     }
@@ -130,40 +142,40 @@ impl Hidden {
     }
 }
 
-/// The findings `shown` keeps, in the order given, and what it left out ([`Uses`]). Nothing is
-/// asked of `reads` when every finding is of a shown space.
-pub fn scoped<S, I>(
-    findings: Vec<(Owner, Finding)>,
-    files: &[(SpaceKind, &str)],
-    reads: impl Fn(usize) -> I,
-    shown: SpaceSet,
-) -> (Vec<Finding>, Hidden)
-where
-    S: AsRef<str>,
-    I: IntoIterator<Item = S>,
-{
-    if !findings.iter().any(|(_, f)| outside(f, shown)) {
-        return (
-            findings.into_iter().map(|(_, f)| f).collect(),
-            Hidden::default(),
-        );
-    }
-    let uses = Uses::new(files, reads, shown);
-    let mut hidden = Hidden::default();
-    let mut kept = Vec::with_capacity(findings.len());
-    for (owner, f) in findings {
-        if uses.shows(owner, &f, shown) {
-            kept.push(f);
-        } else {
-            hidden.add(&f);
-        }
-    }
-    (kept, hidden)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The findings `shown` keeps, in the order given, and what it left out ([`Uses`]). Nothing is
+    /// asked of `reads` when every finding is of a shown space.
+    fn scoped<S, I>(
+        findings: Vec<(Owner, Finding)>,
+        files: &[(SpaceKind, &str)],
+        reads: impl Fn(usize) -> I,
+        shown: SpaceSet,
+    ) -> (Vec<Finding>, Hidden)
+    where
+        S: AsRef<str>,
+        I: IntoIterator<Item = S>,
+    {
+        if !findings.iter().any(|(_, f)| outside(f, shown)) {
+            return (
+                findings.into_iter().map(|(_, f)| f).collect(),
+                Hidden::default(),
+            );
+        }
+        let uses = Uses::new(files, reads, shown);
+        let mut hidden = Hidden::default();
+        let mut kept = Vec::with_capacity(findings.len());
+        for (owner, f) in findings {
+            if uses.shows(owner, &f, shown) {
+                kept.push(f);
+            } else {
+                hidden.add(&f);
+            }
+        }
+        (kept, hidden)
+    }
 
     fn finding(space: &str, item: &str) -> Finding {
         Finding {

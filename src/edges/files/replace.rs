@@ -159,8 +159,9 @@ struct Staged {
 /// Check that the target still holds what was validated, and write its new text to a temporary
 /// file with the target's owner, group, mode and extended attributes (synced, when `sync`).
 fn stage(job: &Replace<'_>, sync: bool) -> Result<Staged, String> {
-    let (old, checked) = open_checked(job)?;
-    let (tmp, written) = write_temporary(job.path, job.new, &old, sync)?;
+    let (old, meta) = open_checked(job)?;
+    let (tmp, written) = write_temporary(job.path, job.new, (&old, &meta), sync)?;
+    let checked = stamp_from(&meta);
     Ok(Staged {
         tmp,
         checked,
@@ -210,7 +211,8 @@ fn put_back(path: &Path, old: &File, written: FileStamp) -> String {
             .rewind()
             .and_then(|_| reader.read_to_end(&mut text))
             .map_err(|e| e.to_string())?;
-        let (tmp, _) = write_temporary(path, &text, old, true)?;
+        let meta = old.metadata().map_err(|e| e.to_string())?;
+        let (tmp, _) = write_temporary(path, &text, (old, &meta), true)?;
         let ours =
             std::fs::symlink_metadata(path).is_ok_and(|m| is_written(&stamp_from(&m), &written));
         if ours {
@@ -251,9 +253,9 @@ fn stamp_of(file: &File) -> Option<FileStamp> {
     file.metadata().ok().map(|m| stamp_from(&m))
 }
 
-/// The target opened and its stamp, when it is a regular file that still holds what `job` says
-/// was validated (by its stamp, else its bytes).
-fn open_checked(job: &Replace<'_>) -> Result<(File, FileStamp), String> {
+/// The target opened and what `fstat` says of it, when it is a regular file that still holds
+/// what `job` says was validated (by its stamp, else its bytes).
+fn open_checked(job: &Replace<'_>) -> Result<(File, std::fs::Metadata), String> {
     let changed = || CHANGED_BEFORE.to_owned();
     let file = open_target(job.path).map_err(|_| changed())?;
     let meta = file.metadata().map_err(|_| changed())?;
@@ -263,7 +265,7 @@ fn open_checked(job: &Replace<'_>) -> Result<(File, FileStamp), String> {
             Some(s) => *s == stamp,
             None => stamp.size == job.old.len() as u64 && holds(&file, job.old),
         };
-    same.then_some((file, stamp)).ok_or_else(changed)
+    same.then_some((file, meta)).ok_or_else(changed)
 }
 
 /// Whether `file` holds exactly `bytes`, read from its start.
@@ -286,18 +288,17 @@ fn folder_of(path: &Path) -> &Path {
 }
 
 /// Write `bytes` to a new temporary file beside `target`, with the owner, group, mode and
-/// extended attributes of `like` (the target, open), synced when `sync`; the file, and its stamp
-/// once written. A file whose owner or attributes cannot be kept is not written (nor is one
-/// that would come out with other permission bits).
+/// extended attributes of `like` (the target, open, and what `fstat` said of it), synced when
+/// `sync`; the file, and its stamp once written. A file whose owner, mode or attributes cannot be
+/// kept is not written.
 fn write_temporary(
     target: &Path,
     bytes: &[u8],
-    like: &File,
+    (like, meta): (&File, &std::fs::Metadata),
     sync: bool,
 ) -> Result<(TempPath, FileStamp), String> {
     let dir = folder_of(target);
-    let meta = like.metadata().map_err(|e| e.to_string())?;
-    let mode = stamp_from(&meta).mode & 0o7777;
+    let mode = stamp_from(meta).mode & 0o7777;
     let prefix = temporary_prefix(target);
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).suffix(".tmp");
@@ -312,19 +313,33 @@ fn write_temporary(
     let tmp_path = tmp.path().to_path_buf();
     let cannot_write = |e: std::io::Error| format!("cannot write {}: {e}", tmp_path.display());
     tmp.write_all(bytes).map_err(cannot_write)?;
-    keep_owner_and_mode(tmp.as_file(), &meta, mode)?;
-    keep_extended_attributes(like, tmp.as_file())
-        .map_err(|e| format!("cannot keep its extended attributes ({e}); not signed"))?;
-    if sync {
-        tmp.as_file().sync_all().map_err(cannot_write)?;
+    let file = tmp.as_file();
+    let stat = || {
+        file.metadata()
+            .map_err(|e| format!("cannot stat {} once written: {e}", tmp_path.display()))
+    };
+    // (Not the process's in a set-group-id folder.)
+    if owner(&stat()?) != owner(meta) {
+        keep_owner(file, meta)?;
     }
-    let written = stamp_of(tmp.as_file())
-        .ok_or_else(|| format!("cannot stat {} once written", tmp_path.display()))?;
-    if written.mode & 0o7777 != mode {
+    // After a change of owner (it drops file capabilities), and before the mode: setting an ACL
+    // sets group bits, a change of owner clears set-id bits, and the umask masked the creation.
+    keep_extended_attributes(like, file)
+        .map_err(|e| format!("cannot keep its extended attributes ({e}); not signed"))?;
+    set_mode(file, mode)?;
+    let now = stat()?;
+    let written = stamp_from(&now);
+    if written.mode & 0o7777 != mode || owner(&now) != owner(meta) {
         return Err(format!(
-            "cannot keep its permission bits ({mode:o}: the copy got {:o}); not signed",
+            "cannot keep its owner, group and permission bits ({:?} {mode:o}: the copy got \
+             {:?} {:o}); not signed",
+            owner(meta),
+            owner(&now),
             written.mode & 0o7777
         ));
+    }
+    if sync {
+        tmp.as_file().sync_all().map_err(cannot_write)?;
     }
     Ok((tmp.into_temp_path(), written))
 }
@@ -344,34 +359,46 @@ fn temporary_prefix(target: &Path) -> String {
     )
 }
 
-/// Give `tmp` the owner and group of `original` (when they differ from its own: a batch run as
-/// root must not make another user's file root's; a change it may not make refuses the file)
-/// and then its permission bits `mode` (a change of owner clears set-id bits).
+/// A file's owner and group.
 #[cfg(unix)]
-fn keep_owner_and_mode(tmp: &File, original: &std::fs::Metadata, mode: u32) -> Result<(), String> {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let own = tmp.metadata().map_err(|e| e.to_string())?;
-    let (uid, gid) = (original.uid(), original.gid());
-    let chowned = (own.uid(), own.gid()) != (uid, gid);
-    if chowned {
-        std::os::unix::fs::fchown(tmp, Some(uid), Some(gid)).map_err(|e| {
-            format!("cannot keep its owner and group (uid {uid}, gid {gid}): {e}; not signed")
-        })?;
-    }
-    if chowned || own.mode() & 0o7777 != mode {
-        tmp.set_permissions(std::fs::Permissions::from_mode(mode))
-            .map_err(|e| format!("cannot set its permission bits ({mode:o}): {e}; not signed"))?;
-    }
-    Ok(())
+fn owner(meta: &std::fs::Metadata) -> (u32, u32) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.uid(), meta.gid())
 }
 
 #[cfg(not(unix))]
-fn keep_owner_and_mode(
-    _tmp: &File,
-    _original: &std::fs::Metadata,
-    _mode: u32,
-) -> Result<(), String> {
+fn owner(_meta: &std::fs::Metadata) -> (u32, u32) {
+    (0, 0)
+}
+
+/// Give `tmp` the owner and group of `original` (a batch run as root must not make another
+/// user's file root's); a change the process may not make refuses the file.
+#[cfg(unix)]
+fn keep_owner(tmp: &File, original: &std::fs::Metadata) -> Result<(), String> {
+    let (uid, gid) = owner(original);
+    std::os::unix::fs::fchown(tmp, Some(uid), Some(gid)).map_err(|e| {
+        format!("cannot keep its owner and group (uid {uid}, gid {gid}): {e}; not signed")
+    })
+}
+
+#[cfg(not(unix))]
+fn keep_owner(_tmp: &File, _original: &std::fs::Metadata) -> Result<(), String> {
     Ok(())
+}
+
+/// Set `tmp`'s permission bits.
+fn set_mode(tmp: &File, mode: u32) -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.set_permissions(std::fs::Permissions::from_mode(mode))
+            .map_err(|e| format!("cannot set its permission bits ({mode:o}): {e}; not signed"))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (tmp, mode);
+        Ok(())
+    }
 }
 
 /// Give `to` exactly the extended attributes of `from` (user attributes, ACLs, security labels):

@@ -87,6 +87,7 @@ fn with_server(dir: &Path, body: impl FnOnce(&mut LspClient, Instant)) {
             ignore: vec!["integrity".to_owned()],
             ..Settings::default()
         },
+        sign: None,
     };
     std::thread::scope(|s| {
         let started = Instant::now();

@@ -62,6 +62,7 @@ fn concise_is_one_line_per_finding_then_the_summary() {
         );
     }
     assert!(summary.contains("error"), "{summary}");
+    assert!(out.ends_with(".\n"), "the summary ends its line: {out:?}");
     // ruff's spelling, and `-q` without the summary.
     let (_, quiet) = run(
         &[&LINT[..], &["--output-format", "concise", "-q"]].concat(),

@@ -167,3 +167,152 @@ fn watch_reports_new_and_fixed_findings_and_stops_on_ctrl_c() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{status:?}");
 }
+
+/// The findings of a JSON report or delta as comparable keys (path, rule, message, severity).
+fn keys(list: &serde_json::Value) -> Vec<String> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| {
+            format!(
+                "{} {} {} {}",
+                d["path"], d["rule"], d["message"], d["severity"]
+            )
+        })
+        .collect()
+}
+
+/// Suppression comments and `lint.per-file-ignores` (issue 35 item 11) change what `--watch`
+/// reports exactly as they change a one-shot lint of the same tree: after each batch, the first
+/// report with every delta applied equals a fresh `lint --format json --no-cache`.
+#[test]
+fn watch_follows_suppressions_as_a_one_shot_lint_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    let user = dir.path().join("user");
+    let tools = project.join(".ai/tools/acme");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::create_dir_all(user.join(".ai")).unwrap();
+    std::fs::write(tools.join("a.py"), tool("acme/nowhere")).unwrap();
+    std::fs::write(tools.join("b.py"), tool("rye/core/runtimes/python/script")).unwrap();
+    let lint = |extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_ryechain"));
+        c.args([
+            "lint",
+            "--no-progress",
+            "--ignore",
+            "integrity",
+            "--format",
+            "json",
+        ])
+        .args(extra)
+        .arg("--user-space")
+        .arg(&user)
+        .arg(&project)
+        .current_dir(dir.path());
+        c
+    };
+    let one_shot = || {
+        let o = lint(&["--no-cache"]).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut k = keys(&v["diagnostics"]);
+        k.sort();
+        k
+    };
+    let mut child = lint(&["--watch"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // The first report is one pretty-printed object; each batch then is one line.
+    let first = until(&rx, &["}"]);
+    let mut first = first;
+    while first.last().map(String::as_str) != Some("}") {
+        first.extend(until(&rx, &["}"]));
+    }
+    let report: serde_json::Value = serde_json::from_str(&first.join("\n")).unwrap();
+    let mut model = keys(&report["diagnostics"]);
+    model.sort();
+    assert_eq!(model, one_shot());
+    // The watcher is set up after the report is printed.
+    std::thread::sleep(Duration::from_millis(500));
+    let a = tools.join("a.py");
+    let steps: Vec<(&std::path::Path, String)> = vec![
+        // Suppressed on its line.
+        (
+            &a,
+            tool("acme/nowhere").replace(
+                "acme/nowhere\"",
+                "acme/nowhere\"  # ryechain: ignore[missing-executor]",
+            ),
+        ),
+        // On the wrong line: the finding again, and the idle comment.
+        (
+            &a,
+            tool("acme/nowhere").replace(
+                "__category__ = \"acme\"",
+                "__category__ = \"acme\"  # ryechain: ignore[missing-executr]",
+            ),
+        ),
+    ];
+    let config = project.join(".ai/config/ryechain.yaml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let configs = [
+        "lint:\n  per-file-ignores:\n    \"a.py\": [missing-executor]\n",
+        "lint:\n  per-file-ignores:\n    \"*.py\": [ALL]\n",
+        "lint: {}\n",
+    ];
+    let apply = |model: &mut Vec<String>, line: &str| {
+        let delta: serde_json::Value = serde_json::from_str(line).unwrap();
+        for gone in keys(&delta["fixed"]) {
+            let at = model
+                .iter()
+                .position(|k| *k == gone)
+                .expect("a fixed finding was reported");
+            model.remove(at);
+        }
+        model.extend(keys(&delta["new"]));
+        model.sort();
+    };
+    for (path, text) in steps {
+        std::fs::write(path, text).unwrap();
+        // A write the watcher saw in two batches (truncated, then written) is two lines.
+        let lines = until(&rx, &["\"changed_files\""]);
+        apply(&mut model, lines.last().unwrap());
+        while model != one_shot() {
+            match rx.recv_timeout(Duration::from_secs(3)) {
+                Ok(line) if line.contains("\"changed_files\"") => apply(&mut model, &line),
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        assert_eq!(model, one_shot(), "after {}", path.display());
+    }
+    for text in configs {
+        std::fs::write(&config, text).unwrap();
+        // A write the watcher saw in two batches (truncated, then written) is two lines.
+        let lines = until(&rx, &["\"changed_files\""]);
+        apply(&mut model, lines.last().unwrap());
+        while model != one_shot() {
+            match rx.recv_timeout(Duration::from_secs(3)) {
+                Ok(line) if line.contains("\"changed_files\"") => apply(&mut model, &line),
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        assert_eq!(model, one_shot(), "after {text}");
+    }
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: sending a signal to the child we spawned.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}

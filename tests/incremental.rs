@@ -186,7 +186,18 @@ struct ToolSpec {
     body: u8,
     /// A YAML tool instead of Python: both files of one id in one space make one ambiguous.
     yaml: bool,
+    /// A suppression comment on the executor line (0: none; see [`SUPPRESSIONS`]).
+    suppress: usize,
 }
+
+/// The suppression comments a tool's executor line may carry: a chain-edge rule, the graph-wide
+/// rule (whose use is told from the executor graph), a file rule and a misspelt id.
+const SUPPRESSIONS: [&str; 4] = [
+    "",
+    "  # ryechain: ignore[missing-executor]",
+    "  # ryechain: ignore[executor-cycle]",
+    "  # ryechain: ignore[ambiguous-item, mising-executor]",
+];
 
 fn exec_strategy() -> impl Strategy<Value = Exec> {
     prop_oneof![
@@ -205,15 +216,19 @@ fn tool_strategy() -> impl Strategy<Value = ToolSpec> {
         any::<bool>(),
         any::<u8>(),
         prop::bool::weighted(0.25),
+        prop_oneof![3 => Just(0usize), 1 => 1..SUPPRESSIONS.len()],
     )
-        .prop_map(|(space, id, exec, version, body, yaml)| ToolSpec {
-            space,
-            id,
-            exec,
-            version,
-            body,
-            yaml,
-        })
+        .prop_map(
+            |(space, id, exec, version, body, yaml, suppress)| ToolSpec {
+                space,
+                id,
+                exec,
+                version,
+                body,
+                yaml,
+                suppress,
+            },
+        )
 }
 
 fn render(t: &ToolSpec) -> FixtureFile {
@@ -233,16 +248,16 @@ fn render(t: &ToolSpec) -> FixtureFile {
         (
             "yaml",
             format!(
-                "version: \"{version}\"\ntool_type: python\nexecutor_id: {exec}\ndescription: \"body {}\"\n",
-                t.body
+                "version: \"{version}\"\ntool_type: python\nexecutor_id: {exec}{}\ndescription: \"body {}\"\n",
+                SUPPRESSIONS[t.suppress], t.body
             ),
         )
     } else {
         (
             "py",
             format!(
-                "__version__ = \"{version}\"\n__tool_type__ = \"python\"\n__executor_id__ = {exec}\n\ndef main():\n    return {}\n",
-                t.body
+                "__version__ = \"{version}\"\n__tool_type__ = \"python\"\n__executor_id__ = {exec}{}\n\ndef main():\n    return {}\n",
+                SUPPRESSIONS[t.suppress], t.body
             ),
         )
     };
@@ -294,7 +309,7 @@ fn live_op_strategy() -> impl Strategy<Value = LiveOp> {
     prop_oneof![
         6 => tool_strategy().prop_map(LiveOp::Write),
         2 => (0..3usize, 0..IDS.len(), any::<bool>()).prop_map(|(s, i, y)| LiveOp::Remove(s, i, y)),
-        1 => (0..4u8).prop_map(LiveOp::Config),
+        1 => (0..5u8).prop_map(LiveOp::Config),
         2 => (0..IDS.len()).prop_map(LiveOp::Lock),
         1 => (0..4u8).prop_map(LiveOp::Doc),
     ]
@@ -350,6 +365,10 @@ fn config_file(which: u8) -> FixtureFile {
         0 => "lint:\n  ignore: [invalid-version]\n",
         1 => "lint:\n  severity: {missing-executor: warning}\n",
         2 => "chain:\n  max_depth: 3\n",
+        // Rules turned off by glob: a file name, and a path with a family.
+        3 => {
+            "lint:\n  per-file-ignores:\n    \"t1.py\": [missing-executor]\n    \".ai/tools/b/**\": [chain, unused-suppression]\n"
+        }
         // Every chain with an edge stops at the limit before looking its executor up.
         _ => "chain:\n  max_depth: 1\n",
     };
@@ -560,6 +579,7 @@ fn live_change(op: LiveOp, files: &mut BTreeMap<(String, String), FixtureFile>) 
                 version: true,
                 body: 0,
                 yaml,
+                suppress: 0,
             });
             files.remove(&key(&f));
             FileChange::Remove(file_spec(&f).path)
@@ -647,7 +667,7 @@ proptest! {
                     files.insert(key(&f), f);
                 }
                 Op::Remove(s, i, yaml) => {
-                    let f = render(&ToolSpec { space: s, id: i, exec: Exec::None, version: true, body: 0, yaml });
+                    let f = render(&ToolSpec { space: s, id: i, exec: Exec::None, version: true, body: 0, yaml, suppress: 0 });
                     host.apply(Change { files: vec![FileChange::Remove(file_spec(&f).path)], ..Change::default() });
                     files.remove(&key(&f));
                 }
@@ -664,7 +684,8 @@ proptest! {
     fn chain_graph_and_resolution_invariants(tools in prop::collection::vec(tool_strategy(), 1..14), max in 2usize..6) {
         let mut files: BTreeMap<(String, String), FixtureFile> = BTreeMap::new();
         for t in &tools {
-            let f = render(t);
+            // Every cycle reported: none suppressed.
+            let f = render(&ToolSpec { suppress: 0, ..t.clone() });
             files.insert(key(&f), f);
         }
         let mut all: Vec<FixtureFile> = files.values().cloned().collect();

@@ -307,7 +307,19 @@ enum Op {
     Shadow(usize),
     Touch(usize),
     Config(u8),
+    /// A suppression comment on a file's executor line (`SUPPRESS`).
+    Suppress(usize, usize),
 }
+
+/// The rules a suppression comment may name: a chain-edge rule, the graph-wide one, a chain
+/// rule, `unused-suppression` itself and a misspelt id.
+const SUPPRESS: [&str; 5] = [
+    "missing-executor",
+    "executor-cycle",
+    "chain-too-deep",
+    "unused-suppression",
+    "mising-executor",
+];
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
@@ -318,7 +330,8 @@ fn op() -> impl Strategy<Value = Op> {
         any::<usize>().prop_map(Op::Copy),
         any::<usize>().prop_map(Op::Shadow),
         any::<usize>().prop_map(Op::Touch),
-        (0..3u8).prop_map(Op::Config),
+        (0..4u8).prop_map(Op::Config),
+        (any::<usize>(), 0..SUPPRESS.len()).prop_map(|(a, r)| Op::Suppress(a, r)),
     ]
 }
 
@@ -392,6 +405,24 @@ fn apply(dir: &Path, op: &Op, step: usize) {
             let bytes = std::fs::read(pick(*i)).unwrap();
             std::fs::write(pick(*i), bytes).unwrap();
         }
+        Op::Suppress(i, r) => {
+            let file = pick(*i);
+            let Ok(text) = std::fs::read_to_string(file) else {
+                return;
+            };
+            let comment = format!("  # ryechain: ignore[{}]", SUPPRESS[*r]);
+            let out: Vec<String> = text
+                .lines()
+                .map(|l| {
+                    if l.starts_with("__executor_id__") || l.starts_with("executor_id:") {
+                        format!("{l}{comment}")
+                    } else {
+                        l.to_owned()
+                    }
+                })
+                .collect();
+            std::fs::write(file, out.join("\n") + "\n").unwrap();
+        }
         Op::Config(which) => {
             let cfg = dir.join("project/.ai/config/ryechain.yaml");
             std::fs::create_dir_all(cfg.parent().unwrap()).unwrap();
@@ -399,6 +430,9 @@ fn apply(dir: &Path, op: &Op, step: usize) {
                 0 => "lint:\n  ignore: [invalid-version]\n",
                 // Tool, runtime, primitive: longer chains and cycles stop at the limit.
                 1 => "chain:\n  max_depth: 3\n",
+                2 => {
+                    "lint:\n  per-file-ignores:\n    \"*.py\": [missing-executor]\n    \".ai/tools/**/*.yaml\": [chain]\n"
+                }
                 _ => "lint: {}\n",
             };
             std::fs::write(cfg, text).unwrap();

@@ -146,6 +146,7 @@ fn plain_setup<'a>(spaces: &'a ryechain::lsp::server::SpacesFn<'a>) -> Setup<'a>
         materialised: Arc::new(|_: &str, _: &str| None),
         rule_doc: Arc::new(|_: &str| None),
         settings: Settings::default(),
+        sign: None,
     }
 }
 
@@ -162,6 +163,7 @@ fn with_server(ws: &Workspace, caps: Value, init: Value, body: impl FnOnce(&mut 
         materialised: Arc::new(|_: &str, _: &str| None),
         rule_doc: Arc::new(move |id: &str| uri::from_path(&docs_root.join(format!("{id}.md")))),
         settings: Settings::default(),
+        sign: None,
     };
     std::thread::scope(|s| {
         let handle = s.spawn(|| run(&server, &setup));
@@ -270,6 +272,53 @@ fn a_script_without_an_executor_gets_a_quick_fix_that_adds_the_header_line() {
         assert_eq!(edit["range"], json!({"start": at, "end": at}));
         let fixed = script.replacen("__category__", &format!("{line}\n__category__"), 1);
         c.replace(&ws, "tools/acme/hello.py", 2, &fixed);
+        c.diagnostics_until(&uri, <[Value]>::is_empty);
+    });
+}
+
+/// Issue 35 item 11 in the editor: a suppression comment takes its line's finding out as lint
+/// does; once it suppresses nothing, `unused-suppression` says so and its quick fix removes it.
+#[test]
+fn a_suppression_comment_works_as_in_lint_and_an_idle_one_is_removed_by_a_quick_fix() {
+    let suppressed = tool("rye/core/runtimes/python/scirpt")
+        .replace("scirpt\"", "scirpt\"  # ryechain: ignore[missing-executor]");
+    let ws = Workspace::new(&[("tools/acme/digest.py", &suppressed)]);
+    with_server(&ws, json!({}), no_integrity(), |c| {
+        let uri = ws.uri("tools/acme/digest.py");
+        c.open(&ws, "tools/acme/digest.py");
+        c.diagnostics_until(&uri, <[Value]>::is_empty);
+        let idle = suppressed.replace("scirpt", "script");
+        c.replace(&ws, "tools/acme/digest.py", 2, &idle);
+        let diags = c.diagnostics_until(&uri, |d| rules(d, "unused-suppression"));
+        assert_eq!(codes(&diags), ["unused-suppression"]);
+        let d = &diags[0];
+        assert!(
+            d["message"]
+                .as_str()
+                .unwrap()
+                .contains("no `missing-executor` finding starts on this line"),
+            "{d}"
+        );
+        let actions = c.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": d["range"], "context": {"diagnostics": [d]}}),
+        );
+        let action = &actions[0];
+        assert_eq!(action["title"], "Remove the unused suppression comment");
+        let edit = &action["edit"]["changes"][&uri][0];
+        assert_eq!(edit["newText"], "");
+        let line = idle.lines().nth(4).unwrap();
+        let at = line.find("  #").unwrap();
+        assert_eq!(
+            edit["range"],
+            json!({"start": {"line": 4, "character": at}, "end": {"line": 4, "character": line.len()}})
+        );
+        c.replace(
+            &ws,
+            "tools/acme/digest.py",
+            3,
+            &tool("rye/core/runtimes/python/script"),
+        );
         c.diagnostics_until(&uri, <[Value]>::is_empty);
     });
 }

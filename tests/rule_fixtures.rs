@@ -273,6 +273,7 @@ rule_fixture_tests! {
     invalid_trusted_key => "invalid-trusted-key",
     stale_lockfile => "stale-lockfile",
     unresolvable_interpreter => "unresolvable-interpreter",
+    unused_suppression => "unused-suppression",
 }
 
 fn fixture_dirs() -> Vec<String> {

@@ -157,7 +157,8 @@ pub struct Finding {
     pub fix: Option<Box<Fix>>,
 }
 
-/// Replace the text between two 1-based positions (end exclusive) with `replacement`.
+/// Replace the text between two 1-based positions (end exclusive) with `replacement`; `title`
+/// says what that does.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Fix {
     pub line: u32,
@@ -165,6 +166,7 @@ pub struct Fix {
     pub end_line: u32,
     pub end_column: u32,
     pub replacement: String,
+    pub title: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

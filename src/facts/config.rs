@@ -18,7 +18,7 @@ pub const DEFAULT_MAX_DEPTH: usize = 10;
 /// The sections of a config file, and the keys of each, as the reader below accepts them (and
 /// as `ConfigFile` types them: `tests` holds the two equal).
 pub const SECTIONS: [&str; 3] = ["lint", "chain", "integrity"];
-pub const LINT_KEYS: [&str; 3] = ["select", "ignore", "severity"];
+pub const LINT_KEYS: [&str; 4] = ["select", "ignore", "severity", "per-file-ignores"];
 pub const CHAIN_KEYS: [&str; 1] = ["max_depth"];
 pub const INTEGRITY_KEYS: [&str; 1] = ["require_signatures"];
 
@@ -50,6 +50,12 @@ pub struct LintSection {
     /// A severity per rule id: `error`, `warning`, `info`, or `off` to turn it off (an opt-in
     /// rule given a level runs).
     pub severity: Option<std::collections::BTreeMap<String, Level>>,
+    /// Rules not reported in the files a glob matches (ruff's `per-file-ignores`): each glob
+    /// (`*` stays within a folder, `**` crosses folders) is matched against the file's path
+    /// below its space's directory (`.ai/tools/legacy/*.py`), or, when it holds no `/`, against
+    /// its file name; its list names rule ids or families (`ALL` for every rule).
+    #[serde(rename = "per-file-ignores")]
+    pub per_file_ignores: Option<std::collections::BTreeMap<String, Vec<String>>>,
 }
 
 /// A rule's severity in the config (`warn` is `warning`; `off` turns the rule off).
@@ -92,6 +98,10 @@ pub struct LintConfig {
     pub ignore: Vec<String>,
     /// Per-rule severity; `None` turns the rule off.
     pub severity: Vec<(String, Option<Severity>)>,
+    /// `lint.per-file-ignores`: each glob (in the merged file's order) and the rule ids or
+    /// families it turns off in the files it matches. Globs that do not compile are left out
+    /// (and reported as problems).
+    pub per_file_ignores: Vec<(String, Vec<String>)>,
     pub max_depth: Option<usize>,
     /// `integrity.require_signatures` (`None`: not configured; the execution policy defaults to true).
     /// A project's `false` never reaches it (see `lowering_ignored`).
@@ -248,6 +258,30 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
                                     }
                                 }
                             }
+                            "per-file-ignores" => {
+                                let Some(map) = lv.as_mapping() else {
+                                    problem(
+                                        span,
+                                        "`lint.per-file-ignores` must map file globs to lists of rule ids".to_owned(),
+                                    );
+                                    continue;
+                                };
+                                for (gk, gv) in map {
+                                    let glob = gk.as_str().unwrap_or_default();
+                                    let at = key_span(text, glob).or(span);
+                                    if let Err(e) = file_glob(glob) {
+                                        problem(at, e);
+                                    }
+                                    if string_list(gv).is_none() {
+                                        problem(
+                                            at,
+                                            format!(
+                                                "`lint.per-file-ignores` entry `{glob}` must be a list of rule ids or families"
+                                            ),
+                                        );
+                                    }
+                                }
+                            }
                             other => problem(
                                 span,
                                 format!(
@@ -365,6 +399,18 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
             }
         }
     }
+    for (gk, gv) in lint
+        .and_then(|l| l.get("per-file-ignores"))
+        .and_then(|s| s.as_mapping())
+        .into_iter()
+        .flatten()
+    {
+        if let (Some(glob), Some(ids)) = (gk.as_str(), string_list(gv))
+            && file_glob(glob).is_ok()
+        {
+            cfg.per_file_ignores.push((glob.to_owned(), ids));
+        }
+    }
     cfg.max_depth = merged
         .get("chain")
         .and_then(|c| c.get("max_depth"))
@@ -376,6 +422,102 @@ pub fn lint_config(db: &dyn Db) -> LintConfig {
         .and_then(|c| c.get("require_signatures"))
         .and_then(serde_yaml::Value::as_bool);
     cfg
+}
+
+/// The matcher of a `lint.per-file-ignores` glob, or why it is not one. `*` and `?` stay within
+/// a folder, `**` crosses folders.
+pub fn file_glob(glob: &str) -> Result<globset::GlobMatcher, String> {
+    if glob.is_empty() {
+        return Err("`lint.per-file-ignores` has an empty glob".to_owned());
+    }
+    globset::GlobBuilder::new(glob)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| {
+            format!(
+                "`{glob}` in `lint.per-file-ignores` is not a valid glob: {}",
+                e.kind()
+            )
+        })
+}
+
+/// `lint.per-file-ignores` compiled: each glob's matcher and the rule ids or families it turns
+/// off. Equal when the globs and lists are (its matchers follow from them).
+#[derive(Clone, Debug, Default)]
+pub struct FileIgnores {
+    entries: Vec<FileIgnore>,
+}
+
+#[derive(Clone, Debug)]
+struct FileIgnore {
+    glob: String,
+    matcher: globset::GlobMatcher,
+    /// The glob holds a `/`: matched against `.ai/<rel>`, else against the file name.
+    whole_path: bool,
+    rules: Vec<String>,
+}
+
+impl PartialEq for FileIgnores {
+    fn eq(&self, other: &FileIgnores) -> bool {
+        self.entries.len() == other.entries.len()
+            && self
+                .entries
+                .iter()
+                .zip(&other.entries)
+                .all(|(a, b)| a.glob == b.glob && a.rules == b.rules)
+    }
+}
+
+impl Eq for FileIgnores {}
+
+impl FileIgnores {
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The rule ids or families (or `ALL`) turned off in the file at `rel` (below its space's
+    /// `.ai/`).
+    pub fn for_rel(&self, rel: &str) -> Vec<&str> {
+        if self.entries.is_empty() {
+            return Vec::new();
+        }
+        let path = format!(".ai/{rel}");
+        let name = rel.rsplit('/').next().unwrap_or(rel);
+        self.entries
+            .iter()
+            .filter(|e| {
+                e.matcher
+                    .is_match(if e.whole_path { path.as_str() } else { name })
+            })
+            .flat_map(|e| e.rules.iter().map(String::as_str))
+            .collect()
+    }
+}
+
+/// `lint.per-file-ignores` of the merged config, compiled once per config.
+pub fn file_ignores(db: &dyn Db) -> &FileIgnores {
+    file_ignores_of(db, db.workspace())
+}
+
+/// [`file_ignores`], keyed by the workspace input (see [`config_sources_of`]).
+#[salsa::tracked(returns(ref))]
+fn file_ignores_of(db: &dyn Db, _ws: Workspace) -> FileIgnores {
+    FileIgnores {
+        entries: lint_config(db)
+            .per_file_ignores
+            .iter()
+            .filter_map(|(glob, rules)| {
+                Some(FileIgnore {
+                    glob: glob.clone(),
+                    matcher: file_glob(glob).ok()?,
+                    whole_path: glob.contains('/'),
+                    rules: rules.clone(),
+                })
+            })
+            .collect(),
+    }
 }
 
 /// One setting in force: its dotted key (`lint.severity.<rule>` per rule), its value, and the
@@ -405,8 +547,8 @@ pub fn effective_settings(db: &dyn Db) -> Vec<Setting> {
             continue;
         };
         let ignored = cfg.lowering_ignored.iter().any(|(f, _)| *f == file);
-        let mut stack = vec![(String::new(), &doc)];
-        while let Some((prefix, value)) = stack.pop() {
+        let mut stack = vec![(String::new(), "", &doc)];
+        while let Some((prefix, leaf, value)) = stack.pop() {
             match value.as_mapping() {
                 Some(map) => {
                     for (k, v) in map {
@@ -416,7 +558,7 @@ pub fn effective_settings(db: &dyn Db) -> Vec<Setting> {
                         } else {
                             format!("{prefix}.{k}")
                         };
-                        stack.push((key, v));
+                        stack.push((key, k, v));
                     }
                 }
                 None if prefix.is_empty() => {}
@@ -427,7 +569,6 @@ pub fn effective_settings(db: &dyn Db) -> Vec<Setting> {
                     // A value replaces whatever was merged under its key.
                     let below = format!("{prefix}.");
                     writers.retain(|k, _| !k.starts_with(&below));
-                    let leaf = prefix.rsplit('.').next().unwrap_or(&prefix);
                     let line = key_span(&text, leaf).map(|sp| {
                         text.as_bytes()[..sp.start as usize]
                             .iter()
@@ -460,6 +601,13 @@ pub fn effective_settings(db: &dyn Db) -> Vec<Setting> {
     for (rule, level) in &cfg.severity {
         let name = level.map_or("off", |l| l.as_str());
         out.push(set(&format!("lint.severity.{rule}"), json!(name), true));
+    }
+    for (glob, ids) in &cfg.per_file_ignores {
+        out.push(set(
+            &format!("lint.per-file-ignores.{glob}"),
+            json!(ids),
+            true,
+        ));
     }
     out.push(set(
         "chain.max_depth",
@@ -552,6 +700,7 @@ mod tests {
         for ok in [
             "lint:\n  select: [ALL]\n  ignore: []\n  severity: {ambiguous-item: error, x: warn, y: off}\n",
             "chain: {max_depth: 12}\nintegrity: {require_signatures: true}\n",
+            "lint:\n  per-file-ignores:\n    \".ai/tools/legacy/**\": [missing-executor, integrity]\n",
             "lint: null\nchain:\n",
             "{}",
         ] {
@@ -565,6 +714,9 @@ mod tests {
             "integrity: {require_signatures: maybe}",
             "rules: {}",
             "lint: 5",
+            "lint: {per-file-ignores: [a]}",
+            "lint: {per-file-ignores: {\"*.py\": missing-executor}}",
+            "lint: {per_file_ignores: {}}",
         ] {
             assert!(!fits(bad), "{bad}");
         }

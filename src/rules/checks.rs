@@ -54,6 +54,30 @@ fn unknown_rule_names(db: &dyn Db, text: &str) -> Vec<(Option<Span>, String)> {
             }
         }
     }
+    for (glob, ids) in lint
+        .get("per-file-ignores")
+        .and_then(|v| v.as_mapping())
+        .into_iter()
+        .flatten()
+    {
+        let glob = glob.as_str().unwrap_or_default();
+        for t in ids
+            .as_sequence()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str())
+        {
+            if !known(t) {
+                out.push((
+                    crate::config::key_span(text, glob),
+                    format!(
+                        "`{t}` in `lint.per-file-ignores` (`{glob}`) is not a rule id or family{}",
+                        super::did_you_mean_rule(set, t, true)
+                    ),
+                ));
+            }
+        }
+    }
     for (k, _) in lint
         .get("severity")
         .and_then(|v| v.as_mapping())
@@ -695,16 +719,20 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
                                     line_after: false,
                                 })
                             }
-                            (None, Some(tool_type)) => {
-                                let line = executor_line(kind, runtime);
-                                Some(crate::diagnostic::Edit {
-                                    span: tool_type.span.shifted(base()),
-                                    title: format!("Add `{line}`"),
-                                    replacement: line,
-                                    line_after: true,
-                                })
-                            }
-                            (None, None) => None,
+                            // After the tool type's line, else the version's or the
+                            // category's (a script that names neither has no header to extend).
+                            (None, tool_type) => tool_type
+                                .or(meta.get(crate::model::Field::Version))
+                                .or(meta.get(crate::model::Field::Category))
+                                .map(|after| {
+                                    let line = executor_line(kind, runtime);
+                                    crate::diagnostic::Edit {
+                                        span: after.span.shifted(base()),
+                                        title: format!("Add `{line}`"),
+                                        replacement: line,
+                                        line_after: true,
+                                    }
+                                }),
                         }
                         .map(Box::new);
                     }

@@ -95,6 +95,7 @@ pub enum Check {
     UnapprovedProjectKey {},
     ProjectDisablesSignatures {},
     StaleLockfile {},
+    UnusedSuppression {},
 }
 
 /// What a check kind declares: its scope, the placeholders its templates may use, and the
@@ -183,6 +184,11 @@ impl Check {
             }
             Check::ProjectDisablesSignatures { .. } => (File, &[], &[]),
             Check::StaleLockfile { .. } => (File, &["item", "problem"], &[]),
+            Check::UnusedSuppression { .. } => (
+                File,
+                &["rule", "problem"],
+                &["unknown", "unreadable", "not_by_comment"],
+            ),
         };
         CheckSpec {
             scope,

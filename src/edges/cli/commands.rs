@@ -36,6 +36,10 @@ pub struct LintArgs {
     pub watch: bool,
     /// Neither read nor write the lint cache.
     pub no_cache: bool,
+    /// Apply the certain fixes first (`--fix`).
+    pub fix: bool,
+    /// Print the fixes as diffs and change nothing (`--diff`).
+    pub diff: bool,
 }
 
 pub fn lint(
@@ -66,6 +70,15 @@ pub fn lint(
     // Paths are shown relative to the project root (as cargo shows them relative to its
     // workspace), wherever the command runs from; files outside it keep their full path.
     let cwd = Some(ctx.project_root(path)?);
+    let fixed = if args.fix || args.diff {
+        let fixes = super::fix::plan(ctx, path, settings.clone())?;
+        if args.diff {
+            return show_diff(args, &fixes);
+        }
+        Some(write_fixes(args, fixes))
+    } else {
+        None
+    };
     let opts = LintOptions {
         display_base: cwd.clone(),
     };
@@ -163,6 +176,11 @@ pub fn lint(
         let json = args.format == LintFormat::Json;
         return super::watch::watch(ctx.sys, &specs, host, &links, live, json);
     }
+    if let Some(fixed) = &fixed
+        && !args.quiet
+    {
+        fixed_summary(fixed, report.findings.len());
+    }
     if report.internal_errors > 0 {
         errln!(
             "error: ryechain hit {} internal error(s); the results are incomplete",
@@ -175,6 +193,117 @@ pub fn lint(
         .iter()
         .any(|f| f.severity == Severity::Error);
     Ok(u8::from(errors && !args.exit_zero))
+}
+
+/// What `--fix` wrote: each fixed file with its fixes, and the signed ones among them.
+struct Fixed {
+    /// Fixes written.
+    count: usize,
+    files: usize,
+    /// `ryechain sign` ids of the signed items fixed.
+    resign: Vec<String>,
+}
+
+/// `lint --diff`: the fixes as unified diffs on stdout, a summary on stderr; exit 1 when there
+/// is something to fix.
+fn show_diff(args: &LintArgs, fixes: &super::fix::Fixes) -> anyhow::Result<u8> {
+    if !args.quiet {
+        print_notices(&fixes.notices);
+    }
+    emit(args, &super::fix::diff(fixes))?;
+    if !args.quiet {
+        for l in &fixes.left {
+            errln!("note: {l}");
+        }
+        let n = fixes.count();
+        match n {
+            0 => errln!("No fixes available."),
+            _ => errln!(
+                "Would fix {n} finding{} in {} file{} (`ryechain lint --fix` applies them).",
+                plural(n),
+                fixes.files.len(),
+                plural(fixes.files.len())
+            ),
+        }
+    }
+    Ok(u8::from(!fixes.files.is_empty()))
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// `lint --fix`: write the fixed files, saying what was fixed in each (stderr), and what could
+/// not be written.
+fn write_fixes(args: &LintArgs, fixes: super::fix::Fixes) -> Fixed {
+    if !args.quiet {
+        print_notices(&fixes.notices);
+    }
+    let results = super::fix::write(&fixes);
+    let mut fixed = Fixed {
+        count: 0,
+        files: 0,
+        resign: Vec::new(),
+    };
+    for (f, r) in fixes.files.iter().zip(results) {
+        match r {
+            Ok(()) => {
+                fixed.count += f.rules.len();
+                fixed.files += 1;
+                if let Some((_, id)) = &f.signed {
+                    fixed.resign.push(id.clone());
+                }
+                if !args.quiet {
+                    let mut rules = f.rules.clone();
+                    rules.dedup();
+                    errln!(
+                        "fixed {} ({} fix{}: {})",
+                        f.shown,
+                        f.rules.len(),
+                        if f.rules.len() == 1 { "" } else { "es" },
+                        rules.join(", ")
+                    );
+                }
+            }
+            Err(e) => errln!("warning: {} was not fixed: {e}", f.shown),
+        }
+    }
+    if !args.quiet {
+        for l in &fixes.left {
+            errln!("note: {l}");
+        }
+    }
+    if fixes.unsettled {
+        errln!("warning: fixes kept making fixes after 10 rounds; run `ryechain lint --fix` again");
+    }
+    fixed
+}
+
+/// ruff's "N fixed, M remaining", and what a signed file that was fixed needs.
+fn fixed_summary(fixed: &Fixed, remaining: usize) {
+    errln!(
+        "{} fixed in {} file{}, {remaining} remaining.",
+        fixed.count,
+        fixed.files,
+        plural(fixed.files)
+    );
+    let ids: Vec<String> = fixed
+        .resign
+        .iter()
+        .map(|id| format!("`ryechain sign {id}`"))
+        .collect();
+    match ids.len() {
+        0 => {}
+        1 => errln!(
+            "note: {} was signed; its signature no longer matches the fixed text: review the change, then {} (a fix never signs for you)",
+            fixed.resign[0],
+            ids[0]
+        ),
+        n => errln!(
+            "note: {n} fixed items were signed; their signatures no longer match the fixed texts: review the changes, then {} (a fix never signs for you)",
+            ids.join(", ")
+        ),
+    }
 }
 
 /// A one-shot lint with at most this many findings leaves its database to the OS at exit rather

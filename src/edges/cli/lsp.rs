@@ -49,12 +49,28 @@ pub fn lsp(ctx: &Context<'_>, settings: Settings) -> anyhow::Result<u8> {
         };
         scoped.spaces(project)
     };
+    // "Re-sign this item": `ryechain sign`'s own flow, for the person at the editor (a thread
+    // of the server runs it, with the spaces `initialize` named, on the OS the binary runs on).
+    let (system_space, user_space) = (ctx.system_space.clone(), ctx.user_space.clone());
+    let sign: Arc<crate::lsp::server::SignFn> =
+        Arc::new(move |req: &crate::lsp::server::SignRequest| {
+            let scoped = Context {
+                sys: &crate::system::os::OsSystem,
+                system_space: req
+                    .system_space
+                    .clone()
+                    .unwrap_or_else(|| system_space.clone()),
+                user_space: req.user_space.clone().or_else(|| user_space.clone()),
+            };
+            super::sign::editor_call(&scoped, req)
+        });
     let setup = Setup {
         sys,
         spaces: &spaces,
         materialised,
         rule_doc,
         settings,
+        sign: Some(sign),
     };
     let (conn, io) = transport::stdio();
     let clean = run(&conn, &setup)?;

@@ -27,6 +27,7 @@ mod commands;
 mod complete;
 mod config;
 mod exec;
+mod fix;
 mod keys;
 mod load;
 mod lock;
@@ -192,6 +193,15 @@ enum Command {
         /// Neither read nor write the lint cache (a full run; see "Lint cache" in the README).
         #[arg(long)]
         no_cache: bool,
+        /// Apply the certain fixes to the project's files (a typo with one close id, the header
+        /// line a script forgot, an unused suppression, a stale lockfile whose chain is signed),
+        /// then report what remains. A fixed signed file must be signed again (`ryechain sign`).
+        #[arg(long, conflicts_with_all = ["watch", "show_files"])]
+        fix: bool,
+        /// Print the fixes `--fix` would make as unified diffs, change nothing; exit 1 when there
+        /// are some.
+        #[arg(long, conflicts_with_all = ["fix", "watch", "show_files", "statistics"])]
+        diff: bool,
     },
     /// Show the chain of one tool: files, spaces, shadowed candidates, validation.
     Chain {
@@ -280,8 +290,8 @@ enum Command {
         allow_unsigned: bool,
     },
     /// Run the language server on stdin/stdout (diagnostics as you type, hover, go-to-definition,
-    /// completion and quick fixes for executor ids). The project space is the editor's workspace
-    /// folder.
+    /// completion of executor ids, the fixes of `lint --fix` as quick fixes, and "Re-sign this
+    /// item"). The project space is the editor's workspace folder.
     Lsp {
         #[command(flatten)]
         rules: RuleArgs,
@@ -419,9 +429,13 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
             show_files,
             watch,
             no_cache,
+            fix,
+            diff,
         } => {
             let settings = rules.settings();
             let opts = commands::LintArgs {
+                fix,
+                diff,
                 format,
                 no_progress,
                 statistics,

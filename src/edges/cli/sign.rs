@@ -222,6 +222,10 @@ impl Signer<'_, '_> {
                     "no signing key in {}: the person who signs makes one with `ryechain keys generate` (an agent's call never makes or trusts a key)",
                     super::keys::signing_dir(self.ctx)?.display()
                 ),
+                None if self.caller == Caller::Editor => bail!(
+                    "no signing key in {}: make one with `ryechain keys generate`, then re-sign (the editor never makes or trusts a key)",
+                    super::keys::signing_dir(self.ctx)?.display()
+                ),
                 None => {
                     let pair = generate_key(self.ctx, false)?;
                     self.notices.push(format!(
@@ -236,6 +240,14 @@ impl Signer<'_, '_> {
                 if self.caller == Caller::Agent {
                     bail!(
                         "the signing key {} in {} is not trusted: the person who signs trusts it with `ryechain keys trust {}` (an agent's call never changes what is trusted)",
+                        pair.fingerprint,
+                        pair.dir.display(),
+                        pair.dir.join(super::keys::PUBLIC_KEY_FILE).display()
+                    );
+                }
+                if self.caller == Caller::Editor {
+                    bail!(
+                        "the signing key {} in {} is not trusted: trust it with `ryechain keys trust {}`, then re-sign (the editor never changes what is trusted)",
                         pair.fingerprint,
                         pair.dir.display(),
                         pair.dir.join(super::keys::PUBLIC_KEY_FILE).display()
@@ -653,6 +665,10 @@ pub enum Caller {
     /// key is an error — a key the person's trust store accepts is made and trusted by the
     /// person, never by an agent's call.
     Agent,
+    /// The person at their editor ("Re-sign this item" in the language server): signs with
+    /// their key, but a long-lived process frees what it loaded, and a missing or untrusted key
+    /// is an error that says which command makes or trusts one (never done behind their back).
+    Editor,
 }
 
 /// One item of a batch, by the file it is written through.
@@ -915,6 +931,31 @@ pub fn sign_call(ctx: &Context<'_>, call: &crate::edges::mcp::SignCall) -> anyho
         force: false,
     };
     Ok(sign_report(ctx, &args, Caller::Agent)?.to_json())
+}
+
+/// One "Re-sign this item" of the language server, answered in `rye_sign`'s JSON: the flow of
+/// the command for the person at their editor (`Caller::Editor`), never `--force`d.
+pub fn editor_call(
+    ctx: &Context<'_>,
+    req: &crate::edges::lsp::server::SignRequest,
+) -> anyhow::Result<Json> {
+    let args = SignArgs {
+        item: req.item_id.clone(),
+        path: req.project.clone(),
+        item_type: Some(match req.kind {
+            ItemKind::Tool => ItemTypeArg::Tool,
+            ItemKind::Directive => ItemTypeArg::Directive,
+            ItemKind::Knowledge => ItemTypeArg::Knowledge,
+        }),
+        space: match req.space {
+            SpaceKind::User => WritableSpace::User,
+            _ => WritableSpace::Project,
+        },
+        format: None,
+        json: true,
+        force: false,
+    };
+    Ok(sign_report(ctx, &args, Caller::Editor)?.to_json())
 }
 
 /// Validate and sign what `args` names (§10.3, §12.9), printing only notices and warnings (to

@@ -48,6 +48,27 @@ pub type MaterialisedFn = dyn Fn(&str, &str) -> Option<PathBuf> + Send + Sync;
 /// Maps a rule id to the URI of its documentation page.
 pub type RuleDocFn = dyn Fn(&str) -> Option<lt::Uri> + Send + Sync;
 
+/// The command of the "Re-sign this item" code action.
+pub const SIGN_COMMAND: &str = "ryechain.sign";
+
+/// One "Re-sign this item": the item, the space whose file is signed, and the spaces the server
+/// reads (the project, and `initialize`'s overrides of the user space and bundles).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignRequest {
+    pub project: PathBuf,
+    pub kind: crate::integrity::ItemKind,
+    pub item_id: String,
+    pub space: crate::model::SpaceKind,
+    pub user_space: Option<PathBuf>,
+    pub system_space: Option<Vec<String>>,
+}
+
+/// `ryechain sign`'s flow for one item, run for the person at the editor: validation, their
+/// key (never made or trusted here: an error names `ryechain keys generate` / `keys trust`),
+/// stale lockfiles removed; answering `rye_sign`'s JSON (`status` `signed` or `error`). Handed
+/// in by the command, so this edge imports no other.
+pub type SignFn = dyn Fn(&SignRequest) -> anyhow::Result<serde_json::Value> + Send + Sync;
+
 /// What the edge supplies: how to find the spaces for a project directory, and where things the
 /// editor may open live outside the workspace.
 pub struct Setup<'a> {
@@ -62,6 +83,8 @@ pub struct Setup<'a> {
     pub rule_doc: Arc<RuleDocFn>,
     /// Settings from the command line; `initializationOptions` override them.
     pub settings: Settings,
+    /// The sign flow behind "Re-sign this item" (`None`: the action is not offered).
+    pub sign: Option<Arc<SignFn>>,
 }
 
 /// An open buffer.
@@ -86,6 +109,15 @@ enum Task {
     Response {
         generation: u64,
         response: Response,
+    },
+    /// A "Re-sign this item" command ran: its answer, and the file it may have rewritten.
+    Signed {
+        response: Response,
+        path: PathBuf,
+        /// The buffer's text when the command started (the file's text then), if it was open.
+        buffer: Option<String>,
+        /// What the person is told.
+        message: (lt::MessageType, String),
     },
 }
 
@@ -138,6 +170,13 @@ pub struct Server<'s> {
     live: Option<Arc<LiveLint>>,
     /// What the changes since the last pass taken alter (their plans merged).
     pending: Option<Plan>,
+    sys: &'s dyn System,
+    /// The project directory, and `initialize`'s spaces, for "Re-sign this item".
+    project: PathBuf,
+    init: InitOptions,
+    sign: Option<Arc<SignFn>>,
+    /// The client applies edits the server asks for (`workspace/applyEdit`).
+    apply_edit: bool,
 }
 
 /// A request on the pool, kept to be asked again after a change elsewhere cancels it.
@@ -176,7 +215,7 @@ struct Lazy<'s> {
 }
 
 /// The server's capabilities for a client.
-fn capabilities(enc: Encoding, pull: bool) -> lt::ServerCapabilities {
+fn capabilities(enc: Encoding, pull: bool, sign: bool) -> lt::ServerCapabilities {
     lt::ServerCapabilities {
         position_encoding: Some(match enc {
             Encoding::Utf8 => lt::PositionEncodingKind::UTF8,
@@ -203,6 +242,10 @@ fn capabilities(enc: Encoding, pull: bool) -> lt::ServerCapabilities {
                 ..Default::default()
             },
         )),
+        execute_command_provider: sign.then(|| lt::ExecuteCommandOptions {
+            commands: vec![SIGN_COMMAND.to_owned()],
+            ..Default::default()
+        }),
         diagnostic_provider: pull.then(|| {
             lt::DiagnosticServerCapabilities::Options(lt::DiagnosticOptions {
                 identifier: Some("ryechain".to_owned()),
@@ -301,9 +344,10 @@ pub fn run(conn: &Connection, setup: &Setup<'_>) -> anyhow::Result<bool> {
     let watch_dynamic = workspace_caps
         .and_then(|w| w.did_change_watched_files.as_ref()?.dynamic_registration)
         .unwrap_or(false);
+    let apply_edit = workspace_caps.and_then(|w| w.apply_edit).unwrap_or(false);
     let project = project_dir(&params, setup.sys)?;
     let result = json!({
-        "capabilities": capabilities(enc, pull),
+        "capabilities": capabilities(enc, pull, setup.sign.is_some()),
         "serverInfo": {"name": "ryechain", "version": env!("CARGO_PKG_VERSION")},
     });
     if conn.initialize_finish(id, result).is_err() {
@@ -381,6 +425,11 @@ pub fn run(conn: &Connection, setup: &Setup<'_>) -> anyhow::Result<bool> {
             live: None,
             pending: None,
             inflight: FxHashMap::default(),
+            sys,
+            project: project.clone(),
+            init: init.clone(),
+            sign: setup.sign.clone(),
+            apply_edit,
         };
         if watch_dynamic {
             server.register_watchers();
@@ -615,6 +664,7 @@ impl Server<'_> {
                 |p| p.text_document.uri.clone(),
                 code_actions,
             ),
+            "workspace/executeCommand" => self.execute_command(req),
             "textDocument/diagnostic" => {
                 let graph = self.graph.clone();
                 self.spawn_document::<lt::DocumentDiagnosticParams>(
@@ -628,6 +678,199 @@ impl Server<'_> {
                 ErrorCode::MethodNotFound as i32,
                 format!("ryechain does not handle `{method}`"),
             )),
+        }
+    }
+
+    /// `workspace/executeCommand`: "Re-sign this item" runs the sign flow on a thread of its
+    /// own, on the file on disk, which must hold what the editor shows (an open buffer with
+    /// unsaved edits is refused: the person signs what they saved).
+    fn execute_command(&mut self, req: Request) {
+        let id = req.id.clone();
+        let params: lt::ExecuteCommandParams = match serde_json::from_value(req.params) {
+            Ok(p) => p,
+            Err(e) => return self.invalid_params(id, &e),
+        };
+        let fail = |message: String| {
+            Response::new_err(id.clone(), ErrorCode::InvalidParams as i32, message)
+        };
+        let Some(sign) = self.sign.clone().filter(|_| params.command == SIGN_COMMAND) else {
+            let message = format!("ryechain has no command `{}`", params.command);
+            return self.respond(fail(message));
+        };
+        let arg = params.arguments.first().cloned().unwrap_or_default();
+        let target = arg["uri"]
+            .as_str()
+            .and_then(|u| u.parse::<lt::Uri>().ok())
+            .and_then(|u| uri::to_path(&u))
+            .and_then(|p| self.reloader.locate(&p));
+        let Some((_, path, _)) = target else {
+            return self.respond(fail(
+                "`ryechain.sign` takes {\"uri\": …} of an item in the project or user space"
+                    .to_owned(),
+            ));
+        };
+        let a = self.host.analysis();
+        let Some(item) = a.file_at(&path).and_then(|f| signable(a, f)) else {
+            return self.respond(fail(format!(
+                "{} is no tool, directive or knowledge item of the project or user space",
+                path.display()
+            )));
+        };
+        // What the editor shows must be what is signed: the file on disk.
+        let buffer = self.docs.get(&path).map(|d| d.text.clone());
+        if let Some(text) = &buffer {
+            let disk = match self.sys.read(&path, 64 << 20) {
+                crate::system::ReadResult::Bytes(b) => String::from_utf8(b).ok(),
+                _ => None,
+            };
+            if disk.as_deref() != Some(text.as_str()) {
+                let message = format!(
+                    "{} has unsaved changes: save it, then re-sign (what is signed is the file on disk)",
+                    path.display()
+                );
+                show_message(
+                    self.conn,
+                    lt::MessageType::WARNING,
+                    &format!("ryechain: {message}"),
+                );
+                return self.respond(Response::new_err(
+                    id,
+                    ErrorCode::RequestFailed as i32,
+                    message,
+                ));
+            }
+        }
+        let request = SignRequest {
+            project: self.project.clone(),
+            kind: item.kind,
+            item_id: item.id.clone(),
+            space: item.space,
+            user_space: self.init.user_space.clone(),
+            system_space: self.init.system_space.clone(),
+        };
+        let tx = self.tasks_tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("lsp-sign".to_owned())
+            .spawn(move || {
+                let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| sign(&request)));
+                let (response, message) = match outcome {
+                    Ok(Ok(answer)) if answer["status"] == "signed" => (
+                        Response::new_ok(id, answer),
+                        (
+                            lt::MessageType::INFO,
+                            format!(
+                                "ryechain: signed {} {} ({})",
+                                request.kind.name(),
+                                request.item_id,
+                                request.space.name()
+                            ),
+                        ),
+                    ),
+                    Ok(Ok(answer)) => {
+                        let mut error = answer["error"].as_str().unwrap_or("not signed").to_owned();
+                        for issue in answer["issues"].as_array().into_iter().flatten() {
+                            if let Some(i) = issue.as_str() {
+                                error.push_str(&format!("; {i}"));
+                            }
+                        }
+                        (
+                            Response::new_err(id, ErrorCode::RequestFailed as i32, error.clone()),
+                            (lt::MessageType::ERROR, format!("ryechain: {error}")),
+                        )
+                    }
+                    Ok(Err(e)) => (
+                        Response::new_err(id, ErrorCode::RequestFailed as i32, format!("{e:#}")),
+                        (lt::MessageType::ERROR, format!("ryechain: {e:#}")),
+                    ),
+                    Err(_) => (
+                        Response::new_err(
+                            id,
+                            ErrorCode::InternalError as i32,
+                            "ryechain failed while signing; this is a bug, please report it"
+                                .to_owned(),
+                        ),
+                        (
+                            lt::MessageType::ERROR,
+                            "ryechain failed while signing; this is a bug, please report it"
+                                .to_owned(),
+                        ),
+                    ),
+                };
+                tx.send(Task::Signed {
+                    response,
+                    path,
+                    buffer,
+                    message,
+                })
+                .ok();
+            });
+        if spawned.is_err() {
+            self.respond(Response::new_err(
+                req.id,
+                ErrorCode::InternalError as i32,
+                "cannot start a thread to sign".to_owned(),
+            ));
+        }
+    }
+
+    /// After "Re-sign this item": tell the person, answer, and read the file again. An open
+    /// buffer that still shows the old text is brought to the new one through the client
+    /// (`workspace/applyEdit`), which then sends it back as an edit; else the disk is read.
+    #[allow(
+        clippy::mutable_key_type,
+        reason = "lsp-types keys WorkspaceEdit::changes by Uri, whose hash never changes"
+    )]
+    fn on_signed(
+        &mut self,
+        response: Response,
+        path: PathBuf,
+        buffer: Option<String>,
+        message: (lt::MessageType, String),
+    ) {
+        let signed = response.response_result.is_ok();
+        show_message(self.conn, message.0, &message.1);
+        self.respond(response);
+        if !signed {
+            return;
+        }
+        let disk = match self.sys.read(&path, 64 << 20) {
+            crate::system::ReadResult::Bytes(b) => String::from_utf8(b).ok(),
+            _ => None,
+        };
+        match (self.docs.get(&path), buffer, disk) {
+            (Some(doc), Some(before), Some(now)) if doc.text == before && self.apply_edit => {
+                let whole = Lines::new(&doc.text).range(0, doc.text.len(), self.env.enc);
+                let mut changes = std::collections::HashMap::new();
+                changes.insert(
+                    doc.uri.clone(),
+                    vec![lt::TextEdit {
+                        range: whole,
+                        new_text: now,
+                    }],
+                );
+                let edit = lt::WorkspaceEdit {
+                    changes: Some(changes),
+                    ..Default::default()
+                };
+                self.request(
+                    "workspace/applyEdit",
+                    lt::ApplyWorkspaceEditParams {
+                        label: Some("ryechain: signed".to_owned()),
+                        edit,
+                    },
+                );
+            }
+            // The client cannot be asked to take the new text (or the buffer moved on): the
+            // person reloads it.
+            (Some(_), _, _) => show_message(
+                self.conn,
+                lt::MessageType::INFO,
+                &format!(
+                    "ryechain: the signed text of {} is on disk; reload the file",
+                    path.display()
+                ),
+            ),
+            (None, _, _) => self.reload_paths(vec![path]),
         }
     }
 
@@ -1017,6 +1260,12 @@ impl Server<'_> {
 
     fn on_task(&mut self, task: Task) {
         match task {
+            Task::Signed {
+                response,
+                path,
+                buffer,
+                message,
+            } => self.on_signed(response, path, buffer, message),
             Task::Response {
                 generation,
                 response,
@@ -1375,12 +1624,11 @@ fn code_actions(
     let text = a.text(file).unwrap_or_default();
     let lines = Lines::new(&text);
     let range = lines.offset(p.range.start, env.enc)..lines.offset(p.range.end, env.enc);
-    let actions: Vec<lt::CodeActionOrCommand> = a
-        .quick_fixes(file, range)
+    let mut actions: Vec<lt::CodeActionOrCommand> = a
+        .quick_fixes(file, range.clone(), &now_stamp())
         .into_iter()
         .map(|fix| {
             let edit_range = lines.range(fix.span.start as usize, fix.span.end as usize, env.enc);
-            let original = text.get(fix.span.range()).unwrap_or_default();
             let mut changes = std::collections::HashMap::new();
             changes.insert(
                 uri.clone(),
@@ -1390,10 +1638,7 @@ fn code_actions(
                 }],
             );
             lt::CodeActionOrCommand::CodeAction(lt::CodeAction {
-                title: match &fix.diagnostic.edit {
-                    Some(f) => f.title.clone(),
-                    None => format!("Replace `{original}` with `{}`", fix.replacement),
-                },
+                title: fix.title,
                 kind: Some(lt::CodeActionKind::QUICKFIX),
                 diagnostics: Some(vec![to_lsp(a, env, &fix.diagnostic)]),
                 edit: Some(lt::WorkspaceEdit {
@@ -1405,7 +1650,100 @@ fn code_actions(
             })
         })
         .collect();
+    actions.extend(resign_action(a, env, file, range, uri));
     serde_json::to_value(actions).unwrap_or_default()
+}
+
+/// An item "Re-sign this item" may sign: its kind, id and writable space.
+struct Signable {
+    kind: crate::integrity::ItemKind,
+    id: String,
+    space: crate::model::SpaceKind,
+}
+
+/// `file` as an item of the project or user space (`None` for anything else: a system bundle is
+/// not the person's to sign).
+fn signable(a: Analysis<'_>, file: SourceFile) -> Option<Signable> {
+    use crate::model::SpaceKind;
+    let space = a.space_kind(file);
+    if !matches!(space, SpaceKind::Project | SpaceKind::User) {
+        return None;
+    }
+    let rel = a.rel(file);
+    let kind = crate::integrity::ItemKind::of_rel(rel)?;
+    let id = match kind {
+        crate::integrity::ItemKind::Tool => crate::resolve::split_tool_rel(rel)?.0.to_owned(),
+        _ => rel
+            .strip_prefix(kind.dir())?
+            .strip_suffix(".md")?
+            .to_owned(),
+    };
+    Some(Signable { kind, id, space })
+}
+
+/// The integrity findings that re-signing the file answers.
+const RESIGN_ANSWERS: [&str; 4] = [
+    "unsigned-item",
+    "content-hash-mismatch",
+    "malformed-signature",
+    "bad-signature",
+];
+
+/// "Re-sign this item" for an item whose signature a finding in `range` says is missing or
+/// stale: a command (`ryechain.sign`) the server runs through `ryechain sign`'s flow.
+fn resign_action(
+    a: Analysis<'_>,
+    env: &Env,
+    file: SourceFile,
+    range: std::ops::Range<usize>,
+    uri: &lt::Uri,
+) -> Option<lt::CodeActionOrCommand> {
+    let item = signable(a, file)?;
+    let found: Vec<Diagnostic> = a
+        .diagnostics(file)
+        .into_iter()
+        .filter(|d| RESIGN_ANSWERS.contains(&d.rule.as_ref()))
+        .filter(|d| {
+            d.span
+                .is_none_or(|s| s.start as usize <= range.end && range.start <= s.end as usize)
+        })
+        .collect();
+    if found.is_empty() {
+        return None;
+    }
+    let title = format!(
+        "Re-sign this {} (`ryechain sign {}`)",
+        item.kind.name(),
+        item.id
+    );
+    let command = lt::Command {
+        title: title.clone(),
+        command: SIGN_COMMAND.to_owned(),
+        arguments: Some(vec![json!({
+            "uri": uri.as_str(),
+            "kind": item.kind.name(),
+            "itemId": item.id,
+            "space": item.space.name(),
+        })]),
+    };
+    Some(lt::CodeActionOrCommand::CodeAction(lt::CodeAction {
+        title,
+        kind: Some(lt::CodeActionKind::QUICKFIX),
+        diagnostics: Some(found.iter().map(|d| to_lsp(a, env, d)).collect()),
+        command: Some(command),
+        ..Default::default()
+    }))
+}
+
+/// Now, as lockfiles stamp `generated_at` (a refreshed lockfile's).
+fn now_stamp() -> String {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    crate::integrity::timefmt::iso_timestamp(
+        i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        d.subsec_micros(),
+    )
 }
 
 fn pull_report(

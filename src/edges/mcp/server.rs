@@ -133,6 +133,11 @@ impl Server {
         Arc::clone(&self.launcher)
     }
 
+    /// The project directory of a call (`args::project_dir`, the server's default standing in).
+    fn project(&self, given: Option<&str>) -> Result<PathBuf, String> {
+        args::project_dir(self.sys, given, self.default_project.as_deref())
+    }
+
     /// Write setup notices to stderr (each once per server).
     pub fn show_notices(&self, notices: &[String]) {
         self.notices.show(notices);
@@ -154,11 +159,7 @@ impl Server {
         if !super::tools::ITEM_TYPES.contains(&args.item_type.as_str()) {
             return refusal(format!("Unknown item type: {}", args.item_type));
         }
-        let project = match args::project_dir(
-            self.sys,
-            args.project_path.as_deref(),
-            self.default_project.as_deref(),
-        ) {
+        let project = match self.project(args.project_path.as_deref()) {
             Ok(dir) => dir,
             Err(error) => return refusal(error),
         };
@@ -199,11 +200,7 @@ impl Server {
             Ok(args) => args,
             Err(error) => return crate::render::search::error(query.as_deref(), &error),
         };
-        let project = match args::project_dir(
-            self.sys,
-            args.project_path.as_deref(),
-            self.default_project.as_deref(),
-        ) {
+        let project = match self.project(args.project_path.as_deref()) {
             Ok(dir) => dir,
             Err(error) => return crate::render::search::error(query.as_deref(), &error),
         };
@@ -232,11 +229,7 @@ impl Server {
             Ok(args) => args,
             Err(error) => return refusal(error),
         };
-        let project = match args::project_dir(
-            self.sys,
-            args.project_path.as_deref(),
-            self.default_project.as_deref(),
-        ) {
+        let project = match self.project(args.project_path.as_deref()) {
             Ok(dir) => dir,
             Err(error) => return refusal(error),
         };
@@ -254,11 +247,7 @@ impl Server {
             Ok(args) => args,
             Err(error) => return refusal(error),
         };
-        let project = match args::project_dir(
-            self.sys,
-            args.project_path.as_deref(),
-            self.default_project.as_deref(),
-        ) {
+        let project = match self.project(args.project_path.as_deref()) {
             Ok(dir) => dir,
             Err(error) => return refusal(error),
         };

@@ -30,6 +30,7 @@ pub fn concise(findings: &[Finding], summary: &Summary, quiet: bool) -> String {
     }
     if !quiet {
         out.push_str(&summary_line(findings, summary));
+        out.push('\n');
     }
     out
 }

@@ -110,6 +110,7 @@ pub(crate) mod fixtures {
                 end_line: 4,
                 end_column: 33,
                 replacement: "rye/runtimes/python".to_owned(),
+                title: "Replace with `rye/runtimes/python`".to_owned(),
             })),
             ..finding(
                 "unresolved-executor",

@@ -132,13 +132,13 @@ fn result(finding: &Finding, rule_index: Option<usize>, fingerprints: &mut Finge
         }]),
     );
 
-    // A certain suggestion becomes a fix: replace the written text with the suggested one.
+    // A certain fix (a suggestion, or the finding's own edit) becomes a SARIF fix.
     if let Some(fix) = &finding.fix {
         result.insert(
             "fixes".to_owned(),
             json!([{
                 "description": {
-                    "text": format!("Replace with `{}`", fix.replacement),
+                    "text": fix.title,
                 },
                 "artifactChanges": [{
                     "artifactLocation": artifact_location(&finding.path),

@@ -351,9 +351,21 @@ impl<'db> Analysis<'db> {
         ide::header_symbols(self.db, file)
     }
 
-    /// The certain fixes of `file` whose edit or finding touches `range` (byte offsets).
-    pub fn quick_fixes(&self, file: SourceFile, range: std::ops::Range<usize>) -> Vec<QuickFix> {
-        ide::quick_fixes(self.db, file, range)
+    /// The certain fixes of `file` whose edit or finding touches `range` (byte offsets); a
+    /// refreshed lockfile is stamped `generated_at`.
+    pub fn quick_fixes(
+        &self,
+        file: SourceFile,
+        range: std::ops::Range<usize>,
+        generated_at: &str,
+    ) -> Vec<QuickFix> {
+        ide::quick_fixes(self.db, file, range, generated_at)
+    }
+
+    /// Every certain fix of `file` (`lint --fix`): a certain suggestion, a finding's own edit,
+    /// a stale lockfile refreshed (stamped `generated_at`). Suppressed findings have none.
+    pub fn fixes(&self, file: SourceFile, generated_at: &str) -> Vec<QuickFix> {
+        ide::fixes(self.db, file, generated_at)
     }
 
     // ---- integrity ---------------------------------------------------------------------------

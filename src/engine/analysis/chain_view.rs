@@ -102,16 +102,23 @@ pub fn chain_of(db: &RootDb, item_id: &str) -> ChainView {
         view.unknown_primitive = ch.elements.last().map(|e| e.item_id.clone());
         // In lint's words, when lint holds it an error (a tool meant to run, not a library).
         let rules = crate::rules::rule_set(db);
+        // (Unless a suppression comment or `lint.per-file-ignores` takes it out of the lint.)
         view.unknown_primitive_finding = ch.elements.last().and_then(|e| e.file).and_then(|f| {
-            crate::rules::checks::chain_diagnostics(db, f)
-                .iter()
-                .find(|d| {
-                    rules.get(&d.rule).is_some_and(|r| {
-                        matches!(r.check, crate::rules::Check::TerminalNotPrimitive { .. })
-                            && super::effective_severity(db, r)
-                                == Some(crate::diagnostic::Severity::Error)
+            let found: Vec<crate::diagnostic::Diagnostic> =
+                crate::rules::checks::chain_diagnostics(db, f)
+                    .iter()
+                    .filter(|d| {
+                        rules.get(&d.rule).is_some_and(|r| {
+                            matches!(r.check, crate::rules::Check::TerminalNotPrimitive { .. })
+                                && super::effective_severity(db, r)
+                                    == Some(crate::diagnostic::Severity::Error)
+                        })
                     })
-                })
+                    .cloned()
+                    .collect();
+            super::suppress::suppress(db, f, found, false)
+                .into_iter()
+                .next()
                 .map(|d| {
                     (
                         d.rule.to_string(),

@@ -326,12 +326,110 @@ pub(crate) fn header_symbols(db: &RootDb, file: SourceFile) -> Vec<HeaderSymbol>
     out
 }
 
-/// A certain fix: replace `span` with `replacement`, for the diagnostic `diagnostic`.
+/// A certain fix: replace `span` with `replacement`, for the diagnostic `diagnostic`; `title`
+/// says what it does.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QuickFix {
     pub span: Span,
     pub replacement: String,
+    pub title: String,
     pub diagnostic: Diagnostic,
+}
+
+/// The certain fixes of `file` (its findings in force, suppressed ones left out): a certain
+/// suggestion, a finding's own edit (the header line a script forgot, an unused suppression
+/// removed), and a stale lockfile refreshed, stamped `generated_at` (see [`lockfile_refresh`]).
+/// What `lint --fix` applies and the editor offers.
+pub(crate) fn fixes(db: &RootDb, file: SourceFile, generated_at: &str) -> Vec<QuickFix> {
+    let Some(text) = file.contents(db).text() else {
+        return Vec::new();
+    };
+    checked_diagnostics(db, file)
+        .into_iter()
+        .filter_map(|d| {
+            if let Some((span, replacement)) = fix_span(&text, &d) {
+                let replacement = replacement.into_owned();
+                let title = match &d.edit {
+                    Some(e) => e.title.clone(),
+                    None => format!(
+                        "Replace `{}` with `{replacement}`",
+                        text.get(span.range()).unwrap_or_default()
+                    ),
+                };
+                return Some(QuickFix {
+                    span,
+                    replacement,
+                    title,
+                    diagnostic: d,
+                });
+            }
+            if d.rule.as_ref() == STALE_LOCKFILE {
+                let fresh = lockfile_refresh(db, file, generated_at)?;
+                return Some(QuickFix {
+                    span: Span::new(0, text.len()),
+                    title: format!(
+                        "Refresh the lockfile for the chain as it is now (`ryechain lock {} --force`)",
+                        fresh.root.tool_id
+                    ),
+                    replacement: fresh.to_text(),
+                    diagnostic: d,
+                });
+            }
+            None
+        })
+        .collect()
+}
+
+/// The rule whose lockfiles [`lockfile_refresh`] rewrites.
+const STALE_LOCKFILE: &str = "stale-lockfile";
+
+/// The lockfile `lockfile` would be if written afresh for its tool's chain as it is now, when
+/// that is certain: it is the lockfile execution reads for the tool (named for its current
+/// version), the chain builds, passes validation and has no lint error (as `lock` requires),
+/// and every element passes the execution policy's integrity check, so the hashes recorded are
+/// of files the person's signatures vouch for. Otherwise (a tool gone, renamed or re-versioned,
+/// an element unsigned or edited since it was signed) the stale lockfile is for the person to
+/// delete or re-create.
+pub(crate) fn lockfile_refresh(
+    db: &RootDb,
+    lockfile: SourceFile,
+    generated_at: &str,
+) -> Option<crate::integrity::lockfile::Lockfile> {
+    use crate::integrity::lockfile::{
+        build_lockfile, find_lockfile, lockfile as read, lockfile_rel,
+    };
+    let old = read(db, lockfile).as_ref().ok()?;
+    let id = old.root.tool_id.as_str();
+    let rel = lockfile_rel(id, &old.root.version).ok()?;
+    let root = crate::resolve::resolve_root(db, id).found.as_ref()?.file;
+    let version = crate::integrity::lockfile::tool_version(db, root)?;
+    if version != old.root.version
+        || lockfile.rel(db).as_ref() != rel.as_str()
+        || find_lockfile(db, id, &version) != Some(lockfile)
+    {
+        return None;
+    }
+    let view = super::chain_view::chain_of(db, id);
+    if view.error.is_some() || !view.validation.valid {
+        return None;
+    }
+    let policy = super::verify::Policy::resolve(db, false);
+    if super::verify::verify_chain(db, id, &[])?
+        .refusal(&policy)
+        .is_some()
+    {
+        return None;
+    }
+    let chain = chain(db, root);
+    let errors = chain
+        .elements
+        .iter()
+        .filter_map(|e| e.file)
+        .any(|f| !super::item_findings(db, f, &[]).0.is_empty());
+    if errors {
+        return None;
+    }
+    build_lockfile(db, id, generated_at).ok()
 }
 
 /// The certain fixes of `file` whose edit or finding touches `range` (byte offsets).
@@ -339,23 +437,14 @@ pub(crate) fn quick_fixes(
     db: &RootDb,
     file: SourceFile,
     range: std::ops::Range<usize>,
+    generated_at: &str,
 ) -> Vec<QuickFix> {
-    let Some(text) = file.contents(db).text() else {
-        return Vec::new();
-    };
-    checked_diagnostics(db, file)
+    fixes(db, file, generated_at)
         .into_iter()
-        .filter_map(|d| {
-            let (span, replacement) = fix_span(&text, &d)?;
-            let replacement = replacement.into_owned();
+        .filter(|fix| {
             // Offered where the edit is or where the finding is (an inserted line lies after it).
             let near = |s: Span| s.start as usize <= range.end && range.start <= s.end as usize;
-            let touches = near(span) || d.span.is_some_and(near);
-            touches.then_some(QuickFix {
-                span,
-                replacement,
-                diagnostic: d,
-            })
+            near(fix.span) || fix.diagnostic.span.is_some_and(near)
         })
         .collect()
 }

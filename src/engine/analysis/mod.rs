@@ -7,6 +7,7 @@ pub mod chain_view;
 pub mod ide;
 pub mod lazy;
 pub mod live;
+pub mod suppress;
 pub mod verify;
 
 use std::ops::Range;
@@ -156,13 +157,16 @@ pub fn lint_files(db: &dyn Db) -> Vec<SourceFile> {
 /// the severities in force, each as `message [rule-id]`: the errors, then the warnings. The
 /// integrity family and the rules in `skip` are left out (signing, the execution policy or a
 /// later stage answer for them).
-pub fn item_findings(db: &dyn Db, file: SourceFile, skip: &[&str]) -> (Vec<String>, Vec<String>) {
+pub fn item_findings(db: &RootDb, file: SourceFile, skip: &[&str]) -> (Vec<String>, Vec<String>) {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     // Computed, not memoized (as a one-shot lint does): `sign` asks once per tool of a batch.
     let mut diags = crate::rules::checks::compute_file_diagnostics(db, file);
     diags.extend(crate::rules::checks::compute_chain_diagnostics(db, file));
-    for d in &diags {
+    let diags: Vec<Diagnostic> = diags.into_iter().filter_map(|d| effective(db, d)).collect();
+    // What a suppression comment or `lint.per-file-ignores` takes out of the lint is out of
+    // these too: lint, `sign` and `exec` agree.
+    for d in suppress::suppress(db, file, diags, false) {
         let Some(rule) = crate::rules::rule_set(db).get(&d.rule) else {
             continue;
         };
@@ -170,10 +174,10 @@ pub fn item_findings(db: &dyn Db, file: SourceFile, skip: &[&str]) -> (Vec<Strin
             continue;
         }
         let text = format!("{} [{}]", d.message, rule.id);
-        match effective_severity(db, rule) {
-            Some(Severity::Error) => errors.push(text),
-            Some(Severity::Warning) => warnings.push(text),
-            _ => {}
+        match d.severity {
+            Severity::Error => errors.push(text),
+            Severity::Warning => warnings.push(text),
+            Severity::Info => {}
         }
     }
     (errors, warnings)
@@ -291,9 +295,12 @@ fn effective(db: &RootDb, mut d: Diagnostic) -> Option<Diagnostic> {
     Some(d)
 }
 
-/// Keep a diagnostic if its rule is enabled, with the severity in force, and locate it.
-fn finish(db: &RootDb, d: Diagnostic, opts: &LintOptions, lines: &mut Lines) -> Option<Finding> {
-    effective(db, d).map(|d| locate(db, &d, opts, lines))
+/// `file`'s diagnostics with the rules in force: selected, at their severities, without what
+/// its suppression comments and `lint.per-file-ignores` take out, plus the `unused-suppression`
+/// findings of its comments.
+fn in_force(db: &RootDb, file: SourceFile, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let diags = diags.into_iter().filter_map(|d| effective(db, d)).collect();
+    suppress::suppress(db, file, diags, true)
 }
 
 /// One file's diagnostics from its memos, as an editor or `--watch` reads them (rules not yet
@@ -313,12 +320,17 @@ fn memoized_diagnostics(db: &RootDb, file: SourceFile) -> Vec<Diagnostic> {
 /// One file's diagnostics as the lint reports them (enabled rules only, severities in force), with
 /// byte spans: what the editor converts into its own positions.
 pub fn checked_diagnostics(db: &RootDb, file: SourceFile) -> Vec<Diagnostic> {
-    let diags = memoized_diagnostics(db, file);
-    diags.into_iter().filter_map(|d| effective(db, d)).collect()
+    in_force(db, file, memoized_diagnostics(db, file))
 }
 
 /// The graph-wide diagnostics (cycles) as the lint reports them, with byte spans.
 pub fn checked_graph_diagnostics(db: &RootDb) -> Vec<Diagnostic> {
+    suppress::suppress_graph(db, checked_graph_diagnostics_unsuppressed(db))
+}
+
+/// The graph-wide diagnostics with the rules in force, before any suppression: what tells
+/// whether a comment naming a graph-wide rule is used.
+fn checked_graph_diagnostics_unsuppressed(db: &RootDb) -> Vec<Diagnostic> {
     graph_diagnostics(db)
         .iter()
         .cloned()
@@ -331,21 +343,20 @@ pub fn checked_graph_diagnostics(db: &RootDb) -> Vec<Diagnostic> {
 /// editor and the benchmarks. Graph-wide findings (cycles) are not included; see `graph_findings`.
 #[cfg(any(test, feature = "testing"))]
 pub fn file_findings(db: &RootDb, file: SourceFile, opts: &LintOptions) -> Vec<Finding> {
-    let diags = memoized_diagnostics(db, file);
+    let diags = in_force(db, file, memoized_diagnostics(db, file));
     let mut lines = Lines::default();
     diags
-        .into_iter()
-        .filter_map(|d| finish(db, d, opts, &mut lines))
+        .iter()
+        .map(|d| locate(db, d, opts, &mut lines))
         .collect()
 }
 
 /// The located graph-wide findings (executor cycles: every strongly connected component once).
 pub fn graph_findings(db: &RootDb, opts: &LintOptions) -> Vec<Finding> {
     let mut lines = Lines::default();
-    graph_diagnostics(db)
+    checked_graph_diagnostics(db)
         .iter()
-        .cloned()
-        .filter_map(|d| finish(db, d, opts, &mut lines))
+        .map(|d| locate(db, d, opts, &mut lines))
         .collect()
 }
 
@@ -671,9 +682,9 @@ fn lint_file(
     let (diags, panicked, chain_ids) =
         check_file(db, file, integrity, checks, verdict, deps.is_some());
     let mut lines = Lines::default();
-    let mut findings: Vec<Finding> = diags
-        .into_iter()
-        .filter_map(|d| finish(db, d, opts, &mut lines))
+    let mut findings: Vec<Finding> = in_force(db, file, diags)
+        .iter()
+        .map(|d| locate(db, d, opts, &mut lines))
         .collect();
     // Kept until the lint ends: without this a file's one finding sat in room for four (a
     // vector's first growth), about 1 KB a file on a tree where every file has one (unsigned).
@@ -926,18 +937,24 @@ fn excerpt_of(text: &str, line: u32, lines: Range<usize>, span: Range<usize>) ->
     }
 }
 
-/// The fix of a certain suggestion: where `original` stands inside the primary span (inside the
-/// quotes of a string literal, say). None when it is not written there verbatim (escapes).
+/// The fix of a finding, located: its own edit, or its certain suggestion where `original`
+/// stands inside the primary span (inside the quotes of a string literal, say; none when it is
+/// not written there verbatim: escapes).
 fn fix_of(text: &str, idx: &LineIndex, d: &Diagnostic) -> Option<Box<Fix>> {
     let (span, replacement) = fix_span(text, d)?;
     let (line, column) = idx.line_col(text, span.start);
     let (end_line, end_column) = idx.line_col(text, span.end);
+    let title = match &d.edit {
+        Some(e) => e.title.clone(),
+        None => format!("Replace with `{replacement}`"),
+    };
     Some(Box::new(Fix {
         line,
         column,
         end_line,
         end_column,
         replacement: replacement.into_owned(),
+        title,
     }))
 }
 

@@ -14,6 +14,7 @@ pub mod knowledge;
 mod py_scan;
 mod python;
 mod shell;
+pub mod suppress;
 mod yaml;
 mod yaml_fast;
 mod yaml_node;

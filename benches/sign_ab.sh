@@ -7,6 +7,7 @@
 # replaces. The builds alternate in the order given; the trees are removed when the script ends.
 # Usage: benches/sign_ab.sh N RUNS BIN...   e.g. benches/sign_ab.sh 100000 3 /tmp/old /tmp/new
 #   GAP=SECONDS to change the spacing (needs python3, for the timing)
+#   GEN_TREE=BIN to use a generator already built (`cargo build --release --example gen_tree`)
 #   PAUSE_CARGO=1 to stop (SIGSTOP) this user's cargo, rustc and test processes during each timed
 #   window and continue them after (for runs beside a build)
 set -euo pipefail
@@ -17,14 +18,15 @@ shift 2
 bins=("$@")
 [ ${#bins[@]} -gt 0 ] || { echo "usage: $0 N RUNS BIN..." >&2; exit 2; }
 gap=${GAP:-390}
-cargo build --release --quiet --example gen_tree
+gen=${GEN_TREE:-./target/release/examples/gen_tree}
+[ -n "${GEN_TREE:-}" ] || cargo build --release --quiet --example gen_tree
 # shellcheck source=benches/timing.sh
 source benches/timing.sh # run ARGV...: "wall user sys maxrss_kib"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 total=$((runs * ${#bins[@]}))
 for i in $(seq "$total"); do
-  ./target/release/examples/gen_tree "$work/tree-$i" --tools "$n" --seed 1 >/dev/null
+  "$gen" "$work/tree-$i" --tools "$n" --seed 1 >/dev/null
   RYE_SIGNING_KEY_DIR=$work/key-$i "${bins[0]}" keys generate --user-space "$work/tree-$i/user" \
     --system-space "gen=$work/tree-$i/system" >/dev/null
 done

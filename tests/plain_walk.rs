@@ -190,6 +190,13 @@ fn every_kind_of_file(dir: &Path) {
     assert!(status.success());
     write(&dir.join("system/.ai/tools/sys/s.py"), b"s = 1\n");
     write(&dir.join("project/.ai/lockfiles/x.lock.yaml"), b"a: 1\n");
+    // What a killed `sign` leaves: a temporary file beside its target, and an older build's
+    // spare folder (never loaded).
+    write(
+        &tools.join("mixed/.a.py.ryechain-sign.4242.Xy12Ab.tmp"),
+        b"x = 1\n",
+    );
+    write(&tools.join(".ryechain-sign.4242.123456/0.tmp"), b"x = 1\n");
 }
 
 #[test]
@@ -216,6 +223,11 @@ fn reading_as_the_walk_goes_loads_what_walking_then_reading_loads() {
     assert!(row(tools.join("links/out.py")).starts_with("SymlinkEscape"));
     assert!(row(tools.join("links/gone.py")).starts_with("NotRegular"));
     assert!(row(tools.join("links/pipe.py")).starts_with("NotRegular"));
+    let signs: Vec<_> = files
+        .iter()
+        .filter(|r| r.0.to_string_lossy().contains(".ryechain-sign."))
+        .collect();
+    assert!(signs.is_empty(), "{signs:?}");
     assert_eq!(
         files
             .iter()

@@ -662,6 +662,8 @@ fn space_entries(
             });
         }
     }
+    // `sign`'s temporary files, left by a run that was killed, are never items.
+    entries.retain(|e| !crate::system::is_sign_leftover(&e.path));
     entries.sort_by_cached_key(|e| path_order_key(&e.path));
     SpaceWalk {
         entries,
@@ -1435,6 +1437,9 @@ impl<'s> Reloader<'s> {
         let Some((_, path, rel)) = self.locate(path) else {
             return;
         };
+        if crate::system::is_sign_leftover(&path) {
+            return;
+        }
         if !self.sys.is_file(&path)
             && let Err(e) = self.sys.canonicalize(&path)
         {

@@ -21,6 +21,41 @@ pub fn unfollowable(e: &std::io::Error) -> String {
     }
 }
 
+/// What names a temporary file of `sign` (`.<name>.ryechain-sign.<pid>.<random>.tmp`, beside its
+/// target, `edges::files::replace`), and begins the spare folders older builds made
+/// (`.ryechain-sign.<pid>.<nanos>`).
+pub const SIGN_TEMPORARY_MARK: &str = ".ryechain-sign.";
+
+/// The process id a leftover of `sign` is named with — one of its temporary files, or a spare
+/// folder of an older build — or `None` for any other name. Walks skip these names (they are
+/// never items), and `sign` removes those whose process is gone.
+pub fn sign_leftover_pid(name: &[u8]) -> Option<u32> {
+    if name.first() != Some(&b'.') {
+        return None;
+    }
+    let name = std::str::from_utf8(name).ok()?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some(rest) = name.strip_prefix(SIGN_TEMPORARY_MARK) {
+        // An older build's spare folder: `<pid>.<nanos>`.
+        let (pid, nanos) = rest.split_once('.')?;
+        return (digits(pid) && digits(nanos)).then(|| pid.parse().ok())?;
+    }
+    let body = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (_, tail) = body.rsplit_once(SIGN_TEMPORARY_MARK)?;
+    let (pid, random) = tail.split_once('.')?;
+    let random_ok = !random.is_empty() && random.bytes().all(|b| b.is_ascii_alphanumeric());
+    (digits(pid) && random_ok).then(|| pid.parse().ok())?
+}
+
+/// Whether `path` is a leftover of `sign` or lies in an older build's spare folder (whose files
+/// were `<n>.tmp`): what a walk of a space does not list.
+pub fn is_sign_leftover(path: &Path) -> bool {
+    let named = |p: Option<&std::ffi::OsStr>| {
+        p.is_some_and(|n| sign_leftover_pid(n.as_encoded_bytes()).is_some())
+    };
+    named(path.file_name()) || named(path.parent().and_then(Path::file_name))
+}
+
 /// A file met while walking (directories are not listed), or an error the walk met.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WalkEntry {

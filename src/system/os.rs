@@ -884,7 +884,8 @@ impl<'a> PlainWalk<'a> {
                 )
             };
             let bytes = name.to_bytes();
-            if bytes == b"." || bytes == b".." {
+            // (`sign`'s temporary files, and an older build's spare folders, are never items.)
+            if bytes == b"." || bytes == b".." || super::sign_leftover_pid(bytes).is_some() {
                 continue;
             }
             let kind = if d_type == libc::DT_UNKNOWN {

@@ -216,7 +216,6 @@ pub fn write(fixes: &Fixes) -> Vec<Result<(), String>> {
                 old: f.original.as_bytes(),
                 new: f.text.as_bytes(),
                 stamp: None,
-                dev: None,
             })
         })
         .collect();

@@ -650,7 +650,6 @@ fn replace_jobs<'t>(
                 old: old.as_bytes(),
                 new: new.as_bytes(),
                 stamp: items[*i].stamp,
-                dev: items[*i].dev,
             })
         })
         .collect()
@@ -690,15 +689,15 @@ struct Target<'a> {
 /// Phases, so that the user sees validation problems before key problems and nothing is written
 /// when anything internal goes wrong: (1) validate every item in parallel; (2) get the signing key
 /// — loaded, or generated and trusted — only if something is to be signed; (3) sign and self-check
-/// every item in memory, in parallel (`sign_ready`); (4) replace the files (`replace_all`: for a
-/// batch of `SYNC_FILE_SYSTEMS_FROM` files or more, in segments — new texts staged in a spare
-/// folder of their file system, one `syncfs` of each file system written to, each staged file
-/// exchanged with its target, the old files written again as later segments' temporary files;
-/// else each new text staged beside its target, synced and renamed over it — checking by its
-/// stamp that each target is then the file staged, and making the replacements durable). Why a
-/// crash leaves every file either old or new: see `replace`. One `syncfs` replaced 50k file
-/// syncs (16 in flight: 2.6 s of a 100k tree's 5.3 s): it also writes whatever else is dirty on
-/// that file system, which a batch of this size waits for in any case.
+/// every item in memory, in parallel (`sign_ready`); (4) replace the files (`replace_all`: each
+/// new text written to a temporary file beside its target with the target's owner, mode and
+/// extended attributes, and renamed over it; each target checked to hold what was validated
+/// before and after its rename; for a batch of `SYNC_FILE_SYSTEMS_FROM` files or more, one
+/// `syncfs` of each file system written to before the renames and one after, else a sync of each
+/// temporary file and of each folder). Why a crash leaves every file either old or new, and a
+/// write from another process is never lost silently: see `replace`. One `syncfs` replaced 50k
+/// file syncs (16 in flight: 2.6 s of a 100k tree's 5.3 s): it also writes whatever else is dirty
+/// on that file system, which a batch of this size waits for in any case.
 fn sign_batch(
     signer: &mut Signer<'_, '_>,
     a: Analysis<'_>,

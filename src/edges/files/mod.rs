@@ -1,7 +1,7 @@
 //! L6 writing files the way ryechain's edges must: a temporary file in the target's folder renamed
 //! over it (`stage`, `write_atomically`), its mode set, folders synced (`sync_dir`), and the file
 //! systems of a batch opened once to be synced together (`FileSystems`); replacing a batch of
-//! files at once (`replace`, for `sign`).
+//! files, each atomically with its owner, mode and extended attributes (`replace`, for `sign`).
 #![allow(
     clippy::disallowed_methods,
     reason = "the edge's file-system primitives: they write and sync files"
@@ -132,11 +132,6 @@ impl FileSystems {
         Some(FileSystems(open))
     }
 
-    /// Each file system's device and the folder it is opened through.
-    pub fn folders(&self) -> impl Iterator<Item = (u64, &Path)> {
-        self.0.iter().map(|(dev, dir, _)| (*dev, dir.as_path()))
-    }
-
     #[cfg(not(target_os = "linux"))]
     pub fn open<'a>(_files: impl IntoIterator<Item = (u64, &'a Path)>) -> Option<FileSystems> {
         None
@@ -145,14 +140,10 @@ impl FileSystems {
     /// Write each file system's dirty files and directories to disk, and wait for it.
     #[cfg(target_os = "linux")]
     pub fn sync(&self) -> anyhow::Result<()> {
-        use std::os::fd::AsRawFd;
         for (_, dir, d) in &self.0 {
-            // SAFETY: `syncfs` takes an open descriptor, which `d` holds for the call.
-            if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
-                let e = std::io::Error::last_os_error();
-                return Err(e)
-                    .with_context(|| format!("cannot sync the file system of {}", dir.display()));
-            }
+            rustix::fs::syncfs(d)
+                .map_err(std::io::Error::from)
+                .with_context(|| format!("cannot sync the file system of {}", dir.display()))?;
         }
         Ok(())
     }
@@ -197,7 +188,7 @@ mod tests {
         let dev = std::fs::metadata(&a).unwrap().dev();
         let fs = FileSystems::open([(dev, a.as_path()), (dev, b.as_path())]).unwrap();
         assert_eq!(fs.0.len(), 1, "one file system");
-        assert_eq!(fs.folders().collect::<Vec<_>>(), [(dev, tmp.path())]);
+        assert_eq!((fs.0[0].0, fs.0[0].1.as_path()), (dev, tmp.path()));
         fs.sync().unwrap();
         let gone = tmp.path().join("gone/c.py");
         assert!(FileSystems::open([(dev, gone.as_path())]).is_none());

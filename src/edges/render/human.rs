@@ -153,7 +153,12 @@ fn summary_line(findings: &[Finding], summary: &Summary) -> String {
     let mut line = counts_line(findings, summary);
     if summary.hidden > 0 {
         let spaces = summary.hidden_spaces.names();
-        let flag = summary.shown.union(summary.hidden_spaces).names().join(",");
+        let all = summary.shown.union(summary.hidden_spaces);
+        let flag = if all == crate::model::SpaceSet::ALL {
+            "all".to_owned()
+        } else {
+            all.names().join(",")
+        };
         line.push_str(&format!(
             " {} in {} files no {} tool uses {} not shown (`--space {flag}` shows {}).",
             plural(summary.hidden, "finding", "findings"),
@@ -471,7 +476,7 @@ mod tests {
             summary_line(&[], &one),
             "Found 1 error (22 tools checked across the project and system spaces). \
              1 finding in project-space files no user- or system-space tool uses is not shown \
-             (`--space project,user,system` shows it)."
+             (`--space all` shows it)."
         );
     }
 

@@ -171,6 +171,12 @@ fn serve(mut stream: TcpStream, n: usize, reply: &Handler, log: &Mutex<Vec<Reque
             // Read until the client closes its side: then it has given up.
             let mut sink = [0u8; 64];
             while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+            log.lock().unwrap().push(Request {
+                method: "CLOSED".into(),
+                target: n.to_string(),
+                headers: Vec::new(),
+                body: Vec::new(),
+            });
         }
         Reply::Huge(total) => {
             let head = format!(
@@ -587,10 +593,15 @@ fn a_100_mb_response_is_capped_and_not_read() {
         json!({"body": total, "kept": 65536})
     );
     // The server stops when the client hangs up: wait for its record of what it wrote.
+    let waited = std::time::Instant::now();
     let sent = loop {
         if let Some(r) = server.requests().iter().find(|r| r.method == "SENT") {
             break r.target.parse::<u64>().unwrap();
         }
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(30),
+            "the server is still writing: the client never hung up"
+        );
         std::thread::yield_now();
     };
     assert!(sent < total, "the whole body was sent ({sent} bytes)");
@@ -833,4 +844,42 @@ fn rye_execute_over_mcp_sends_the_request() {
     assert_eq!(response["data"]["body"], json!({"pong": true}));
     assert_eq!(server.requests().len(), 1);
     assert!(child.wait().unwrap().success());
+}
+
+/// Issue 33 item 5: a timed-out request leaves nothing open. Sent from this (long-lived) test
+/// process, as the MCP server sends one: when `send` returns, the server has seen the client
+/// close every connection it opened.
+#[test]
+fn a_timed_out_request_leaves_no_connection_open() {
+    use ryechain::exec::http::{Backoff, HttpEnd, HttpPlan, Mode};
+    let server = Server::start(|_, _| Reply::Hang);
+    let plan = HttpPlan {
+        method: "GET".into(),
+        url: server.url("/slow"),
+        headers: Vec::new(),
+        body: None,
+        timeout: std::time::Duration::from_millis(300),
+        max_attempts: 2,
+        backoff: Backoff::Linear,
+        mode: Mode::Sync,
+        output_cap: 1024,
+        secret_headers: Vec::new(),
+    };
+    let outcome = ryechain::runner::http::send(&plan);
+    assert_eq!(outcome.attempts, 2);
+    assert!(
+        matches!(&outcome.end, HttpEnd::Failed { attempts: 2, last } if last.starts_with("timed out after 0.3 seconds")),
+        "{outcome:?}"
+    );
+    // The server thread records the close as soon as it reads the end of the stream.
+    let closed = |s: &Server| s.requests().iter().filter(|r| r.method == "CLOSED").count();
+    let waited = std::time::Instant::now();
+    while closed(&server) < 2 && waited.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::yield_now();
+    }
+    assert_eq!(
+        closed(&server),
+        2,
+        "every connection was closed by the client"
+    );
 }

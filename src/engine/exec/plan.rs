@@ -1,8 +1,9 @@
 //! L5 the execution pipeline of §12.3 as a pure function of (database, request, facts): lockfile
 //! check → chain → integrity of every element under the execution policy → validation (the lint
 //! rules) → anchor + verify_deps → env → CONFIG_RESOLVE → config and templating → the plan the
-//! subprocess primitive runs. It never spawns or reads: it answers with a `Step` — questions for
-//! the edge, a final answer (a refusal or a dry run), or a plan to run.
+//! subprocess primitive runs, or the request the HTTP client primitive sends (`exec::http`). It
+//! never spawns or reads: it answers with a `Step` — questions for the edge, a final answer (a
+//! refusal or a dry run), or a plan to run or send.
 
 use std::path::PathBuf;
 use std::time::Duration;

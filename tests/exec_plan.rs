@@ -38,6 +38,7 @@ fn plan_of(fixture: &str, req: &ExecRequest, env: &[(&str, &str)]) -> Result<Exe
             Step::Refused(r) => return Err(ryechain::render::exec::response(&r, None)),
             Step::DryRun(v) => return Err(ryechain::render::chain::dry_run(&v)),
             Step::Run(p) => return Ok(p.plan),
+            Step::Http(p) => panic!("an HTTP plan: {:?}", p.plan),
         }
     }
     panic!("planning did not settle");
@@ -107,6 +108,7 @@ fn a_venv_interpreter_is_found_through_path_facts() {
             Step::Run(p) => break p.plan,
             Step::Refused(r) => panic!("{r:?}"),
             Step::DryRun(v) => panic!("{v:?}"),
+            Step::Http(p) => panic!("{:?}", p.plan),
         }
     };
     assert!(
@@ -335,6 +337,7 @@ fn s11_2_other_extensions_in_the_same_space_are_not_shadowed() {
             Step::Run(p) => break p,
             Step::Refused(r) => panic!("{r:?}"),
             Step::DryRun(v) => panic!("{v:?}"),
+            Step::Http(p) => panic!("{:?}", p.plan),
         }
     };
     let trace = prepared.trace.expect("trace asked for");

@@ -106,7 +106,7 @@ fn s10_2_crlf_and_cr_copies_verify_lint_and_run_as_the_lf_original() {
         .iter()
         .filter(|i| i["verified"] == true)
         .count();
-    assert_eq!(verified, 20, "{verdicts:#}");
+    assert_eq!(verified, 21, "{verdicts:#}");
     let tools: Vec<String> = verdicts["items"]
         .as_array()
         .unwrap()
@@ -145,6 +145,12 @@ fn s10_2_crlf_and_cr_copies_verify_lint_and_run_as_the_lf_original() {
         );
         (code, response(r))
     };
+    // The HTTP example sends a request to a server of its caller's (`exec_http` runs it against
+    // one); its verdict and findings are compared above.
+    let tools: Vec<String> = tools
+        .into_iter()
+        .filter(|id| id != "demo/fetch_greeting")
+        .collect();
     for id in &tools {
         exec(lf, id);
     }

@@ -69,6 +69,7 @@ fn refusal(host: &Host, item: &str, dry_run: bool) -> String {
                 return json["error"].as_str().unwrap_or("").to_owned();
             }
             Step::Run(p) => panic!("{item} was planned to run: {:?}", p.plan),
+            Step::Http(p) => panic!("{item} was planned to send: {:?}", p.plan),
         }
     }
     panic!("planning {item} did not settle")

@@ -230,6 +230,10 @@ pub fn exec(ctx: &Context<'_>, args: &ExecArgs) -> anyhow::Result<u8> {
             let json = crate::render::exec::dry_run_response(&view, ms());
             print_answer(&json, view.passed(), format)
         }
+        Executed::HttpDryRun(view, request) => {
+            let json = crate::render::exec::http_dry_run_response(&view, &request, ms());
+            print_answer(&json, view.passed(), format)
+        }
         Executed::Answered(r) => {
             let json = crate::render::exec::response(&r, ms());
             print_answer(&json, r.success(), format)

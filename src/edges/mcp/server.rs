@@ -495,6 +495,9 @@ impl Job {
         match executed {
             Err(error) => json!({"status": "error", "error": error, "item_id": item_id}),
             Ok(Executed::DryRun(view)) => crate::render::exec::dry_run_response(&view, ms()),
+            Ok(Executed::HttpDryRun(view, request)) => {
+                crate::render::exec::http_dry_run_response(&view, &request, ms())
+            }
             Ok(Executed::Answered(r)) => crate::render::exec::response(&r, ms()),
         }
     }

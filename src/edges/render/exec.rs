@@ -89,6 +89,47 @@ pub fn dry_run_response(
     json
 }
 
+/// The dry run of an HTTP chain: the dry run's answer with the request that would be sent
+/// (`request`: method, url, headers with auth's secrets redacted, the JSON body, timeout, retry,
+/// mode; §9.3).
+pub fn http_dry_run_response(
+    view: &crate::analysis::chain_view::ChainView,
+    plan: &crate::exec::http::HttpPlan,
+    duration_ms: Option<u64>,
+) -> Json {
+    let mut json = dry_run_response(view, duration_ms);
+    if let Some(obj) = json.as_object_mut() {
+        obj.insert("request".into(), http_request(plan));
+    }
+    json
+}
+
+/// An HTTP request as a dry run shows it.
+pub fn http_request(plan: &crate::exec::http::HttpPlan) -> Json {
+    let headers: Map<String, Json> = plan
+        .shown_headers()
+        .into_iter()
+        .map(|(k, v)| (k, Json::String(v)))
+        .collect();
+    let body = plan.body.as_deref().map_or(Json::Null, |b| {
+        serde_json::from_str(b).unwrap_or(Json::Null)
+    });
+    let timeout = plan.timeout.as_secs_f64();
+    json!({
+        "method": plan.method,
+        "url": plan.url,
+        "headers": headers,
+        "body": body,
+        "timeout": timeout,
+        "retry": {"max_attempts": plan.max_attempts, "backoff": plan.backoff_name()},
+        "mode": match plan.mode {
+            crate::exec::http::Mode::Sync => "sync",
+            crate::exec::http::Mode::Stream => "stream",
+        },
+        "output_cap": plan.output_cap,
+    })
+}
+
 /// The answer to `rye_load` (§12.8): `{status, content, metadata: {name, path, extension,
 /// version?}, path, source}`, with `copied_to` and `destination_path` after a copy; an error
 /// names the item type and id.

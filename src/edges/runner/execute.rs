@@ -52,6 +52,8 @@ pub struct ExecCall {
 pub enum Executed {
     /// The dry run's chain, built and validated (§12.4).
     DryRun(Box<ChainView>),
+    /// The dry run of an HTTP chain: the chain, and the request it would send (§9.3).
+    HttpDryRun(Box<ChainView>, Box<crate::exec::http::HttpPlan>),
     /// Refused, or run.
     Answered(Box<Response>),
 }
@@ -151,22 +153,17 @@ impl<'s> Session<'s> {
                 Step::Run(prepared) => {
                     let outcome = self.spawn(&prepared.plan);
                     let mut r = finish(&req, &prepared, &outcome);
-                    if r.success()
-                        && let Some((rel, _version)) = &prepared.lockfile_due
-                    {
-                        let created =
-                            write_lockfile(self.host.analysis(), &req.item_id, &project, rel);
-                        if let End::Ran {
-                            lockfile_created, ..
-                        } = &mut r.end
-                        {
-                            *lockfile_created = created.is_ok();
-                        }
-                        if let Err(e) = created {
-                            self.notices
-                                .push(format!("the lockfile was not written: {e}"));
-                        }
+                    self.lockfile_after(&mut r, &project, prepared.lockfile_due.as_ref());
+                    return Ok(Executed::Answered(Box::new(r)));
+                }
+                Step::Http(prepared) => {
+                    if let Some(view) = prepared.dry_run {
+                        return Ok(Executed::HttpDryRun(view, Box::new(prepared.plan)));
                     }
+                    // Sent from this process: a request starts no process to contain.
+                    let outcome = super::http::send(&prepared.plan);
+                    let mut r = crate::exec::http::finish_http(&req.item_id, &prepared, &outcome);
+                    self.lockfile_after(&mut r, &project, prepared.lockfile_due.as_ref());
                     return Ok(Executed::Answered(Box::new(r)));
                 }
             }
@@ -175,6 +172,30 @@ impl<'s> Session<'s> {
             "planning `{}` did not settle after {MAX_ROUNDS} rounds (a bug in ryechain)",
             req.item_id
         ))
+    }
+
+    /// After a successful run, write the lockfile that was due (§10.7) and say so in `r`.
+    fn lockfile_after(
+        &mut self,
+        r: &mut Response,
+        project: &Path,
+        due: Option<&(crate::model::SpaceRel, String)>,
+    ) {
+        let Some((rel, _version)) = due else { return };
+        if !r.success() {
+            return;
+        }
+        let created = write_lockfile(self.host.analysis(), &r.item_id, project, rel);
+        if let End::Ran {
+            lockfile_created, ..
+        } = &mut r.end
+        {
+            *lockfile_created = created.is_ok();
+        }
+        if let Err(e) = created {
+            self.notices
+                .push(format!("the lockfile was not written: {e}"));
+        }
     }
 
     /// Execute a directive or a knowledge entry in the caller's thread (§12.5, §12.6): nothing

@@ -11,6 +11,7 @@
 pub mod contain;
 pub mod execute;
 pub mod gather;
+pub mod http;
 pub mod worker;
 
 use std::io::{ErrorKind, Read, Write};

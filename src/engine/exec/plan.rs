@@ -1,8 +1,9 @@
 //! L5 the execution pipeline of §12.3 as a pure function of (database, request, facts): lockfile
 //! check → chain → integrity of every element under the execution policy → validation (the lint
 //! rules) → anchor + verify_deps → env → CONFIG_RESOLVE → config and templating → the plan the
-//! subprocess primitive runs. It never spawns or reads: it answers with a `Step` — questions for
-//! the edge, a final answer (a refusal or a dry run), or a plan to run.
+//! subprocess primitive runs, or the request the HTTP client primitive sends (`exec::http`). It
+//! never spawns or reads: it answers with a `Step` — questions for the edge, a final answer (a
+//! refusal or a dry run), or a plan to run or send.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -16,6 +17,7 @@ use crate::exec::anchor::{AnchorElement, anchor_lib_problem, plan_anchor};
 use crate::exec::config_resolve::{inject, resolve_config};
 use crate::exec::env::{EnvElement, EnvOutcome, resolve_chain_env};
 use crate::exec::facts::{Ask, Facts, Need};
+use crate::exec::http::{HTTP_CLIENT_ID, HttpInput, HttpPrepared, plan_http};
 use crate::exec::outcome::tool_result;
 use crate::exec::response::{End, Response, TraceEvent};
 use crate::exec::template::build_config;
@@ -56,6 +58,8 @@ pub enum Step {
     DryRun(Box<ChainView>),
     /// Spawn this.
     Run(Box<Prepared>),
+    /// Send this HTTP request (§9.3), or show it (a dry run of an HTTP chain).
+    Http(Box<crate::exec::http::HttpPrepared>),
 }
 
 /// A plan ready to run, with what the response needs afterwards.
@@ -171,13 +175,18 @@ pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
         if !needs.is_empty() {
             return Step::Need(needs.into_iter().map(Need::Item).collect());
         }
-        return Step::DryRun(Box::new(a.chain(id)));
+        let view = a.chain(id);
+        // An HTTP chain's dry run goes on to build the request it would send (still no
+        // lockfile, no signatures, nothing sent).
+        if !(view.passed() && view.run_error().is_none() && ends_at_http(&view)) {
+            return Step::DryRun(Box::new(view));
+        }
     }
 
     // 1. Lockfile check, before the chain is built (§10.7).
     let mut lockfile_used = false;
     let mut lockfile_due = None;
-    if req.use_lockfile {
+    if req.use_lockfile && !req.dry_run {
         let Some(check) = lockfile_stage(a, req, &ask) else {
             return Step::Need(ask.needs());
         };
@@ -213,15 +222,18 @@ pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
         return refuse(req, err.clone(), &ids, trace);
     }
 
-    // 3. Integrity of every element under the execution policy, before anything is spawned.
-    let Some(verification) = a.verify_chain(id, &[]) else {
-        return refuse(req, message::tool_not_found(id), &[], trace);
-    };
-    for e in verify_events(&verification, &req.policy) {
-        trace.push(e);
-    }
-    if let Some(err) = verification.refusal(&req.policy) {
-        return refuse(req, err.to_owned(), &ids, trace);
+    // 3. Integrity of every element under the execution policy, before anything is spawned or
+    // sent (a dry run checks none, §12.4).
+    if !req.dry_run {
+        let Some(verification) = a.verify_chain(id, &[]) else {
+            return refuse(req, message::tool_not_found(id), &[], trace);
+        };
+        for e in verify_events(&verification, &req.policy) {
+            trace.push(e);
+        }
+        if let Some(err) = verification.refusal(&req.policy) {
+            return refuse(req, err.to_owned(), &ids, trace);
+        }
     }
 
     // 4. Validation: every error finding of the lint rules on the chain refuses, naming the rule.
@@ -241,6 +253,7 @@ pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
     }
     let mut warnings = warnings;
     if req.use_lockfile
+        && !req.dry_run
         && !lockfile_used
         && let Some(version) = a.root_version(id)
     {
@@ -250,9 +263,10 @@ pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
         }
     }
     let primitive = view.elements.last().map_or("", |e| e.item_id.as_str());
-    if !SUBPROCESS_IDS.contains(&primitive) {
+    let http = primitive == HTTP_CLIENT_ID;
+    if !SUBPROCESS_IDS.contains(&primitive) && !http {
         let msg = format!(
-            "The primitive `{primitive}` is not available in ryechain yet; only the subprocess primitive ({}) runs tools",
+            "The primitive `{primitive}` is not available in ryechain yet; only the subprocess primitive ({}) and {HTTP_CLIENT_ID} run tools",
             SUBPROCESS_IDS.join(", ")
         );
         return refuse(req, msg, &ids, trace);
@@ -281,7 +295,7 @@ pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
     match anchor.dependencies(&ask) {
         None => return Step::Need(ask.needs()),
         Some(Err(e)) => return refuse(req, e, &ids, trace),
-        Some(Ok(deps)) if !deps.is_empty() => {
+        Some(Ok(deps)) if !deps.is_empty() && !req.dry_run => {
             let Some(v) = a.verify_chain(id, &deps) else {
                 return refuse(req, message::tool_not_found(id), &ids, trace);
             };
@@ -371,6 +385,31 @@ pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
         context.push(("cwd", cwd));
     }
     let config = build_config(&config_refs, &params, &context, &env);
+    if http {
+        let input = HttpInput {
+            element_configs: &config_refs,
+            config: &config,
+            params: &req.params,
+            env: &env,
+            timeout: req.timeout,
+            output_cap: req.output_cap,
+        };
+        return match plan_http(&input) {
+            Err(e) => refuse(req, e, &ids, trace),
+            Ok((plan, more)) => {
+                warnings.extend(more);
+                Step::Http(Box::new(HttpPrepared {
+                    plan,
+                    chain: ids,
+                    trace: trace.0,
+                    warnings,
+                    lockfile_used,
+                    lockfile_due,
+                    dry_run: req.dry_run.then(|| Box::new(view)),
+                }))
+            }
+        };
+    }
     match plan_from_config(req, &config, env) {
         Err(e) => refuse(req, e, &ids, trace),
         Ok(plan)
@@ -520,6 +559,13 @@ fn runs_the_tool(
         .filter_map(|k| config.get(k).and_then(Json::as_str))
         .filter(|v| !v.is_empty())
         .any(|v| line().any(|a| a == v))
+}
+
+/// The chain ends at the HTTP client primitive (§9.3).
+fn ends_at_http(view: &ChainView) -> bool {
+    view.elements
+        .last()
+        .is_some_and(|e| e.item_id == HTTP_CLIENT_ID)
 }
 
 /// Ids of the subprocess primitive (DESIGN.md: `execute` is its seed-001 alias).

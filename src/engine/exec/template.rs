@@ -360,7 +360,8 @@ fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-enum EnvPiece<'s> {
+/// A piece of a text split at `${VAR}` references (`env_pieces`).
+pub enum EnvPiece<'s> {
     Lit(&'s str),
     Var {
         name: &'s str,
@@ -370,7 +371,7 @@ enum EnvPiece<'s> {
 
 /// Splits `text` at `${NAME}` / `${NAME:-default}` ([L] pattern
 /// `\$\{([A-Z_][A-Z0-9_]*(?::-[^}]*)?)\}`).
-fn env_pieces(text: &str) -> Vec<EnvPiece<'_>> {
+pub fn env_pieces(text: &str) -> Vec<EnvPiece<'_>> {
     let mut pieces = Vec::new();
     let mut lit_start = 0;
     let mut i = 0;
@@ -415,7 +416,7 @@ fn parse_env_ref(s: &str) -> Option<(&str, Option<&str>, usize)> {
 }
 
 /// Shell semantics (§15.35): the default replaces an unset or empty variable.
-fn env_value(env: &BTreeMap<String, String>, name: &str, default: Option<&str>) -> String {
+pub fn env_value(env: &BTreeMap<String, String>, name: &str, default: Option<&str>) -> String {
     match (env.get(name), default) {
         (Some(v), Some(d)) if v.is_empty() => d.to_owned(),
         (Some(v), _) => v.clone(),
@@ -433,6 +434,13 @@ fn write_py_json_str(out: &mut String, s: &str) {
     out.push_str(&ascii_escape(
         &serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into()),
     ));
+}
+
+/// Python's `json.dumps(value)` with its defaults (the HTTP primitive's request body, §9.3).
+pub fn py_json_dumps(v: &Value) -> String {
+    let mut out = String::new();
+    write_py_json(&mut out, v);
+    out
 }
 
 /// Python's `json.dumps` default formatting of one value.

@@ -105,6 +105,31 @@ impl<'s> Session<'s> {
         }
     }
 
+    /// The view of what the session loaded so far.
+    pub fn analysis(&self) -> Analysis<'_> {
+        self.host.analysis()
+    }
+
+    /// Drive a pure planner of the caller's (`f` answers, or asks with `Err(needs)`) to its
+    /// answer, each round's questions answered as `execute` answers them. `Err`: it did not
+    /// settle.
+    pub fn settle<T>(
+        &mut self,
+        env: BTreeMap<String, String>,
+        mut f: impl FnMut(Analysis<'_>, &Facts) -> Result<T, Vec<Need>>,
+    ) -> Result<T, String> {
+        let mut facts = Facts::lazy(env);
+        for _ in 0..MAX_ROUNDS {
+            match f(self.host.analysis(), &facts) {
+                Ok(answer) => return Ok(answer),
+                Err(needs) => self.answer_needs(&needs, &mut facts),
+            }
+        }
+        Err(format!(
+            "planning did not settle after {MAX_ROUNDS} rounds (a bug in ryechain)"
+        ))
+    }
+
     /// The execution policy (`allow_unsigned`: the person's `--allow-unsigned`).
     pub fn policy(&self, allow_unsigned: bool) -> crate::analysis::verify::Policy {
         self.host.analysis().policy(allow_unsigned)
@@ -150,7 +175,16 @@ impl<'s> Session<'s> {
                     }
                     return Ok(Executed::Answered(r));
                 }
-                Step::Run(prepared) => {
+                Step::Run(mut prepared) => {
+                    // Set here, after the planner merged `.env` and the chain's env, so only the
+                    // caller's own choice reaches a ryechain the tool starts (a graph's walker).
+                    prepared.plan.env.remove(ALLOW_UNSIGNED);
+                    if call.allow_unsigned {
+                        prepared
+                            .plan
+                            .env
+                            .insert(ALLOW_UNSIGNED.to_owned(), "1".to_owned());
+                    }
                     let outcome = self.spawn(&prepared.plan);
                     let mut r = finish(&req, &prepared, &outcome);
                     if r.success()
@@ -317,6 +351,11 @@ impl<'s> Session<'s> {
         }
     }
 }
+
+/// Set to `1` in a tool's environment when its caller let unsigned items run (`--allow-unsigned`),
+/// and removed otherwise whatever `.env` or the chain said: the execution policy a ryechain
+/// started by the tool (the state-graph runtime's walker) applies to what it runs.
+pub const ALLOW_UNSIGNED: &str = "RYECHAIN_ALLOW_UNSIGNED";
 
 /// The variable naming the running ryechain, for runtimes whose command is ryechain itself
 /// (`command: "${RYECHAIN_EXE}"` with a hidden internal subcommand, issue 33).

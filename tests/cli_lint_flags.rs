@@ -1,7 +1,8 @@
 //! The `lint` flags users of ruff and clippy reach for (`--statistics`, `--output-file`,
 //! `--exit-zero`, `--quiet`, `--show-files`), shell completions, the man page and the
 //! pre-commit hook, run by the built binary on the bundled example tree (10 findings: 7 errors,
-//! 3 warnings; exit 1).
+//! 3 warnings, one of them in a user-space file no project tool uses, which `lint` leaves out
+//! unless `--space` asks; exit 1).
 #![allow(
     clippy::disallowed_methods,
     reason = "the test runs the binary and reads the files it writes"
@@ -51,7 +52,9 @@ fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-const SUMMARY: &str = "Found 7 errors and 3 warnings in 8 files (43 tools checked).";
+const SUMMARY: &str = "Found 6 errors and 3 warnings in 7 files (43 tools checked across the \
+                       project, user and system spaces). 1 finding in user-space files no \
+                       project-space tool uses is not shown (`--space project,user` shows it).";
 
 #[test]
 fn the_example_tree_as_a_baseline() {
@@ -62,7 +65,7 @@ fn the_example_tree_as_a_baseline() {
 
 #[test]
 fn statistics_count_findings_per_rule() {
-    let o = run(&["--statistics"]);
+    let o = run(&["--statistics", "--space", "all"]);
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     let text = out(&o);
     let lines: Vec<&str> = text.lines().collect();
@@ -92,7 +95,7 @@ fn statistics_count_findings_per_rule() {
 
 #[test]
 fn statistics_as_json_and_not_with_sarif() {
-    let o = run(&["--statistics", "--format", "json"]);
+    let o = run(&["--statistics", "--format", "json", "--space", "all"]);
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = v.as_array().unwrap();
@@ -126,7 +129,7 @@ fn output_file_takes_the_report_instead_of_stdout() {
     assert!(o.stdout.is_empty());
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
-    assert_eq!(v["runs"][0]["results"].as_array().unwrap().len(), 10);
+    assert_eq!(v["runs"][0]["results"].as_array().unwrap().len(), 9);
     // Issue 35 item 16: every rule carries a `helpUri`, the rule file whose docs are its page.
     let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
     assert!(!rules.is_empty());
@@ -186,7 +189,64 @@ fn quiet_prints_only_the_findings() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(out(&o), "");
     let o = run(&["--select", "ambiguous-item"]);
-    assert_eq!(out(&o), "All checks passed (43 tools checked).\n");
+    assert_eq!(
+        out(&o),
+        "All checks passed (43 tools checked across the project, user and system spaces).\n"
+    );
+}
+
+/// Issue 35 item 10: a broken personal tool in the user space that no project tool uses does
+/// not fail the project's lint; `--space user` (or `all`) reports it, and a user-space runtime
+/// a project tool runs through is reported either way.
+#[test]
+fn a_user_tool_no_project_tool_uses_is_left_out_unless_asked_for() {
+    let user_tool = "examples/user/.ai/tools/personal/notes/sync_notes.py";
+    let concise = |extra: &[&str]| {
+        let mut args = vec!["--output-format", "concise", "-q"];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        (o.status.code(), out(&o))
+    };
+    let (code, text) = concise(&[]);
+    assert_eq!(code, Some(1));
+    assert!(!text.contains(user_tool), "{text}");
+    assert_eq!(text.lines().count(), 9, "{text}");
+    for asked in [&["--space", "project,user"][..], &["--space", "all"]] {
+        let (_, text) = concise(asked);
+        assert!(
+            text.lines()
+                .any(|l| l.contains(user_tool) && l.contains("missing-executor")),
+            "{asked:?}: {text}"
+        );
+        assert_eq!(text.lines().count(), 10, "{asked:?}: {text}");
+    }
+    // Only the user space: the project's own findings are left out, and said so.
+    let (code, text) = concise(&["--space", "user"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains(user_tool), "{text}");
+    let o = run(&["--space", "user"]);
+    let text = out(&o);
+    assert!(
+        text.trim_end().ends_with(
+            "9 findings in project-space files no user-space tool uses are not shown \
+             (`--space project,user` shows them)."
+        ),
+        "{text}"
+    );
+    // The JSON summary says the same.
+    let o = run(&["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["summary"]["hidden"], 1);
+    assert_eq!(v["summary"]["hidden_spaces"], serde_json::json!(["user"]));
+    assert_eq!(
+        v["summary"]["spaces"],
+        serde_json::json!(["project", "user", "system"])
+    );
+    // A bad --space value is a usage error.
+    let o = run(&["--space", "users"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("possible values"), "{}", err(&o));
 }
 
 /// Issue 30 item 10: the findings' paths are relative to the project root whatever the
@@ -345,7 +405,12 @@ fn a_project_that_is_also_the_system_space_is_loaded_once() {
         err.contains("is the project directory; it is loaded once, as the project"),
         "{err}"
     );
-    assert!(out.contains(&format!("({files} tools checked)")), "{out}");
+    assert!(
+        out.contains(&format!(
+            "({files} tools checked across the project and user spaces)"
+        )),
+        "{out}"
+    );
     let (out, _) = run(&["chain", "acme/rt"]);
     assert!(!out.contains("symlink"), "{out}");
     assert!(out.contains("acme/rt (project)"), "{out}");
@@ -443,4 +508,61 @@ fn other_tools_command_words_point_at_ours() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
     assert!(!err.contains("the command for that"), "{err}");
+}
+
+/// Issue 35 item 10 through the lint cache: a cold run, the replay of an unchanged tree and a
+/// re-check after an edit that brings a user runtime into use (the runtime itself untouched)
+/// each report what `--no-cache` reports, in every scope.
+#[test]
+fn the_cache_scopes_its_findings_as_a_full_run_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    let user = dir.path().join("user");
+    let tools = project.join(".ai/tools/acme");
+    let team = user.join(".ai/tools/team");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::fs::create_dir_all(&team).unwrap();
+    let tool = |executor: &str| {
+        format!(
+            "__version__ = \"1.0.0\"\n__tool_type__ = \"python\"\n__executor_id__ = \"{executor}\"\n__category__ = \"x\"\n"
+        )
+    };
+    let b = tools.join("b.py");
+    std::fs::write(&b, tool("rye/core/runtimes/python/script")).unwrap();
+    std::fs::write(team.join("rt.py"), tool("rye/core/runtimes/nope")).unwrap();
+    std::fs::write(team.join("alone.py"), tool("rye/core/runtimes/nope")).unwrap();
+    let lint = |extra: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_ryechain"))
+            .args(["lint", "--no-progress", "--ignore", "integrity"])
+            .args(["--output-format", "concise"])
+            .args(extra)
+            .arg("--user-space")
+            .arg(&user)
+            .arg(&project)
+            .env("RYECHAIN_CACHE_DIR", dir.path().join("cache"))
+            .env("RYECHAIN_CACHE_REPORT", "1")
+            .env_remove("RYE_SYSTEM_SPACE")
+            .output()
+            .unwrap();
+        (out(&o), err(&o))
+    };
+    for scope in ["project", "user", "all"] {
+        for (step, executor) in [(0, "rye/core/runtimes/python/script"), (1, "team/rt")] {
+            std::fs::write(&b, tool(executor)).unwrap();
+            let (fresh, _) = lint(&["--space", scope, "--no-cache"]);
+            let (first, how) = lint(&["--space", scope]);
+            assert_eq!(first, fresh, "{scope} step {step} ({how})");
+            let (again, how) = lint(&["--space", scope]);
+            assert!(how.contains("cache: "), "{how}");
+            assert_eq!(again, fresh, "{scope} step {step}, replayed ({how})");
+            let shows = |name: &str| fresh.lines().any(|l| l.contains(name));
+            match scope {
+                "project" => {
+                    assert_eq!(shows("team/rt.py"), step == 1, "{fresh}");
+                    assert!(!shows("alone.py"), "{fresh}");
+                }
+                _ => assert!(shows("team/rt.py") && shows("alone.py"), "{fresh}"),
+            }
+        }
+    }
 }

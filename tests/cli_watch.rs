@@ -55,6 +55,9 @@ fn watch_reports_new_and_fixed_findings_and_stops_on_ctrl_c() {
             "--no-progress",
             "--ignore",
             "integrity",
+            // The links in the user space are tools no project tool uses: reported when asked.
+            "--space",
+            "all",
             "--user-space",
         ])
         .arg(&user)
@@ -195,6 +198,13 @@ fn watch_follows_suppressions_as_a_one_shot_lint_does() {
     std::fs::create_dir_all(user.join(".ai")).unwrap();
     std::fs::write(tools.join("a.py"), tool("acme/nowhere")).unwrap();
     std::fs::write(tools.join("b.py"), tool("rye/core/runtimes/python/script")).unwrap();
+    // A broken user runtime no project tool uses yet, and a broken user tool none ever uses
+    // (issue 35 item 10): left out until b.py runs on the runtime.
+    let team = user.join(".ai/tools/team");
+    std::fs::create_dir_all(&team).unwrap();
+    let user_rt = team.join("rt.py");
+    std::fs::write(&user_rt, tool("rye/core/runtimes/nope")).unwrap();
+    std::fs::write(team.join("alone.py"), tool("rye/core/runtimes/nope")).unwrap();
     let lint = |extra: &[&str]| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_ryechain"));
         c.args([
@@ -245,8 +255,16 @@ fn watch_follows_suppressions_as_a_one_shot_lint_does() {
     assert_eq!(model, one_shot());
     // The watcher is set up after the report is printed.
     std::thread::sleep(Duration::from_millis(500));
+    assert!(!model.iter().any(|k| k.contains("team/")), "{model:#?}");
     let a = tools.join("a.py");
+    let b = tools.join("b.py");
     let steps: Vec<(&std::path::Path, String)> = vec![
+        // b.py now runs on the user's broken runtime: its findings are shown, the file untouched.
+        (&b, tool("team/rt")),
+        // The runtime, in use, is edited.
+        (&user_rt, tool("rye/core/runtimes/nope2")),
+        // No longer used: its findings go.
+        (&b, tool("rye/core/runtimes/python/script")),
         // Suppressed on its line.
         (
             &a,
@@ -296,6 +314,16 @@ fn watch_follows_suppressions_as_a_one_shot_lint_does() {
             }
         }
         assert_eq!(model, one_shot(), "after {}", path.display());
+        assert!(!model.iter().any(|k| k.contains("alone.py")), "{model:#?}");
+        if path == b.as_path() || path == user_rt.as_path() {
+            let in_use = std::fs::read_to_string(&b).unwrap().contains("team/rt");
+            assert_eq!(
+                model.iter().any(|k| k.contains("team/rt.py")),
+                in_use,
+                "after {}: {model:#?}",
+                path.display()
+            );
+        }
     }
     for text in configs {
         std::fs::write(&config, text).unwrap();

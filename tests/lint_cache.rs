@@ -20,6 +20,7 @@ use ryechain::analysis::{Checks, Host, LintReport, lint};
 use ryechain::db::Settings;
 use ryechain::lint_cache::{self, CacheKey, CachedLint, How};
 use ryechain::load::{SpaceSpec, load};
+use ryechain::model::SpaceSet;
 use ryechain::resolve::{tool_files, tool_id};
 use ryechain::rules::rules;
 use ryechain::synth::{GenOptions, generate};
@@ -31,12 +32,40 @@ fn cold(specs: &[SpaceSpec], settings: &Settings, base: &Path) -> LintReport {
     lint(&loaded(specs, settings).snapshot(), &opts(base), &|_| {})
 }
 
+/// A lint without the cache that shows what `shown` asks for (`lint --space`).
+fn cold_scoped(
+    specs: &[SpaceSpec],
+    settings: &Settings,
+    base: &Path,
+    shown: SpaceSet,
+) -> LintReport {
+    let host = loaded(specs, settings);
+    let a = host.analysis();
+    let mut parts = a.lint_parts(&opts(base), &|_| {}, false, Checks::OneShot);
+    let hidden = a.hide_unused(&mut parts, shown);
+    let mut report = parts.into_report();
+    report.summary.hidden = hidden.count;
+    report.summary.hidden_spaces = hidden.spaces;
+    report
+}
+
 /// A lint through the cache file `cache`.
 fn cached(
     specs: &[SpaceSpec],
     settings: &Settings,
     base: &Path,
     cache: &Path,
+) -> (LintReport, How) {
+    cached_scoped(specs, settings, base, cache, SpaceSet::ALL)
+}
+
+/// [`cached`], showing what `shown` asks for.
+fn cached_scoped(
+    specs: &[SpaceSpec],
+    settings: &Settings,
+    base: &Path,
+    cache: &Path,
+    shown: SpaceSet,
 ) -> (LintReport, How) {
     let o = opts(base);
     let run = CachedLint {
@@ -46,6 +75,7 @@ fn cached(
         opts: &o,
         key: CacheKey::new(None, settings, specs, Some(base)),
         path: cache.to_path_buf(),
+        shown,
     };
     let out = lint_cache::lint(&run, &|a| a.lint_parts(&o, &|_| {}, true, Checks::OneShot));
     assert!(out.warnings.is_empty(), "{:?}", out.warnings);
@@ -454,10 +484,17 @@ proptest! {
         let base = t.dir.clone();
         let (r, _) = cached(&t.specs, &settings, &base, &t.cache);
         assert_same("initial", &r, &cold(&t.specs, &settings, &base));
+        // The scoped report of the same cache (issue 35 item 10) is the scoped cold one.
+        let project = SpaceSet::PROJECT;
+        let (r, _) = cached_scoped(&t.specs, &settings, &base, &t.cache, project);
+        assert_same("initial, project scope", &r, &cold_scoped(&t.specs, &settings, &base, project));
         for (step, op) in ops.iter().enumerate() {
             apply(&t.dir, op, step);
             let (r, how) = cached(&t.specs, &settings, &base, &t.cache);
             assert_same(&format!("after {op:?} ({how})"), &r, &cold(&t.specs, &settings, &base));
+            let (r, how) = cached_scoped(&t.specs, &settings, &base, &t.cache, project);
+            let c = cold_scoped(&t.specs, &settings, &base, project);
+            assert_same(&format!("after {op:?} ({how}), project scope"), &r, &c);
         }
     }
 }

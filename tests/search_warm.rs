@@ -188,3 +188,55 @@ fn projects_are_kept_warm_and_reopened_when_their_spaces_change() {
     let w = projects.get(&OsSystem, &a.dir, specs(&a.dir, &b.user));
     assert_eq!(w.last_refresh(), Refresh::Loaded);
 }
+
+/// The watcher reports every file opened (inotify's `IN_OPEN`, which notify always asks for), so
+/// reading a tree larger than its queue while the machine is busy overflows it — the server's
+/// own load of a 100k tree did, and every next call loaded the tree again. Now an overflow costs
+/// a stamp census of the tree (no file opened), which finds what changed since the last barrier
+/// the events vouched for: an edit, a file made in a known folder, a folder made, a removal, and
+/// nothing else. (The kernel overflows the queue only under load, so the test takes the queue as
+/// overflowed.)
+#[test]
+fn an_overflowed_watcher_queue_costs_a_stamp_census_not_a_reload() {
+    let p = Project::new();
+    let bulk = p.dir.join(".ai/tools/bulk");
+    let files = 600;
+    let mut made = Vec::with_capacity(files);
+    for i in 0..files {
+        let path = bulk.join(format!("d{:02}/t{i}.sh", i / 100));
+        write(&path, &tool_text("Bulk item"));
+        made.push(path);
+    }
+    let mut warm = p.open();
+    assert_eq!(found(&mut warm, "greet"), ["acme/greet"]);
+    // Stamps within `FileStamp::RACY_NS` (2 s) of the last vouched barrier count as changed:
+    // let the tree age past it, and vouch for it with one call.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    assert_eq!(found(&mut warm, "greet"), ["acme/greet"]);
+    warm.refresh_as_if_overflowed();
+    assert_eq!(warm.last_refresh(), Refresh::Census(0), "nothing changed");
+
+    write(&p.tools().join("greet.sh"), &tool_text("Welcome a visitor"));
+    write(&bulk.join("d00/new.sh"), &tool_text("Freshly made"));
+    write(&bulk.join("fresh/deep/x.sh"), &tool_text("Freshly deep"));
+    std::fs::remove_file(&made[1]).unwrap();
+    warm.refresh_as_if_overflowed();
+    // The events read name these too; the census alone finds them as well: edited greet.sh,
+    // new.sh, the folder fresh/ (walked), the removed file (and its folder, whose stamp moved).
+    assert!(
+        matches!(warm.last_refresh(), Refresh::Census(n) if (4..=8).contains(&n)),
+        "{:?}",
+        warm.last_refresh()
+    );
+    assert_eq!(found(&mut warm, "visitor"), ["acme/greet"]);
+    assert_eq!(
+        found(&mut warm, "freshly"),
+        ["bulk/d00/new", "bulk/fresh/deep/x"]
+    );
+    assert_eq!(
+        found(&mut warm, "bulk").len(),
+        files - 1,
+        "one of the bulk items removed"
+    );
+    assert!(found(&mut warm, "person").is_empty());
+}

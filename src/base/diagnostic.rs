@@ -194,6 +194,14 @@ pub struct Summary {
     pub tools: usize,
     pub errors: usize,
     pub warnings: usize,
+    /// The spaces the lint read (empty: not told, and the summary line does not say).
+    pub read: crate::model::SpaceSet,
+    /// The spaces reported whole (`lint --space`).
+    pub shown: crate::model::SpaceSet,
+    /// Findings left out because their files are in spaces not asked for and no tool of an
+    /// asked-for space uses them (`analysis::scope`), and those spaces.
+    pub hidden: usize,
+    pub hidden_spaces: crate::model::SpaceSet,
 }
 
 /// Deterministic output order: path, line, rule (CONVENTIONS habit 12), then column and message.

@@ -599,6 +599,86 @@ impl std::fmt::Display for SpaceRel {
     }
 }
 
+/// A set of space kinds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SpaceSet(u8);
+
+impl SpaceSet {
+    pub const NONE: SpaceSet = SpaceSet(0);
+    pub const ALL: SpaceSet = SpaceSet(0b111);
+    /// What a lint shows unless told otherwise.
+    pub const PROJECT: SpaceSet = SpaceSet(1);
+
+    pub fn of(kind: SpaceKind) -> SpaceSet {
+        SpaceSet(match kind {
+            SpaceKind::Project => 1,
+            SpaceKind::User => 2,
+            SpaceKind::System => 4,
+        })
+    }
+
+    #[must_use]
+    pub fn with(self, kind: SpaceKind) -> SpaceSet {
+        SpaceSet(self.0 | SpaceSet::of(kind).0)
+    }
+
+    #[must_use]
+    pub fn union(self, other: SpaceSet) -> SpaceSet {
+        SpaceSet(self.0 | other.0)
+    }
+
+    pub fn contains(self, kind: SpaceKind) -> bool {
+        self.0 & SpaceSet::of(kind).0 != 0
+    }
+
+    pub fn meets(self, other: SpaceSet) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// As one byte (the lint cache stores it), and back (unknown bits dropped).
+    pub fn bits(self) -> u8 {
+        self.0
+    }
+    pub fn from_bits(bits: u8) -> SpaceSet {
+        SpaceSet(bits & SpaceSet::ALL.0)
+    }
+
+    /// The kinds in it, project first.
+    pub fn kinds(self) -> impl Iterator<Item = SpaceKind> {
+        [SpaceKind::Project, SpaceKind::User, SpaceKind::System]
+            .into_iter()
+            .filter(move |&k| self.contains(k))
+    }
+
+    /// `project`, `user`, `system`, as `--space` spells them.
+    pub fn names(self) -> Vec<&'static str> {
+        self.kinds().map(kind_name).collect()
+    }
+}
+
+/// A space kind as `--space` and the summary line spell it.
+pub fn kind_name(kind: SpaceKind) -> &'static str {
+    match kind {
+        SpaceKind::Project => "project",
+        SpaceKind::User => "user",
+        SpaceKind::System => "system",
+    }
+}
+
+/// The kind of a finding's space label (`project`, `user`, `system:<bundle>`).
+pub fn kind_of_label(label: &str) -> Option<SpaceKind> {
+    match label {
+        "project" => Some(SpaceKind::Project),
+        "user" => Some(SpaceKind::User),
+        _ if label.starts_with("system") => Some(SpaceKind::System),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

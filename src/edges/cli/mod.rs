@@ -156,9 +156,32 @@ impl RuleArgs {
     }
 }
 
+/// A space `lint --space` reports whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum SpaceArg {
+    Project,
+    User,
+    System,
+    All,
+}
+
+/// The spaces `--space` names (none named: the project's).
+fn space_set(args: &[SpaceArg]) -> Option<crate::model::SpaceSet> {
+    use crate::model::{SpaceKind, SpaceSet};
+    if args.is_empty() {
+        return None;
+    }
+    Some(args.iter().fold(SpaceSet::NONE, |set, a| match a {
+        SpaceArg::Project => set.with(SpaceKind::Project),
+        SpaceArg::User => set.with(SpaceKind::User),
+        SpaceArg::System => set.with(SpaceKind::System),
+        SpaceArg::All => SpaceSet::ALL,
+    }))
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Validate every tool of every space.
+    /// Validate the project's files and every file of another space its tools use.
     Lint {
         /// The project directory (containing `.ai/`).
         #[arg(default_value = ".")]
@@ -203,6 +226,11 @@ enum Command {
         /// are some.
         #[arg(long, conflicts_with_all = ["fix", "watch", "show_files", "statistics"])]
         diff: bool,
+        /// Report every file of these spaces (comma-separated or repeated: project, user,
+        /// system, all). By default the project's files are reported, with the files of other
+        /// spaces its tools use; every space is read either way.
+        #[arg(long, value_enum, value_delimiter = ',', value_name = "SPACE")]
+        space: Vec<SpaceArg>,
     },
     /// Show the chain of one tool: files, spaces, shadowed candidates, validation.
     Chain {
@@ -436,11 +464,13 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
             no_cache,
             fix,
             diff,
+            space,
         } => {
             let settings = rules.settings();
             let opts = commands::LintArgs {
                 fix,
                 diff,
+                spaces: space_set(&space),
                 format,
                 no_progress,
                 statistics,

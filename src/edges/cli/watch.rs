@@ -18,6 +18,7 @@ use crate::analysis::Host;
 use crate::analysis::live::LiveLint;
 use crate::diagnostic::Finding;
 use crate::load::{Reloader, SpaceSpec};
+use crate::model::SpaceSet;
 use crate::system::System;
 
 /// A batch ends when no event came for this long...
@@ -43,14 +44,22 @@ fn line(f: &Finding) -> String {
     )
 }
 
+/// What the watch reports: the spaces shown whole (`lint --space`) and, when the last report
+/// was not the live lint's whole report, its findings (`LiveLint::scope_delta`).
+pub struct Scope {
+    pub shown: SpaceSet,
+    pub findings: Option<Vec<Finding>>,
+}
+
 /// Watch until Ctrl-C. `live` is the first run's lint of `host`, `links` the symlinks its load
-/// met; `json` prints one JSON object per batch.
+/// met, `scope` what the first report showed; `json` prints one JSON object per batch.
 pub fn watch(
     sys: &dyn System,
     specs: &[SpaceSpec],
     mut host: Host,
     links: &[PathBuf],
     mut live: LiveLint,
+    mut scope: Scope,
     json: bool,
 ) -> anyhow::Result<u8> {
     let mut reloader = Reloader::new(sys, specs);
@@ -111,7 +120,15 @@ pub fn watch(
         if change.files.is_empty() {
             continue;
         }
-        let delta = live.apply(&mut host, change);
+        let mut delta = live.apply(&mut host, change);
+        // A change can bring another space's file into use (or out of it) without touching it:
+        // new and fixed are told against what the last report showed.
+        live.scope_delta(
+            host.analysis(),
+            scope.shown,
+            &mut delta,
+            &mut scope.findings,
+        );
         let took = started.elapsed();
         if delta.changed == 0 {
             continue;

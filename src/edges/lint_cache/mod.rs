@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::lazy::Loaded;
 use crate::analysis::lazy::{file_chain_needs, lockfile_chain_ids};
 use crate::analysis::live::lintable;
+use crate::analysis::scope::{Hidden, Owner, Uses};
 use crate::analysis::{
     Analysis, Checks, DepIds, Host, LintOptions, LintParts, LintReport, LintedFile, display_path,
     integrity_enabled, lint_chunk, par_chunks, report_of,
@@ -35,7 +36,7 @@ use crate::integrity::lockfile::is_lockfile_rel;
 use crate::load::{
     Census, CensusDir, CensusKind, ItemLoader, KnownAt, SpaceSource, SpaceSpec, census, load,
 };
-use crate::model::SpaceKind;
+use crate::model::{SpaceKind, SpaceSet};
 use crate::resolve::{
     VisibleIds, closest_ids, extractor_config, split_tool_rel, suggestions, tool_id, tool_id_ref,
 };
@@ -136,6 +137,10 @@ pub struct CacheData {
     /// Every finding in report order, with the index of the entry whose check produced it
     /// (`GRAPH` for graph-wide findings).
     pub findings: Vec<(u32, Finding)>,
+    /// For each finding, the spaces whose lint shows it (`analysis::scope::Uses::of`, as
+    /// `SpaceSet::bits`), set by [`note_uses`] before a write: a replay filters by `--space`
+    /// without decoding the entries. Another length: not set (the entries decide).
+    pub used_by: Vec<u8>,
 }
 
 /// The start of the file's payload, read in place (its directory table is the file's bytes): it
@@ -158,6 +163,8 @@ pub struct CacheHead<'a> {
     /// The entries on disk no directory record settles (symlinks, racy files, files of a
     /// directory that is listed every time), each as the census should meet it again.
     pub side: Vec<SideEntry>,
+    /// [`CacheData::used_by`].
+    pub used_by: Vec<u8>,
 }
 
 /// Bytes of a record of [`DirTable`]: where its rel, names and settled records are (u64, then
@@ -522,6 +529,7 @@ struct HeadOut<'a> {
     by_rel: Raw,
     summary: Summary,
     side: Vec<SideEntry>,
+    used_by: &'a [u8],
 }
 
 /// [`CacheBody`] as written.
@@ -547,6 +555,7 @@ impl CacheData {
             ids: body.ids,
             entries: body.entries,
             findings,
+            used_by: head.used_by,
         })
     }
 
@@ -569,6 +578,7 @@ impl CacheData {
                 by_rel: Raw(U32s::pack(&by_rel)),
                 summary,
                 side,
+                used_by: &self.used_by,
             },
             &self.findings,
             BodyOut {
@@ -715,6 +725,8 @@ pub struct CachedLint<'a> {
     pub key: CacheKey,
     /// The cache file.
     pub path: PathBuf,
+    /// The spaces reported whole (`analysis::scope`); the cache holds every finding either way.
+    pub shown: SpaceSet,
 }
 
 /// The hash the cache compares contents by: the text's bytes, or what the load recorded instead.
@@ -816,12 +828,25 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(Analysis<'_>) -> LintParts) -> 
     let dirs_on_trust = Some((on_trust, on_trust + census.dirs.len(), census.settled.len()));
     if replays(&head, &census) {
         let Summary { files, tools, .. } = head.summary;
-        let report = report_of(
-            findings.into_iter().map(|(_, f)| f).collect(),
+        let (findings, hidden) = if head.used_by.len() == findings.len() {
+            shown_findings(findings, &head.used_by, lint.shown)
+        } else {
+            match payload.body().and_then(|bytes| store::body(&bytes)) {
+                Ok(body) => {
+                    let used_by = uses_of(lint, &findings, &body.entries, &body.ids);
+                    shown_findings(findings, &used_by, lint.shown)
+                }
+                Err(why) => return without_cache(lint, full, Some(why)),
+            }
+        };
+        let mut report = report_of(
+            findings,
             usize::try_from(files).unwrap_or(usize::MAX),
             usize::try_from(tools).unwrap_or(usize::MAX),
             0,
         );
+        report.summary.hidden = hidden.count;
+        report.summary.hidden_spaces = hidden.spaces;
         spent.keep(payload);
         spent.keep((census.entries, census.settled, census.dirs));
         return Outcome {
@@ -849,6 +874,7 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(Analysis<'_>) -> LintParts) -> 
             write,
             internal_errors,
         }) => {
+            note_uses(lint, &mut data);
             let (dirs, dirs_changed) = next_dirs(old_dirs, &census.vouched, census.dirs, run_start);
             let write = write || dirs_changed;
             data.dirs = dirs;
@@ -863,7 +889,7 @@ pub fn lint(lint: &CachedLint<'_>, full: &dyn Fn(Analysis<'_>) -> LintParts) -> 
             }
             spent.keep((census.entries, census.settled));
             Outcome {
-                report: report_from(data, internal_errors, &mut spent),
+                report: report_from(lint, data, internal_errors, &mut spent),
                 notices: census.notices,
                 warnings,
                 how,
@@ -955,8 +981,13 @@ fn full_run(
     let parts = full(crate::analysis::Analysis::new(&db));
     // A run that hit an internal error is not cached.
     if parts.files.iter().any(|f| f.panicked) {
+        let mut parts = parts;
+        let hidden = parts.hide_unused(&db, lint.shown);
+        let mut report = parts.into_report();
+        report.summary.hidden = hidden.count;
+        report.summary.hidden_spaces = hidden.spaces;
         return Outcome {
-            report: parts.into_report(),
+            report,
             notices: loaded.notices,
             warnings,
             how: How::Full(why),
@@ -978,6 +1009,7 @@ fn full_run(
         // `run_start`, so it is racy and read again next time.
         let census = census(lint.sys, lint.specs, &|_, _, _| None);
         let mut data = cache_data(lint, rows, parts);
+        note_uses(lint, &mut data);
         attach_census(&mut data, lint.specs, census, run_start);
         let written = settle_and_write(&lint.path, &mut data);
         (data, written)
@@ -990,7 +1022,7 @@ fn full_run(
     }
     let mut spent = Spent::default();
     Outcome {
-        report: report_from(data, 0, &mut spent),
+        report: report_from(lint, data, 0, &mut spent),
         notices: loaded.notices,
         warnings,
         how: How::Full(why),
@@ -1139,6 +1171,7 @@ fn cache_data(lint: &CachedLint<'_>, rows: Rows, parts: LintParts) -> CacheData 
         entries,
         dirs: Vec::new(),
         findings,
+        used_by: Vec::new(),
     }
 }
 
@@ -1233,16 +1266,83 @@ fn settle_and_write(path: &Path, data: &mut CacheData) -> std::io::Result<()> {
     store::write(path, data)
 }
 
-/// The report from cached findings (moved out of the cache).
-fn report_from(mut data: CacheData, internal_errors: usize, spent: &mut Spent) -> LintReport {
+/// The report from cached findings (moved out of the cache), with what `lint.shown` leaves out.
+fn report_from(
+    lint: &CachedLint<'_>,
+    mut data: CacheData,
+    internal_errors: usize,
+    spent: &mut Spent,
+) -> LintReport {
     let files = data.entries.len();
     let tools = data.entries.iter().filter(|e| e.tool).count();
-    let findings = std::mem::take(&mut data.findings)
-        .into_iter()
-        .map(|(_, f)| f)
-        .collect();
+    let findings = std::mem::take(&mut data.findings);
+    if data.used_by.len() != findings.len() {
+        data.used_by = uses_of(lint, &findings, &data.entries, &data.ids);
+    }
+    let (findings, hidden) = shown_findings(findings, &data.used_by, lint.shown);
     spent.keep(data);
-    report_of(findings, files, tools, internal_errors)
+    let mut report = report_of(findings, files, tools, internal_errors);
+    report.summary.hidden = hidden.count;
+    report.summary.hidden_spaces = hidden.spaces;
+    report
+}
+
+/// [`CacheData::used_by`] of a cache about to be written or reported.
+fn note_uses(lint: &CachedLint<'_>, data: &mut CacheData) {
+    data.used_by = uses_of(lint, &data.findings, &data.entries, &data.ids);
+}
+
+/// For each finding, the spaces whose lint shows it (`analysis::scope`): the entries are the
+/// lint's files, each tool's recorded dependency ids what its chain reads.
+fn uses_of(
+    lint: &CachedLint<'_>,
+    findings: &[(u32, Finding)],
+    entries: &[Entry],
+    ids: &[String],
+) -> Vec<u8> {
+    let kind = |space: u32| {
+        lint.specs
+            .get(space as usize)
+            .map_or(SpaceKind::System, |s| s.space.kind())
+    };
+    let files: Vec<(SpaceKind, &str)> = entries.iter().map(|e| (kind(e.space), &*e.rel)).collect();
+    let reads = |i: usize| {
+        entries[i]
+            .deps
+            .iter()
+            .filter_map(|&j| ids.get(j as usize).map(String::as_str))
+            .collect::<Vec<&str>>()
+    };
+    let uses = Uses::new(&files, reads, SpaceSet::ALL);
+    findings
+        .iter()
+        .map(|(owner, f)| {
+            let owner = if *owner == GRAPH {
+                Owner::Graph
+            } else {
+                Owner::File(*owner as usize)
+            };
+            uses.of(owner, f).bits()
+        })
+        .collect()
+}
+
+/// The findings `shown` shows, by each one's `used_by`, and what it left out.
+fn shown_findings(
+    findings: Vec<(u32, Finding)>,
+    used_by: &[u8],
+    shown: SpaceSet,
+) -> (Vec<Finding>, Hidden) {
+    let mut hidden = Hidden::default();
+    let mut kept = Vec::with_capacity(findings.len());
+    for ((_, f), &bits) in findings.into_iter().zip(used_by) {
+        if SpaceSet::from_bits(bits).meets(shown) {
+            kept.push(f);
+        } else {
+            hidden.add(&f);
+        }
+    }
+    (kept, hidden)
 }
 
 /// What the census and the re-check made of the cache.
@@ -1676,6 +1776,7 @@ fn partial(
         entries,
         dirs: _,
         findings,
+        used_by: _,
     } = data;
     let mut ids = Ids::from(ids);
     let (dep_ids, dep_lists) = dep_table.into_tables();
@@ -1748,6 +1849,7 @@ fn partial(
         // Set by the caller from this run's census.
         dirs: Vec::new(),
         findings,
+        used_by: Vec::new(),
     };
     Ok(Partial {
         how: How::Partial {
@@ -1893,6 +1995,7 @@ mod layout_tests {
             ids: Vec::new(),
             entries: Vec::new(),
             findings: Vec::new(),
+            used_by: Vec::new(),
         };
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("cache.bin");

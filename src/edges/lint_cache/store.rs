@@ -26,7 +26,7 @@ use crate::diagnostic::Finding;
 /// First bytes of every cache file.
 const MAGIC: &[u8; 16] = b"ryechain-lintc\n\0";
 /// Bumped whenever `CacheData`'s layout (or the file's) changes.
-pub const FORMAT: u32 = 6;
+pub const FORMAT: u32 = 7;
 /// Payload length (u64), the xxh3-128 of the head and that of the body (little-endian).
 const TRAILER: usize = 8 + 16 + 16;
 

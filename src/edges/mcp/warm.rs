@@ -26,6 +26,7 @@ use crate::db::FileChange;
 use crate::facts::search::SearchIndex;
 use crate::load::{Reloader, SpaceSource, SpaceSpec, load};
 use crate::system::System;
+use crate::system::os::now_ns;
 
 /// How long a refresh waits for the watcher to hand the barrier's event on.
 const BARRIER_PATIENCE: Duration = Duration::from_secs(2);
@@ -60,6 +61,9 @@ pub enum Refresh {
     Unchanged,
     /// This many paths were re-read.
     Reloaded(usize),
+    /// The watcher's queue had overflowed: a stamp census of the tree (no file opened) found this
+    /// many paths to re-read, with the events read.
+    Census(usize),
     /// The spaces were loaded afresh.
     Loaded,
 }
@@ -73,6 +77,19 @@ struct Watch {
     /// Barrier openings whose event a refresh gave up waiting for: so many barrier events are
     /// stale when they arrive.
     stale: usize,
+    /// The time (ns since the epoch, as stamps count) up to which the events read so far vouch
+    /// for every change: the watch's start, then the opening of the last barrier that came back.
+    vouched_ns: i64,
+}
+
+/// Why the watcher's events cannot be taken as they are.
+enum Trouble {
+    /// The queue overflowed (ryechain's own reads of the tree are enough: inotify reports every
+    /// file opened): the events read, and the time since which a change may have been missed,
+    /// which a stamp census finds ([`changed_since`]).
+    Overflow { paths: Vec<PathBuf>, since_ns: i64 },
+    /// The watcher failed or did not answer: the spaces are read again.
+    Other(String),
 }
 
 impl Drop for Watch {
@@ -108,6 +125,7 @@ impl Watch {
             folder,
             barrier,
             stale: 0,
+            vouched_ns: now_ns(),
         };
         std::fs::File::create(&watch.barrier)
             .map_err(|e| format!("cannot make {}: {e}", watch.barrier.display()))?;
@@ -126,12 +144,16 @@ impl Watch {
 
     /// The paths changed before now, each once; `Err` when the watcher cannot vouch for them
     /// (its queue overflowed, it reported an error, or the barrier did not come back in time).
-    fn changes(&mut self, sys: &dyn System) -> Result<Vec<PathBuf>, String> {
+    /// `overflowed`: take the queue as overflowed whatever it says (the tests' way to reach the
+    /// census, as the kernel overflows it only under load).
+    fn changes(&mut self, sys: &dyn System, overflowed: bool) -> Result<Vec<PathBuf>, Trouble> {
+        let opened_ns = now_ns();
         std::fs::File::open(&self.barrier)
-            .map_err(|e| format!("cannot open {}: {e}", self.barrier.display()))?;
+            .map_err(|e| Trouble::Other(format!("cannot open {}: {e}", self.barrier.display())))?;
         let deadline = Instant::now() + BARRIER_PATIENCE;
         let mut paths = Vec::new();
         let mut trouble = None;
+        let mut overflowed = overflowed;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let event = match self.events.recv_timeout(left) {
@@ -142,14 +164,16 @@ impl Watch {
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     self.stale += 1;
-                    return Err("the file watcher did not answer in time".to_owned());
+                    return Err(Trouble::Other(
+                        "the file watcher did not answer in time".to_owned(),
+                    ));
                 }
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err("the file watcher stopped".to_owned());
+                    return Err(Trouble::Other("the file watcher stopped".to_owned()));
                 }
             };
             if event.need_rescan() {
-                trouble = Some("the file watcher missed events (its queue overflowed)".to_owned());
+                overflowed = true;
                 continue;
             }
             if event.paths.iter().any(|p| p.starts_with(&self.folder)) {
@@ -164,12 +188,72 @@ impl Watch {
             paths.extend(crate::load::watched_paths(&event, sys));
         }
         if let Some(why) = trouble {
-            return Err(why);
+            return Err(Trouble::Other(why));
         }
         paths.sort();
         paths.dedup();
+        let since_ns = std::mem::replace(&mut self.vouched_ns, opened_ns);
+        if overflowed {
+            return Err(Trouble::Overflow { paths, since_ns });
+        }
         Ok(paths)
     }
+}
+
+/// The paths below the `.ai` folders `roots` that may have changed since `since_ns`, found by
+/// `stat` alone (no file is opened: the watcher would report each opening, and a census of a
+/// large tree would overflow its queue again): every file of the database whose stamp is not
+/// older (less [`FileStamp::RACY_NS`], for coarse file-system clocks), or that is gone, and in
+/// every folder whose stamp is not older, the entries the database does not hold (a file or a
+/// folder made since, which the reload reads or walks).
+fn changed_since(
+    sys: &dyn System,
+    a: Analysis<'_>,
+    roots: &[PathBuf],
+    since_ns: i64,
+) -> Vec<PathBuf> {
+    use rustc_hash::FxHashSet;
+    let since = since_ns.saturating_sub(crate::system::FileStamp::RACY_NS);
+    let recent = |path: &Path| {
+        sys.stamp(path)
+            .map(|st| st.ctime_ns >= since || st.mtime_ns >= since)
+    };
+    let mut out = Vec::new();
+    let mut dirs: FxHashSet<PathBuf> = roots.iter().cloned().collect();
+    let mut known: FxHashSet<PathBuf> = FxHashSet::default();
+    for root in roots {
+        for file in a.paths_under(root) {
+            let mut dir = file.parent();
+            while let Some(d) = dir {
+                if !d.starts_with(root) || !dirs.insert(d.to_path_buf()) {
+                    break;
+                }
+                dir = d.parent();
+            }
+            if recent(&file) != Some(false) {
+                out.push(file.clone());
+            }
+            known.insert(file);
+        }
+    }
+    for dir in &dirs {
+        if recent(dir) != Some(true) {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            out.push(dir.clone());
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if !known.contains(&path) && !dirs.contains(&path) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The `.ai` folders of the on-disk spaces.
@@ -244,6 +328,18 @@ impl Warm {
 
     /// Bring the database in line with the disk as it was when this call began.
     pub fn refresh(&mut self) {
+        self.refresh_after(false);
+    }
+
+    /// [`Warm::refresh`] as it goes when the watcher's queue overflowed: a stamp census of the
+    /// tree finds what the events may have missed (the kernel overflows it only under load, which
+    /// a test cannot bring about at will).
+    #[cfg(any(test, feature = "testing"))]
+    pub fn refresh_as_if_overflowed(&mut self) {
+        self.refresh_after(true);
+    }
+
+    fn refresh_after(&mut self, overflowed: bool) {
         let sys = self.sys;
         if self.absent.iter().any(|d| sys.is_dir(d)) {
             // A space's `.ai/` made since: watch and load it all again.
@@ -251,11 +347,30 @@ impl Warm {
             return;
         }
         let changed = match &mut self.watch {
-            Some(watch) => watch.changes(sys),
-            None => Err(String::new()),
+            Some(watch) => watch.changes(sys, overflowed),
+            None => Err(Trouble::Other(String::new())),
+        };
+        let mut census = false;
+        let changed = match changed {
+            Err(Trouble::Overflow {
+                mut paths,
+                since_ns,
+            }) => {
+                let roots: Vec<PathBuf> = ai_dirs(&self.specs)
+                    .into_iter()
+                    .filter(|d| sys.is_dir(d))
+                    .collect();
+                paths.extend(changed_since(sys, self.host.analysis(), &roots, since_ns));
+                paths.sort();
+                paths.dedup();
+                census = true;
+                Ok(paths)
+            }
+            Err(Trouble::Other(why)) => Err(why),
+            Ok(paths) => Ok(paths),
         };
         match changed {
-            Ok(paths) if paths.is_empty() => self.last = Refresh::Unchanged,
+            Ok(paths) if paths.is_empty() && !census => self.last = Refresh::Unchanged,
             Ok(paths) => {
                 let a = self.host.analysis();
                 let change = self.reloader.reload(&paths, &|dir| a.paths_under(dir));
@@ -273,7 +388,11 @@ impl Warm {
                         self.host.analysis().refresh_search_index(index, &touched);
                     }
                 }
-                self.last = Refresh::Reloaded(paths.len());
+                self.last = if census {
+                    Refresh::Census(paths.len())
+                } else {
+                    Refresh::Reloaded(paths.len())
+                };
             }
             Err(why) => {
                 if !why.is_empty() {

@@ -150,7 +150,57 @@ fn to_usize(n: u32) -> usize {
 /// Error and warning counts come from `summary`; info findings (which `Summary` does not count)
 /// and the number of files with findings come from `findings`.
 fn summary_line(findings: &[Finding], summary: &Summary) -> String {
-    let tools = plural(summary.tools, "tool", "tools");
+    let mut line = counts_line(findings, summary);
+    if summary.hidden > 0 {
+        let spaces = summary.hidden_spaces.names();
+        let flag = summary.shown.union(summary.hidden_spaces).names().join(",");
+        line.push_str(&format!(
+            " {} in {} files no {} tool uses {} not shown (`--space {flag}` shows {}).",
+            plural(summary.hidden, "finding", "findings"),
+            and_list(
+                &spaces
+                    .iter()
+                    .map(|s| format!("{s}-space"))
+                    .collect::<Vec<_>>()
+            ),
+            or_list(&summary.shown.names()),
+            if summary.hidden == 1 { "is" } else { "are" },
+            if summary.hidden == 1 { "it" } else { "them" },
+        ));
+    }
+    line
+}
+
+/// `project`, `project- or user-space`, `project-, user- or system-space`.
+fn or_list(spaces: &[&str]) -> String {
+    match spaces.split_last() {
+        None => "other".to_owned(),
+        Some((last, [])) => format!("{last}-space"),
+        Some((last, init)) => format!("{}- or {last}-space", init.join("-, ")),
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, init)) => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// The counts part of [`summary_line`], with the spaces read.
+fn counts_line(findings: &[Finding], summary: &Summary) -> String {
+    let mut tools = format!("{} checked", plural(summary.tools, "tool", "tools"));
+    let read = summary.read.names();
+    if !read.is_empty() {
+        let spaces: Vec<String> = read.iter().map(|s| (*s).to_owned()).collect();
+        tools.push_str(&format!(
+            " across the {} {}",
+            and_list(&spaces),
+            if read.len() == 1 { "space" } else { "spaces" }
+        ));
+    }
     let infos = findings
         .iter()
         .filter(|f| f.severity == Severity::Info)
@@ -166,7 +216,7 @@ fn summary_line(findings: &[Finding], summary: &Summary) -> String {
         parts.push(plural(infos, "info message", "info messages"));
     }
     let Some((last, init)) = parts.split_last() else {
-        return format!("All checks passed ({tools} checked).");
+        return format!("All checks passed ({tools}).");
     };
     let counts = if init.is_empty() {
         last.clone()
@@ -177,9 +227,9 @@ fn summary_line(findings: &[Finding], summary: &Summary) -> String {
     paths.sort_unstable();
     paths.dedup();
     match paths.len() {
-        0 => format!("Found {counts} ({tools} checked)."),
+        0 => format!("Found {counts} ({tools})."),
         n => format!(
-            "Found {counts} in {} ({tools} checked).",
+            "Found {counts} in {} ({tools}).",
             plural(n, "file", "files")
         ),
     }
@@ -218,6 +268,7 @@ mod tests {
             tools: 41,
             errors: 0,
             warnings: 0,
+            ..Summary::default()
         };
         let out = plain(&[], &summary);
         assert_eq!(out, "All checks passed (41 tools checked).\n");
@@ -231,6 +282,7 @@ mod tests {
             tools: 1,
             errors: 1,
             warnings: 0,
+            ..Summary::default()
         };
         insta::assert_snapshot!(plain(&[fixtures::error_with_excerpt()], &summary));
     }
@@ -259,6 +311,7 @@ mod tests {
             tools: 2,
             errors: 0,
             warnings: 1,
+            ..Summary::default()
         };
         let out = plain(&[fixtures::warning_without_excerpt()], &summary);
         assert!(out.contains("--> .ai/tools/my tools/list.py:1:1"), "{out}");
@@ -272,6 +325,7 @@ mod tests {
             tools: 1,
             errors: 0,
             warnings: 0,
+            ..Summary::default()
         };
         insta::assert_snapshot!(plain(&[fixtures::multi_line_span()], &summary));
     }
@@ -283,6 +337,7 @@ mod tests {
             tools: 1,
             errors: 1,
             warnings: 0,
+            ..Summary::default()
         };
         insta::assert_snapshot!(plain(&[fixtures::non_ascii_line()], &summary));
     }
@@ -304,6 +359,7 @@ mod tests {
                 tools: 13,
                 errors: 0,
                 warnings: 1,
+                ..Summary::default()
             },
         );
         assert!(out.contains("note: cycle member 10"), "{out}");
@@ -387,6 +443,39 @@ mod tests {
     }
 
     #[test]
+    fn summary_line_names_the_spaces_read_and_what_it_left_out() {
+        use crate::model::{SpaceKind, SpaceSet};
+        let summary = Summary {
+            tools: 22,
+            errors: 1,
+            read: SpaceSet::ALL,
+            shown: SpaceSet::PROJECT,
+            hidden: 2,
+            hidden_spaces: SpaceSet::of(SpaceKind::User),
+            ..Summary::default()
+        };
+        assert_eq!(
+            summary_line(&[], &summary),
+            "Found 1 error (22 tools checked across the project, user and system spaces). \
+             2 findings in user-space files no project-space tool uses are not shown \
+             (`--space project,user` shows them)."
+        );
+        let one = Summary {
+            read: SpaceSet::PROJECT.with(SpaceKind::System),
+            shown: SpaceSet::of(SpaceKind::User).with(SpaceKind::System),
+            hidden: 1,
+            hidden_spaces: SpaceSet::PROJECT,
+            ..summary
+        };
+        assert_eq!(
+            summary_line(&[], &one),
+            "Found 1 error (22 tools checked across the project and system spaces). \
+             1 finding in project-space files no user- or system-space tool uses is not shown \
+             (`--space project,user,system` shows it)."
+        );
+    }
+
+    #[test]
     fn summary_line_counts() {
         let findings = fixtures::sample();
         let s = |errors, warnings| {
@@ -397,6 +486,7 @@ mod tests {
                     tools: 1,
                     errors,
                     warnings,
+                    ..Summary::default()
                 },
             )
         };
@@ -413,6 +503,7 @@ mod tests {
             tools: 41,
             errors: 3,
             warnings: 1,
+            ..Summary::default()
         };
         assert_eq!(
             summary_line(&[], &none),

@@ -18,6 +18,9 @@ pub fn render(findings: &[Finding], summary: &Summary) -> String {
             tools: summary.tools,
             errors: summary.errors,
             warnings: summary.warnings,
+            spaces: summary.read.names(),
+            hidden: summary.hidden,
+            hidden_spaces: summary.hidden_spaces.names(),
         },
     };
     let mut out = Vec::new();
@@ -53,6 +56,12 @@ struct SummaryOut {
     tools: usize,
     errors: usize,
     warnings: usize,
+    /// The spaces read.
+    spaces: Vec<&'static str>,
+    /// Findings of files in other spaces than those shown that no shown tool uses, not listed
+    /// (`lint --space` lists them), and those spaces.
+    hidden: usize,
+    hidden_spaces: Vec<&'static str>,
 }
 
 /// One diagnostic, fields in output order.
@@ -107,6 +116,7 @@ mod tests {
                 tools: 0,
                 errors: 0,
                 warnings: 0,
+                ..Summary::default()
             },
         );
         insta::assert_snapshot!(out);
@@ -149,7 +159,18 @@ mod tests {
             .as_object()
             .map(|o| o.keys().map(String::as_str).collect())
             .unwrap_or_default();
-        assert_eq!(keys, ["files", "tools", "errors", "warnings"]);
+        assert_eq!(
+            keys,
+            [
+                "files",
+                "tools",
+                "errors",
+                "warnings",
+                "spaces",
+                "hidden",
+                "hidden_spaces"
+            ]
+        );
         assert!(out.starts_with("{\n  \"diagnostics\": [\n    {\n"), "{out}");
     }
 

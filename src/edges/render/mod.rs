@@ -197,6 +197,7 @@ pub(crate) mod fixtures {
             tools: 41,
             errors: 2,
             warnings: 1,
+            ..Summary::default()
         }
     }
 }

@@ -167,6 +167,16 @@ impl<'db> Analysis<'db> {
         super::lint_parts(self.db, opts, progress, deps, checks)
     }
 
+    /// Take out of `parts` the findings `shown` does not ask for: those of files of other
+    /// spaces no tool of a shown space uses (`scope`).
+    pub fn hide_unused(
+        &self,
+        parts: &mut super::LintParts,
+        shown: crate::model::SpaceSet,
+    ) -> super::scope::Hidden {
+        parts.hide_unused(self.db, shown)
+    }
+
     /// The whole workspace's lint, in parallel.
     pub fn lint(
         &self,

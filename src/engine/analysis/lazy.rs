@@ -70,6 +70,9 @@ pub fn chain_needs(db: &dyn Db, item_id: &str, loaded: &Loaded) -> Vec<String> {
 /// in the other spaces shadow it or are shadowed by it).
 pub fn file_chain_needs(db: &dyn Db, file: SourceFile, loaded: &Loaded) -> Vec<String> {
     let own = tool_id(db, file);
+    if own.is_none() && crate::place::is_lockfile_rel(file.rel(db)) {
+        return lockfile_needs(db, file, loaded);
+    }
     let ch = chain(db, file);
     let stop = match &ch.end {
         ChainEnd::Missing { executor_id, .. } | ChainEnd::Cycle { executor_id, .. } => {
@@ -104,6 +107,29 @@ pub fn file_chain_needs(db: &dyn Db, file: SourceFile, loaded: &Loaded) -> Vec<S
 /// graph when one comes or goes. Empty for any other file.
 fn graph_actions(db: &dyn Db, file: SourceFile) -> Vec<String> {
     crate::rules::graph_checks::graph_action_ids(crate::resolve::metadata(db, file))
+}
+
+/// `file_chain_needs` for a lockfile (an editor buffer of `lockfiles/…`): the ids its
+/// `stale-lockfile` check reads (`lockfile_chain_ids`), then, once its root tool is loaded, what
+/// that tool's chain reads. Without this an opened lockfile's findings and quick fixes waited for
+/// the workspace's full load.
+fn lockfile_needs(db: &dyn Db, file: SourceFile, loaded: &Loaded) -> Vec<String> {
+    let ids = lockfile_chain_ids(db, file).ids;
+    let needs: Vec<String> = ids
+        .iter()
+        .filter(|id| !loaded.contains(id))
+        .cloned()
+        .collect();
+    if !needs.is_empty() {
+        return needs;
+    }
+    match ids
+        .first()
+        .and_then(|root| resolve_root(db, root).found.as_ref())
+    {
+        Some(root) => file_chain_needs(db, root.file, loaded),
+        None => Vec::new(),
+    }
 }
 
 /// A chain that ends at `file` without a primitive: the runtimes the `unknown-primitive` help

@@ -22,6 +22,7 @@ use super::{
 };
 use crate::db::{Change, Db, FileChange, SourceFile};
 use crate::diagnostic::{Finding, Severity, Summary, sort_findings};
+use crate::model::{SpaceKind, SpaceSet};
 use crate::place::Place;
 use crate::resolve::{extractor_config, max_depth, space_index, split_tool_rel, tool_count};
 
@@ -288,6 +289,112 @@ impl LiveLint {
             self.summary.tools,
             self.internal_errors,
         )
+    }
+
+    /// [`LiveLint::report`] with only the findings `shown` asks for (`scope::Uses`), and what it
+    /// left out in the summary: what a fresh `lint --space` of the host would report.
+    pub fn scoped_report(&self, a: Analysis<'_>, shown: SpaceSet) -> LintReport {
+        use super::scope::{Owner, Uses, outside};
+        let db = a.db;
+        let any_outside = self
+            .parts
+            .values()
+            .flat_map(|p| &p.findings)
+            .chain(&self.graph)
+            .any(|f| outside(f, shown));
+        if !any_outside {
+            return self.report();
+        }
+        let parts: Vec<(&SourceFile, &Part)> = self.parts.iter().collect();
+        let files: Vec<(SpaceKind, &str)> = parts
+            .iter()
+            .map(|(f, _)| (f.space(db).kind(), &**f.rel(db)))
+            .collect();
+        let reads = |i: usize| {
+            parts[i]
+                .1
+                .list
+                .map(|l| self.deps.list_ids(l))
+                .unwrap_or_default()
+        };
+        let uses = Uses::new(&files, reads, shown);
+        let mut hidden = super::scope::Hidden::default();
+        let mut findings: Vec<Finding> = Vec::new();
+        let owned = parts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (_, p))| p.findings.iter().map(move |f| (Owner::File(i), f)))
+            .chain(self.graph.iter().map(|f| (Owner::Graph, f)));
+        for (owner, f) in owned {
+            if uses.shows(owner, f, shown) {
+                findings.push(f.clone());
+            } else {
+                hidden.add(f);
+            }
+        }
+        sort_findings(&mut findings);
+        let mut report = report_of(
+            findings,
+            self.summary.files,
+            self.summary.tools,
+            self.internal_errors,
+        );
+        report.summary.hidden = hidden.count;
+        report.summary.hidden_spaces = hidden.spaces;
+        report
+    }
+
+    /// Whether some finding is of a file outside the `shown` spaces (then a scoped report may
+    /// differ from [`LiveLint::report`]).
+    pub fn any_outside(&self, shown: SpaceSet) -> bool {
+        self.parts
+            .values()
+            .flat_map(|p| &p.findings)
+            .chain(&self.graph)
+            .any(|f| super::scope::outside(f, shown))
+    }
+
+    /// `delta`, which [`LiveLint::apply`] just returned, seen through `shown`. `before` holds the
+    /// scoped findings of the last report when some were hidden or outside `shown` (`None`: that
+    /// report was [`LiveLint::report`] itself), and is brought up to date. A change can bring a
+    /// file of another space into use, or out of it, without touching the file: new and fixed
+    /// are then told against what the last report showed.
+    pub fn scope_delta(
+        &self,
+        a: Analysis<'_>,
+        shown: SpaceSet,
+        delta: &mut Delta,
+        before: &mut Option<Vec<Finding>>,
+    ) {
+        let outside_now = self.any_outside(shown);
+        match before.take() {
+            // Nothing outside before or now: the live delta is the scoped one.
+            None if !outside_now => {}
+            // Nothing was outside, so nothing was hidden and every old finding stays shown: what
+            // went away is the live delta's; of what appeared, the hidden is left out.
+            None => {
+                let report = self.scoped_report(a, shown);
+                delta.new.retain(|f| {
+                    report
+                        .findings
+                        .binary_search_by(|g| crate::diagnostic::compare_findings(g, f))
+                        .is_ok()
+                });
+                delta.summary = report.summary;
+                *before = Some(report.findings);
+            }
+            Some(was) => {
+                let report = self.scoped_report(a, shown);
+                {
+                    let now: Vec<&Finding> = report.findings.iter().collect();
+                    let was: Vec<&Finding> = was.iter().collect();
+                    delta.new = beyond(&now, &was);
+                    delta.fixed = beyond(&was, &now);
+                }
+                delta.summary = report.summary;
+                *before = outside_now.then_some(report.findings);
+            }
+        }
     }
 
     /// The files that have findings (graph-wide ones aside).

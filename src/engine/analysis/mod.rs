@@ -7,6 +7,7 @@ pub mod chain_view;
 pub mod ide;
 pub mod lazy;
 pub mod live;
+pub mod scope;
 pub mod suppress;
 pub mod verify;
 
@@ -23,6 +24,7 @@ use crate::diagnostic::{
 };
 use crate::integrity::batch::{Job, verify_each};
 use crate::integrity::{Claim, ItemKind, Verdict, claim_of};
+use crate::model::{SpaceKind, SpaceSet};
 use crate::place::Place;
 use crate::resolve::{tool_count, tool_files, tool_id_ref, walk_chain};
 use crate::rules::Rule;
@@ -484,6 +486,22 @@ struct DepTables {
 }
 
 impl DepIds {
+    /// The ids of list `list`.
+    fn list_ids(&self, list: u32) -> Vec<String> {
+        let t = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        t.lists
+            .get(list as usize)
+            .map(|l| {
+                l.iter()
+                    .filter_map(|&j| t.ids.get(j as usize).cloned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The tables [`DepIds::into_tables`] gave, interned again (indices unchanged).
     fn from_tables(ids: Vec<String>, lists: Vec<Box<[u32]>>) -> DepIds {
         let index = ids
@@ -572,6 +590,61 @@ impl LintParts {
         sort_findings(&mut findings);
         report_of(findings, self.file_count, self.tool_count, internal_errors)
     }
+
+    /// Take out the findings `shown` does not ask for (`scope::Uses`): what a file of another
+    /// space reports, unless a tool of a shown space uses that file. Reads the database only when
+    /// some finding is outside the shown spaces.
+    pub fn hide_unused(&mut self, db: &dyn Db, shown: SpaceSet) -> scope::Hidden {
+        use scope::{Owner, outside};
+        let mut hidden = scope::Hidden::default();
+        let any_outside = self
+            .files
+            .iter()
+            .flat_map(|lf| &lf.findings)
+            .chain(&self.graph)
+            .any(|f| outside(f, shown));
+        if !any_outside {
+            return hidden;
+        }
+        let files: Vec<(SpaceKind, &str)> = self
+            .files
+            .iter()
+            .map(|lf| (lf.file.space(db).kind(), &**lf.file.rel(db)))
+            .collect();
+        let reads = |i: usize| -> Vec<String> {
+            let lf = &self.files[i];
+            if let Some(d) = &lf.deps {
+                return self
+                    .dep_lists
+                    .get(d.list as usize)
+                    .map(|l| {
+                        l.iter()
+                            .filter_map(|&j| self.dep_ids.get(j as usize).cloned())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+            }
+            lazy::file_chain_ids(db, lf.file).ids
+        };
+        let uses = scope::Uses::new(&files, reads, shown);
+        for (i, lf) in self.files.iter_mut().enumerate() {
+            lf.findings.retain(|f| {
+                let show = uses.shows(Owner::File(i), f, shown);
+                if !show {
+                    hidden.add(f);
+                }
+                show
+            });
+        }
+        self.graph.retain(|f| {
+            let show = uses.shows(Owner::Graph, f, shown);
+            if !show {
+                hidden.add(f);
+            }
+            show
+        });
+        hidden
+    }
 }
 
 /// A report from sorted findings and the totals.
@@ -592,6 +665,7 @@ pub fn report_of(
             .iter()
             .filter(|f| f.severity == Severity::Warning)
             .count(),
+        ..Summary::default()
     };
     LintReport {
         findings,

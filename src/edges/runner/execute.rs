@@ -29,6 +29,11 @@ use crate::system::System;
 /// chain of 10 elements with anchors and CONFIG_RESOLVE needs about a dozen).
 const MAX_ROUNDS: usize = 64;
 
+/// Set to `1` in a tool's environment when its caller let unsigned items run (`--allow-unsigned`),
+/// and removed otherwise whatever `.env` or the chain said: the execution policy a ryechain
+/// started by the tool (the state-graph runtime's walker) applies to what it runs.
+pub const ALLOW_UNSIGNED: &str = "RYECHAIN_ALLOW_UNSIGNED";
+
 /// What the caller asks for, beside the spaces.
 #[derive(Clone, Debug)]
 pub struct ExecCall {
@@ -351,11 +356,6 @@ impl<'s> Session<'s> {
         }
     }
 }
-
-/// Set to `1` in a tool's environment when its caller let unsigned items run (`--allow-unsigned`),
-/// and removed otherwise whatever `.env` or the chain said: the execution policy a ryechain
-/// started by the tool (the state-graph runtime's walker) applies to what it runs.
-pub const ALLOW_UNSIGNED: &str = "RYECHAIN_ALLOW_UNSIGNED";
 
 /// The variable naming the running ryechain, for runtimes whose command is ryechain itself
 /// (`command: "${RYECHAIN_EXE}"` with a hidden internal subcommand, issue 33).

@@ -476,8 +476,11 @@ config:
         ("t/cmd", "git"),
     ] {
         let req = request(id, json!({}));
-        let plan = plan_of(fixture, &req, &[("RYE_KERNEL_PYTHON", "/usr/bin/python3")])
-            .unwrap_or_else(|e| panic!("{id} plans: {e}"));
+        let env = [
+            ("RYE_KERNEL_PYTHON", "/usr/bin/python3"),
+            ("RYECHAIN_EXE", "/usr/bin/ryechain"),
+        ];
+        let plan = plan_of(fixture, &req, &env).unwrap_or_else(|e| panic!("{id} plans: {e}"));
         let line: Vec<&String> = std::iter::once(&plan.program).chain(&plan.args).collect();
         assert!(line.iter().any(|a| *a == named), "{id}: {line:?}");
     }

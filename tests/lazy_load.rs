@@ -149,6 +149,10 @@ fn lazy_equals_full(specs: &[SpaceSpec], settings: &Settings) -> Stats {
             {
                 expected.insert(executor_id.clone());
             }
+            // A state graph: the tools its actions name (`graph-unresolved-action` resolves them).
+            expected.extend(ryechain::rules::graph_checks::graph_action_ids(
+                ryechain::resolve::metadata(&fdb, root.file),
+            ));
             // A chain that ends at a file that is no primitive: the runtimes the
             // `unknown-primitive` help may name (its rule's list for the file's extension).
             if matches!(ch.end, ChainEnd::Terminal) {

@@ -274,6 +274,12 @@ rule_fixture_tests! {
     stale_lockfile => "stale-lockfile",
     unresolvable_interpreter => "unresolvable-interpreter",
     unused_suppression => "unused-suppression",
+    graph_missing_start => "graph-missing-start",
+    graph_unknown_node => "graph-unknown-node",
+    graph_unreachable_node => "graph-unreachable-node",
+    graph_node_without_action => "graph-node-without-action",
+    graph_unresolved_action => "graph-unresolved-action",
+    invalid_graph => "invalid-graph",
 }
 
 fn fixture_dirs() -> Vec<String> {

@@ -1421,7 +1421,14 @@ fn render_yaml_tool(rng: &mut Rng, spec: &YamlSpec) -> String {
             out.push_str(&format!("  timeout: {}\n", [30, 45, 60][rng.below(3)]));
         }
         YamlKind::Graph => {
-            out.push_str("  start: step_1\n  nodes:\n");
+            // A graph with nothing to call is just its return node (a node without an action
+            // would be `graph-node-without-action`).
+            let start = if spec.graph_targets.is_empty() {
+                "done"
+            } else {
+                "step_1"
+            };
+            out.push_str(&format!("  start: {start}\n  nodes:\n"));
             let n = spec.graph_targets.len().max(1);
             for (i, target) in spec.graph_targets.iter().enumerate() {
                 out.push_str(&format!(
@@ -1439,9 +1446,6 @@ fn render_yaml_tool(rng: &mut Rng, spec: &YamlSpec) -> String {
                     "done".to_owned()
                 };
                 out.push_str(&format!("      next: {next}\n"));
-            }
-            if spec.graph_targets.is_empty() {
-                out.push_str("    step_1:\n      next: done\n");
             }
             out.push_str("    done:\n      type: return\n");
             out.push_str(&format!("  max_steps: {}\n", n * 4));

@@ -509,6 +509,7 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
     let parsed = parse_file(db, file);
     // The header's spans count from its start; problems' spans are the text's own.
     let at_header = |span: Span| site(Some(span.shifted(parsed.header_start)));
+    let at_header_opt = |span: Option<Span>| site(span.map(|s| s.shifted(parsed.header_start)));
     for rule in of_kind(db, |c| matches!(c, Check::ParseProblem { .. })) {
         for p in &parsed.problems {
             out.push(rule.emit(
@@ -571,6 +572,14 @@ pub fn compute_file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic
             ));
         }
     }
+
+    // A state graph's shape, start, edges, reachability and nodes (`rules::graph`).
+    out.extend(super::graph_checks::graph_file_diagnostics(
+        db,
+        &parsed.metadata,
+        item_id,
+        &|span| at_header_opt(span),
+    ));
 
     // Two files of one id in one space: the loser of the extension order is ambiguous.
     let ambiguity_rules: Vec<&Rule> =
@@ -825,6 +834,11 @@ pub fn compute_chain_diagnostics_of(db: &dyn Db, file: SourceFile, ch: &Chain) -
             _ => {}
         }
     }
+
+    // The tools a state graph's actions name, resolved as `rye_execute` resolves them.
+    out.extend(super::graph_checks::graph_action_diagnostics(
+        db, meta, item_id, &site,
+    ));
 
     if let [child, parent, ..] = ch.elements.as_slice() {
         let exec_span = match meta.executor() {

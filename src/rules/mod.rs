@@ -3,6 +3,8 @@
 //! is refused), then dispatched by the checks in `checks.rs`.
 
 pub mod checks;
+pub mod graph;
+pub mod graph_checks;
 pub mod integrity;
 pub mod validate;
 
@@ -96,6 +98,18 @@ pub enum Check {
     ProjectDisablesSignatures {},
     StaleLockfile {},
     UnusedSuppression {},
+    /// A state graph's config of the wrong shape (`rules::graph`).
+    GraphShape {},
+    /// A state graph without a start node.
+    GraphStart {},
+    /// An edge of a state graph to a node it does not have.
+    GraphTarget {},
+    /// A node of a state graph no walk from its start reaches.
+    GraphUnreachable {},
+    /// A node of a state graph with nothing to do.
+    GraphNodeAction {},
+    /// An action of a state graph naming a tool no space holds.
+    GraphAction {},
 }
 
 /// What a check kind declares: its scope, the placeholders its templates may use, and the
@@ -188,6 +202,18 @@ impl Check {
                 File,
                 &["rule", "problem"],
                 &["unknown", "unreadable", "not_by_comment"],
+            ),
+            Check::GraphShape { .. } => (File, &["item_id", "problem"], &[]),
+            Check::GraphStart { .. } => (File, &["item_id", "problem", "nodes"], &[]),
+            Check::GraphTarget { .. } => (File, &["item_id", "node", "target", "nodes"], &[]),
+            Check::GraphUnreachable { .. } => (File, &["item_id", "node", "start"], &[]),
+            Check::GraphNodeAction { .. } => {
+                (File, &["item_id", "node", "node_type"], &["unknown_type"])
+            }
+            Check::GraphAction { .. } => (
+                ChainEdge,
+                &["item_id", "node", "action_id", "reason"],
+                &["invalid"],
             ),
         };
         CheckSpec {

@@ -28,6 +28,7 @@ mod complete;
 mod config;
 mod exec;
 mod fix;
+mod graph_run;
 mod keys;
 mod load;
 mod lock;
@@ -292,6 +293,10 @@ enum Command {
     Sign(sign::SignArgs),
     /// Run a tool through its chain and print the response (JSON on a pipe).
     Exec(exec::ExecArgs),
+    /// The state-graph runtime's process (internal: its runtime YAML runs it, a person never
+    /// does): walks a graph tool and prints its answer as JSON.
+    #[command(name = "graph-run", hide = true)]
+    GraphRun(graph_run::GraphRunArgs),
     /// Find tools, directives or knowledge by keyword (the `rye_search` query language): a
     /// ranked list of ids, or JSON.
     Search(search::SearchArgs),
@@ -520,6 +525,7 @@ fn run(cli: Cli, sys: &dyn System) -> anyhow::Result<u8> {
         Command::Init { path } => scaffold::init(&ctx, &path),
         Command::New { what } => scaffold::new(&ctx, what),
         Command::Exec(args) => exec::exec(&ctx, &args),
+        Command::GraphRun(args) => graph_run::graph_run(&ctx, &args),
         Command::Search(args) => search::search(&ctx, &args),
         Command::Load(args) => load::load(&ctx, &args),
         Command::Lsp { rules } => lsp::lsp(&ctx, rules.settings()),

@@ -29,6 +29,11 @@ use crate::system::System;
 /// chain of 10 elements with anchors and CONFIG_RESOLVE needs about a dozen).
 const MAX_ROUNDS: usize = 64;
 
+/// Set to `1` in a tool's environment when its caller let unsigned items run (`--allow-unsigned`),
+/// and removed otherwise whatever `.env` or the chain said: the execution policy a ryechain
+/// started by the tool (the state-graph runtime's walker) applies to what it runs.
+pub const ALLOW_UNSIGNED: &str = "RYECHAIN_ALLOW_UNSIGNED";
+
 /// What the caller asks for, beside the spaces.
 #[derive(Clone, Debug)]
 pub struct ExecCall {
@@ -107,6 +112,31 @@ impl<'s> Session<'s> {
         }
     }
 
+    /// The view of what the session loaded so far.
+    pub fn analysis(&self) -> Analysis<'_> {
+        self.host.analysis()
+    }
+
+    /// Drive a pure planner of the caller's (`f` answers, or asks with `Err(needs)`) to its
+    /// answer, each round's questions answered as `execute` answers them. `Err`: it did not
+    /// settle.
+    pub fn settle<T>(
+        &mut self,
+        env: BTreeMap<String, String>,
+        mut f: impl FnMut(Analysis<'_>, &Facts) -> Result<T, Vec<Need>>,
+    ) -> Result<T, String> {
+        let mut facts = Facts::lazy(env);
+        for _ in 0..MAX_ROUNDS {
+            match f(self.host.analysis(), &facts) {
+                Ok(answer) => return Ok(answer),
+                Err(needs) => self.answer_needs(&needs, &mut facts),
+            }
+        }
+        Err(format!(
+            "planning did not settle after {MAX_ROUNDS} rounds (a bug in ryechain)"
+        ))
+    }
+
     /// The execution policy (`allow_unsigned`: the person's `--allow-unsigned`).
     pub fn policy(&self, allow_unsigned: bool) -> crate::analysis::verify::Policy {
         self.host.analysis().policy(allow_unsigned)
@@ -138,7 +168,9 @@ impl<'s> Session<'s> {
             policy: self.host.analysis().policy(call.allow_unsigned),
             use_lockfile: call.use_lockfile,
         };
-        let mut facts = Facts::lazy(call.env);
+        let mut env = call.env;
+        with_ryechain_exe(&mut env);
+        let mut facts = Facts::lazy(env);
         for _ in 0..MAX_ROUNDS {
             match plan(self.host.analysis(), &req, &facts) {
                 Step::Need(needs) => self.answer_needs(&needs, &mut facts),
@@ -150,7 +182,16 @@ impl<'s> Session<'s> {
                     }
                     return Ok(Executed::Answered(r));
                 }
-                Step::Run(prepared) => {
+                Step::Run(mut prepared) => {
+                    // Set here, after the planner merged `.env` and the chain's env, so only the
+                    // caller's own choice reaches a ryechain the tool starts (a graph's walker).
+                    prepared.plan.env.remove(ALLOW_UNSIGNED);
+                    if call.allow_unsigned {
+                        prepared
+                            .plan
+                            .env
+                            .insert(ALLOW_UNSIGNED.to_owned(), "1".to_owned());
+                    }
                     let outcome = self.spawn(&prepared.plan);
                     let mut r = finish(&req, &prepared, &outcome);
                     self.lockfile_after(&mut r, &project, prepared.lockfile_due.as_ref());
@@ -337,6 +378,22 @@ impl<'s> Session<'s> {
     }
 }
 
+/// The variable naming the running ryechain, for runtimes whose command is ryechain itself
+/// (`command: "${RYECHAIN_EXE}"` with a hidden internal subcommand, issue 33).
+pub const RYECHAIN_EXE: &str = "RYECHAIN_EXE";
+
+/// Put `RYECHAIN_EXE` (the absolute path of the running executable) in the environment the
+/// planner reads for `${VAR}` (§5.6, as `RYE_KERNEL_PYTHON`); it replaces any value the caller's
+/// environment had, so a runtime of the system space always reaches this very binary.
+pub fn with_ryechain_exe(env: &mut BTreeMap<String, String>) {
+    if let Some(exe) = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.into_os_string().into_string().ok())
+    {
+        env.insert(RYECHAIN_EXE.to_owned(), exe);
+    }
+}
+
 /// Seconds and microseconds since the epoch.
 pub fn now() -> (i64, u32) {
     let d = std::time::SystemTime::now()
@@ -366,4 +423,18 @@ fn write_lockfile(
     )
     .map(drop)
     .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ryechain_exe_is_this_executable_whatever_the_caller_said() {
+        let mut env = BTreeMap::from([(RYECHAIN_EXE.to_owned(), "/bin/false".to_owned())]);
+        with_ryechain_exe(&mut env);
+        let exe = std::env::current_exe().unwrap();
+        assert_eq!(env[RYECHAIN_EXE], exe.to_str().unwrap());
+        assert!(Path::new(&env[RYECHAIN_EXE]).is_absolute());
+    }
 }

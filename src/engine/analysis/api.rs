@@ -795,6 +795,16 @@ impl<'db> Analysis<'db> {
         crate::integrity::format_for(self.db, kind, file.rel(self.db))
     }
 
+    /// How an item of `kind` written at `rel` (below a space's `.ai/`) is signed (§10.1): for a
+    /// file not loaded (yet), as a run's state.
+    pub fn signature_format_at(
+        &self,
+        kind: crate::integrity::ItemKind,
+        rel: &str,
+    ) -> crate::integrity::SignatureFormat {
+        crate::integrity::format_for(self.db, kind, rel)
+    }
+
     /// `f` on every item, in parallel, results in order (as the lint: chunks, each rayon job
     /// with its own view on a database clone made on this thread).
     pub fn par_map<T: Sync, R: Send>(

@@ -85,19 +85,28 @@ pub fn file_chain_needs(db: &dyn Db, file: SourceFile, loaded: &Loaded) -> Vec<S
         | ChainEnd::TooDeep { .. } => None,
     };
     let suggested = suggested_runtimes(db, file, ch);
+    let actions = graph_actions(db, file);
     let mut needs: Vec<String> = Vec::new();
     let ids = own
         .as_deref()
         .into_iter()
         .chain(ch.elements.iter().map(|e| e.item_id.as_str()))
         .chain(stop)
-        .chain(suggested);
+        .chain(suggested)
+        .chain(actions.iter().map(String::as_str));
     for id in ids {
         if !loaded.contains(id) && item_id_problem(id).is_none() && !needs.iter().any(|n| n == id) {
             needs.push(id.to_owned());
         }
     }
     needs
+}
+
+/// The tools a state graph's actions name (`graph-unresolved-action` resolves them): read by its
+/// findings as the chain's ids are, so a lazy load probes them and a kept lint re-checks the
+/// graph when one comes or goes. Empty for any other file.
+fn graph_actions(db: &dyn Db, file: SourceFile) -> Vec<String> {
+    crate::rules::graph_checks::graph_action_ids(crate::resolve::metadata(db, file))
 }
 
 /// `file_chain_needs` for a lockfile (an editor buffer of `lockfiles/…`): the ids its
@@ -202,12 +211,14 @@ pub fn chain_ids_of(db: &dyn Db, file: SourceFile, ch: &Chain) -> ChainIds {
     };
     let mut ids: Vec<String> = Vec::new();
     let suggested = suggested_runtimes(db, file, ch);
+    let actions = graph_actions(db, file);
     let all = ch
         .elements
         .iter()
         .map(|e| e.item_id.as_str())
         .chain(stop)
-        .chain(suggested);
+        .chain(suggested)
+        .chain(actions.iter().map(String::as_str));
     for id in all {
         if Some(id) != own.as_deref() && !ids.iter().any(|n| n == id) {
             ids.push(id.to_owned());

@@ -9,6 +9,7 @@ pub mod config_resolve;
 pub mod document;
 pub mod env;
 pub mod facts;
+pub mod graph;
 pub mod http;
 pub mod load;
 pub mod outcome;

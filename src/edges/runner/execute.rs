@@ -136,7 +136,9 @@ impl<'s> Session<'s> {
             policy: self.host.analysis().policy(call.allow_unsigned),
             use_lockfile: call.use_lockfile,
         };
-        let mut facts = Facts::lazy(call.env);
+        let mut env = call.env;
+        with_ryechain_exe(&mut env);
+        let mut facts = Facts::lazy(env);
         for _ in 0..MAX_ROUNDS {
             match plan(self.host.analysis(), &req, &facts) {
                 Step::Need(needs) => self.answer_needs(&needs, &mut facts),
@@ -316,6 +318,22 @@ impl<'s> Session<'s> {
     }
 }
 
+/// The variable naming the running ryechain, for runtimes whose command is ryechain itself
+/// (`command: "${RYECHAIN_EXE}"` with a hidden internal subcommand, issue 33).
+pub const RYECHAIN_EXE: &str = "RYECHAIN_EXE";
+
+/// Put `RYECHAIN_EXE` (the absolute path of the running executable) in the environment the
+/// planner reads for `${VAR}` (§5.6, as `RYE_KERNEL_PYTHON`); it replaces any value the caller's
+/// environment had, so a runtime of the system space always reaches this very binary.
+pub fn with_ryechain_exe(env: &mut BTreeMap<String, String>) {
+    if let Some(exe) = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.into_os_string().into_string().ok())
+    {
+        env.insert(RYECHAIN_EXE.to_owned(), exe);
+    }
+}
+
 /// Seconds and microseconds since the epoch.
 pub fn now() -> (i64, u32) {
     let d = std::time::SystemTime::now()
@@ -345,4 +363,18 @@ fn write_lockfile(
     )
     .map(drop)
     .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ryechain_exe_is_this_executable_whatever_the_caller_said() {
+        let mut env = BTreeMap::from([(RYECHAIN_EXE.to_owned(), "/bin/false".to_owned())]);
+        with_ryechain_exe(&mut env);
+        let exe = std::env::current_exe().unwrap();
+        assert_eq!(env[RYECHAIN_EXE], exe.to_str().unwrap());
+        assert!(Path::new(&env[RYECHAIN_EXE]).is_absolute());
+    }
 }

@@ -10,6 +10,7 @@ pub mod document;
 pub mod env;
 pub mod facts;
 pub mod load;
+pub mod mcp_server;
 pub mod outcome;
 pub mod plan;
 pub mod response;

@@ -5,7 +5,7 @@ project wrote its protocol side: the peer of the MCP runtimes' tests (tests/mcp_
 
 stdio by default; `--http PORTFILE` serves streamable HTTP on 127.0.0.1 at a free port (written
 to PORTFILE once it listens). `--pidfile` writes this process's pid, `--child-pidfile` starts a
-`sleep` child and writes its pid (to check that nothing is left running). `--hang` never answers
+sleeping child and writes its pid (to check that nothing is left running). `--hang` never answers
 `initialize` (stdio: stdin is never read; http: connections are accepted and never answered).
 """
 
@@ -37,7 +37,11 @@ args = parser.parse_args()
 if args.pidfile:
     write(args.pidfile, str(os.getpid()))
 if args.child_pidfile:
-    child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL)
+    # The pidfile's path in its command line lets a test find it even before it is written.
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(300)", args.child_pidfile],
+        stdin=subprocess.DEVNULL,
+    )
     write(args.child_pidfile, str(child.pid))
 
 sock = None

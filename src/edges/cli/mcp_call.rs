@@ -431,7 +431,8 @@ impl Call {
                 ));
             }
         };
-        let group = Group(transport.id());
+        let pid = transport.id();
+        let group = Group(pid);
         let tail = Tail::default();
         if let Some(mut stderr) = stderr {
             let tail = tail.clone();
@@ -447,7 +448,7 @@ impl Call {
             });
         }
         let answer = self
-            .session(Self::info().serve(transport), |what| {
+            .session(Self::info().serve(transport), pid, |what| {
                 let mut extra = Map::new();
                 let what = match tail.text() {
                     Some(t) => {
@@ -485,17 +486,20 @@ impl Call {
         }
         let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
         let transport = StreamableHttpClientTransport::from_config(config);
-        self.session(Self::info().serve(transport), |what| {
+        self.session(Self::info().serve(transport), None, |what| {
             (format!("{what} ({url})"), Map::new())
         })
         .await
     }
 
-    /// Initialize, call the tool, close; each step within what is left of the time limit.
-    /// `explain` adds what the transport knows (the server's stderr) to a failure.
+    /// Initialize, call the tool, close; each step within what is left of the time limit, and
+    /// ended as soon as the stdio server (`pid`) exits: a crashed server's own child may hold its
+    /// stdout open, so the pipe alone would not say so. `explain` adds what the transport knows
+    /// (the server's stderr) to a failure.
     async fn session<E: std::fmt::Display>(
         &self,
         connect: impl std::future::Future<Output = Result<Client, E>>,
+        pid: Option<u32>,
         explain: impl Fn(String) -> (String, Map<String, Json>),
     ) -> Answer {
         let server = &self.server;
@@ -506,45 +510,98 @@ impl Call {
             extra.insert("tool".into(), Json::String(tool.clone()));
             failure(error, extra)
         };
-        let client = match tokio::time::timeout(self.left(), connect).await {
-            Err(_) => {
-                return failed(format!(
-                    "The MCP server `{server}` did not answer `initialize` within {}",
-                    self.secs()
-                ));
+        let connect = tokio::time::timeout(self.left(), connect);
+        let client = tokio::select! {
+            biased;
+            r = connect => match r {
+                Err(_) => {
+                    return failed(format!(
+                        "The MCP server `{server}` did not answer `initialize` within {}",
+                        self.secs()
+                    ));
+                }
+                Ok(Err(e)) => {
+                    return failed(format!(
+                        "The MCP server `{server}` failed during `initialize`: {e}"
+                    ));
+                }
+                Ok(Ok(c)) => c,
+            },
+            why = exited(pid) => {
+                return failed(format!("The MCP server `{server}` {why} during `initialize`"));
             }
-            Ok(Err(e)) => {
-                return failed(format!(
-                    "The MCP server `{server}` failed during `initialize`: {e}"
-                ));
-            }
-            Ok(Ok(c)) => c,
         };
         let mut request = CallToolRequestParams::new(tool.clone());
         request.arguments = Some(self.params.clone());
-        let result = match tokio::time::timeout(self.left(), client.call_tool(request)).await {
-            Err(_) => {
+        let call = tokio::time::timeout(self.left(), client.call_tool(request));
+        let result = tokio::select! {
+            biased;
+            r = call => match r {
+                Err(_) => {
+                    return failed(format!(
+                        "The MCP server `{server}` did not answer the call of `{tool}` within {}",
+                        self.secs()
+                    ));
+                }
+                Ok(Err(rmcp::ServiceError::McpError(e))) => {
+                    return failed(format!(
+                        "The MCP server `{server}` refused the call of `{tool}`: {} (code {})",
+                        e.message, e.code.0
+                    ));
+                }
+                Ok(Err(e)) => {
+                    return failed(format!(
+                        "The MCP server `{server}` failed during the call of `{tool}` (it closed the connection or crashed): {e}"
+                    ));
+                }
+                Ok(Ok(r)) => r,
+            },
+            why = exited(pid) => {
                 return failed(format!(
-                    "The MCP server `{server}` did not answer the call of `{tool}` within {}",
-                    self.secs()
+                    "The MCP server `{server}` {why} during the call of `{tool}`"
                 ));
             }
-            Ok(Err(rmcp::ServiceError::McpError(e))) => {
-                return failed(format!(
-                    "The MCP server `{server}` refused the call of `{tool}`: {} (code {})",
-                    e.message, e.code.0
-                ));
-            }
-            Ok(Err(e)) => {
-                return failed(format!(
-                    "The MCP server `{server}` failed during the call of `{tool}` (it closed the connection or crashed): {e}"
-                ));
-            }
-            Ok(Ok(r)) => r,
         };
         // A server that answered gets a moment to exit on its own (stdio: its stdin closed).
         let _ = tokio::time::timeout(self.left().min(SHUTDOWN_GRACE), client.cancel()).await;
         answer(server, tool, result)
+    }
+}
+
+/// Resolves when process `pid` has exited, saying how (`None`: never). The process is left for
+/// its owner to reap (`WNOWAIT`); one already reaped (`ECHILD`) has exited too.
+async fn exited(pid: Option<u32>) -> String {
+    let Some(pid) = pid.and_then(|p| libc::id_t::try_from(p).ok()) else {
+        return std::future::pending().await;
+    };
+    loop {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // SAFETY: waitid(2) writes only into `info`, a zeroed siginfo_t we own.
+        let (rc, info) = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let rc = libc::waitid(
+                libc::P_PID,
+                pid,
+                &raw mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            );
+            (rc, info)
+        };
+        if rc != 0 {
+            return "exited".to_owned();
+        }
+        // SAFETY: after a successful waitid, si_pid and si_status are the fields it filled.
+        let (child, status) = unsafe { (info.si_pid(), info.si_status()) };
+        if child == 0 {
+            continue;
+        }
+        return match info.si_code {
+            libc::CLD_EXITED => format!("crashed (it exited with code {status})"),
+            _ => match crate::exec::outcome::signal_name(status) {
+                Some(name) => format!("crashed (killed by signal {status}, {name})"),
+                None => format!("crashed (killed by signal {status})"),
+            },
+        };
     }
 }
 

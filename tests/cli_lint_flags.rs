@@ -51,7 +51,7 @@ fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-const SUMMARY: &str = "Found 7 errors and 3 warnings in 8 files (42 tools checked).";
+const SUMMARY: &str = "Found 7 errors and 3 warnings in 8 files (44 tools checked).";
 
 #[test]
 fn the_example_tree_as_a_baseline() {
@@ -186,7 +186,7 @@ fn quiet_prints_only_the_findings() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(out(&o), "");
     let o = run(&["--select", "ambiguous-item"]);
-    assert_eq!(out(&o), "All checks passed (42 tools checked).\n");
+    assert_eq!(out(&o), "All checks passed (44 tools checked).\n");
 }
 
 /// Issue 30 item 10: the findings' paths are relative to the project root whatever the

@@ -434,7 +434,7 @@ impl Call {
         let pid = transport.id();
         let group = Group(pid);
         let tail = Tail::default();
-        if let Some(mut stderr) = stderr {
+        let drained = stderr.map(|mut stderr| {
             let tail = tail.clone();
             tokio::spawn(async move {
                 use tokio::io::AsyncReadExt;
@@ -445,10 +445,18 @@ impl Call {
                     }
                     tail.push(&buf[..n]);
                 }
-            });
-        }
-        let answer = self
-            .session(Self::info().serve(transport), pid, |what| {
+            })
+        });
+        let outcome = self.session(Self::info().serve(transport), pid).await;
+        // The server and everything it started end here, however the call went.
+        drop(group);
+        match outcome {
+            Ok(answer) => answer,
+            Err(what) => {
+                // Its stderr to the end (the group is dead, so the pipe closes), for a stable text.
+                if let Some(drained) = drained {
+                    let _ = tokio::time::timeout(Duration::from_secs(1), drained).await;
+                }
                 let mut extra = Map::new();
                 let what = match tail.text() {
                     Some(t) => {
@@ -458,11 +466,9 @@ impl Call {
                     }
                     None => what,
                 };
-                (what, extra)
-            })
-            .await;
-        drop(group);
-        answer
+                self.failed(what, extra)
+            }
+        }
     }
 
     async fn http(&self, url: &str, headers: &BTreeMap<String, String>) -> Answer {
@@ -486,49 +492,58 @@ impl Call {
         }
         let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
         let transport = StreamableHttpClientTransport::from_config(config);
-        self.session(Self::info().serve(transport), None, |what| {
-            (format!("{what} ({url})"), Map::new())
-        })
-        .await
+        match self.session(Self::info().serve(transport), None).await {
+            Ok(answer) => answer,
+            Err(what) => self.failed(format!("{what} ({url})"), Map::new()),
+        }
+    }
+
+    /// A failure naming the server and the tool.
+    fn failed(&self, error: String, mut extra: Map<String, Json>) -> Answer {
+        extra.insert("server".into(), Json::String(self.server.clone()));
+        extra.insert("tool".into(), Json::String(self.tool.clone()));
+        failure(error, extra)
+    }
+
+    /// How a stdio server that broke the connection ended, when it has exited (within a moment):
+    /// its exit, not the transport's error, is the stable account of a crash.
+    async fn crashed(pid: Option<u32>) -> Option<String> {
+        pid?;
+        tokio::time::timeout(Duration::from_secs(1), exited(pid))
+            .await
+            .ok()
     }
 
     /// Initialize, call the tool, close; each step within what is left of the time limit, and
     /// ended as soon as the stdio server (`pid`) exits: a crashed server's own child may hold its
-    /// stdout open, so the pipe alone would not say so. `explain` adds what the transport knows
-    /// (the server's stderr) to a failure.
+    /// stdout open, so the pipe alone would not say so. `Err`: what failed.
     async fn session<E: std::fmt::Display>(
         &self,
         connect: impl std::future::Future<Output = Result<Client, E>>,
         pid: Option<u32>,
-        explain: impl Fn(String) -> (String, Map<String, Json>),
-    ) -> Answer {
+    ) -> Result<Answer, String> {
         let server = &self.server;
         let tool = &self.tool;
-        let failed = |what: String| {
-            let (error, mut extra) = explain(what);
-            extra.insert("server".into(), Json::String(server.clone()));
-            extra.insert("tool".into(), Json::String(tool.clone()));
-            failure(error, extra)
-        };
         let connect = tokio::time::timeout(self.left(), connect);
         let client = tokio::select! {
             biased;
             r = connect => match r {
                 Err(_) => {
-                    return failed(format!(
+                    return Err(format!(
                         "The MCP server `{server}` did not answer `initialize` within {}",
                         self.secs()
                     ));
                 }
                 Ok(Err(e)) => {
-                    return failed(format!(
-                        "The MCP server `{server}` failed during `initialize`: {e}"
-                    ));
+                    return Err(match Self::crashed(pid).await {
+                        Some(why) => format!("The MCP server `{server}` {why} during `initialize`"),
+                        None => format!("The MCP server `{server}` failed during `initialize`: {e}"),
+                    });
                 }
                 Ok(Ok(c)) => c,
             },
             why = exited(pid) => {
-                return failed(format!("The MCP server `{server}` {why} during `initialize`"));
+                return Err(format!("The MCP server `{server}` {why} during `initialize`"));
             }
         };
         let mut request = CallToolRequestParams::new(tool.clone());
@@ -538,38 +553,45 @@ impl Call {
             biased;
             r = call => match r {
                 Err(_) => {
-                    return failed(format!(
+                    return Err(format!(
                         "The MCP server `{server}` did not answer the call of `{tool}` within {}",
                         self.secs()
                     ));
                 }
                 Ok(Err(rmcp::ServiceError::McpError(e))) => {
-                    return failed(format!(
+                    return Err(format!(
                         "The MCP server `{server}` refused the call of `{tool}`: {} (code {})",
                         e.message, e.code.0
                     ));
                 }
                 Ok(Err(e)) => {
-                    return failed(format!(
-                        "The MCP server `{server}` failed during the call of `{tool}` (it closed the connection or crashed): {e}"
-                    ));
+                    return Err(match Self::crashed(pid).await {
+                        Some(why) => format!(
+                            "The MCP server `{server}` {why} during the call of `{tool}`"
+                        ),
+                        None => format!(
+                            "The MCP server `{server}` failed during the call of `{tool}` (it closed the connection): {e}"
+                        ),
+                    });
                 }
                 Ok(Ok(r)) => r,
             },
             why = exited(pid) => {
-                return failed(format!(
+                return Err(format!(
                     "The MCP server `{server}` {why} during the call of `{tool}`"
                 ));
             }
         };
         // A server that answered gets a moment to exit on its own (stdio: its stdin closed).
         let _ = tokio::time::timeout(self.left().min(SHUTDOWN_GRACE), client.cancel()).await;
-        answer(server, tool, result)
+        Ok(answer(server, tool, result))
     }
 }
 
-/// Resolves when process `pid` has exited, saying how (`None`: never). The process is left for
-/// its owner to reap (`WNOWAIT`); one already reaped (`ECHILD`) has exited too.
+/// Resolves with "exited" when process `pid` has exited (`None`: never). The process is left
+/// for its owner to reap (`WNOWAIT`); one already reaped (`ECHILD`) has exited too. Its exit
+/// status is not told: whether tokio reaps it first is a race, and the answer must not depend
+/// on it (the end of its stderr says why it went).
 async fn exited(pid: Option<u32>) -> String {
     let Some(pid) = pid.and_then(|p| libc::id_t::try_from(p).ok()) else {
         return std::future::pending().await;
@@ -577,7 +599,7 @@ async fn exited(pid: Option<u32>) -> String {
     loop {
         tokio::time::sleep(Duration::from_millis(50)).await;
         // SAFETY: waitid(2) writes only into `info`, a zeroed siginfo_t we own.
-        let (rc, info) = unsafe {
+        let (rc, child) = unsafe {
             let mut info: libc::siginfo_t = std::mem::zeroed();
             let rc = libc::waitid(
                 libc::P_PID,
@@ -585,23 +607,11 @@ async fn exited(pid: Option<u32>) -> String {
                 &raw mut info,
                 libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
             );
-            (rc, info)
+            (rc, info.si_pid())
         };
-        if rc != 0 {
+        if rc != 0 || child != 0 {
             return "exited".to_owned();
         }
-        // SAFETY: after a successful waitid, si_pid and si_status are the fields it filled.
-        let (child, status) = unsafe { (info.si_pid(), info.si_status()) };
-        if child == 0 {
-            continue;
-        }
-        return match info.si_code {
-            libc::CLD_EXITED => format!("crashed (it exited with code {status})"),
-            _ => match crate::exec::outcome::signal_name(status) {
-                Some(name) => format!("crashed (killed by signal {status}, {name})"),
-                None => format!("crashed (killed by signal {status})"),
-            },
-        };
     }
 }
 

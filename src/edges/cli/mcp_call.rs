@@ -134,14 +134,14 @@ fn run(argv: &[OsString]) -> Answer {
         Err(e) => return fail(format!("mcp-call: {e}")),
     };
     let Some(tool) = args.tool.clone() else {
-        return fail("The tool's config names no MCP tool: it needs `tool_name` (§13)");
+        return fail("The tool's config names no MCP tool: it needs `tool_name`");
     };
     let Some(project) = args.project.clone() else {
         return fail("mcp-call: `--project-path` is required");
     };
     let Some(config_path) = args.server_config.clone() else {
         return fail(
-            "The tool's config names no MCP server config: it needs `server_config_path` (§13, e.g. `{project_path}/.ai/tools/mcp/servers/x.yaml`)",
+            "The tool's config names no MCP server config: it needs `server_config_path` (e.g. `{project_path}/.ai/tools/mcp/servers/x.yaml`)",
         );
     };
     let roots = mcp_server::space_roots(&project, args.user.as_deref(), args.system.as_deref());

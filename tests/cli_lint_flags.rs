@@ -52,7 +52,7 @@ fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-const SUMMARY: &str = "Found 6 errors and 3 warnings in 7 files (44 tools checked across the \
+const SUMMARY: &str = "Found 6 errors and 3 warnings in 7 files (46 tools checked across the \
                        project, user and system spaces). 1 finding in user-space files no \
                        project-space tool uses is not shown (`--space project,user` shows it).";
 
@@ -191,7 +191,7 @@ fn quiet_prints_only_the_findings() {
     let o = run(&["--select", "ambiguous-item"]);
     assert_eq!(
         out(&o),
-        "All checks passed (44 tools checked across the project, user and system spaces).\n"
+        "All checks passed (46 tools checked across the project, user and system spaces).\n"
     );
 }
 

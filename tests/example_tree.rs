@@ -98,5 +98,5 @@ fn example_tree_reports_exactly_the_planted_problems() {
         .map(|(p, r)| ((*p).to_owned(), (*r).to_owned()))
         .collect();
     assert_eq!(got, want);
-    assert_eq!(report.summary.tools, 44);
+    assert_eq!(report.summary.tools, 46);
 }

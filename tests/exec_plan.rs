@@ -472,7 +472,6 @@ config:
         ("t/node_flat", "/fixture/project/.ai/tools/t/node_flat.js"),
         ("t/shell", "/fixture/project/.ai/tools/t/shell.sh"),
         ("t/graph", "/fixture/project/.ai/tools/t/graph.yaml"),
-        ("t/mcp", "list_issues"),
         ("t/cmd", "git"),
     ] {
         let req = request(id, json!({}));

@@ -114,7 +114,7 @@ fn s10_2_crlf_and_cr_copies_verify_lint_and_run_as_the_lf_original() {
         .iter()
         .filter(|i| i["verified"] == true)
         .count();
-    assert_eq!(verified, 22, "{verdicts:#}");
+    assert_eq!(verified, 24, "{verdicts:#}");
     let tools: Vec<String> = verdicts["items"]
         .as_array()
         .unwrap()

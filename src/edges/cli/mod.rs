@@ -34,6 +34,7 @@ mod load;
 mod lock;
 mod lsp;
 mod manual;
+mod mcp_call;
 mod scaffold;
 mod search;
 mod sign;
@@ -394,6 +395,14 @@ pub fn main() -> ExitCode {
         .is_some_and(|a| a == crate::runner::worker::WORKER_ARG)
     {
         return ExitCode::from(crate::runner::worker::serve());
+    }
+    // The MCP runtimes' client (`mcp_call`): internal, so no help, completion or man page names it.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == mcp_call::ARG)
+    {
+        let argv: Vec<std::ffi::OsString> = std::env::args_os().skip(2).collect();
+        return ExitCode::from(mcp_call::main(&argv));
     }
     // `COMPLETE=bash ryechain` prints the shell's hook; the hook calls back here to complete
     // (item ids, rule ids), then the process exits.

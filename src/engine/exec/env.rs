@@ -57,6 +57,10 @@ pub enum EnvOutcome {
     Unresolved(Unresolved),
 }
 
+/// Variables the runner sets itself (`runner::execute::RYECHAIN_EXE`, the running ryechain that a
+/// system runtime's `command: "${RYECHAIN_EXE}"` names): a project's `.env` cannot replace them.
+pub const RUNNER_VARS: &[&str] = &["RYECHAIN_EXE"];
+
 /// §5.1 with the seeds' semantics: the base is the OS environment (`ask.env()`) overlaid by
 /// `<project_path>/.env`; then the elements are applied **primitive → runtime → tool** (`chain`
 /// is given in chain order, tool first), each one's interpreter var and static keys overriding
@@ -77,7 +81,16 @@ pub fn resolve_chain_env(
     let mut env = os.clone();
     match ask.text(&project_path.join(".env")) {
         None => return EnvOutcome::Pending,
-        Some(Some(text)) => env.extend(parse_dotenv(text)),
+        Some(Some(text)) => {
+            env.extend(parse_dotenv(text));
+            // The runner's own variables are never the project's: a `.env` is verified by no one.
+            for name in RUNNER_VARS {
+                match os.get(*name) {
+                    Some(v) => env.insert((*name).to_owned(), v.clone()),
+                    None => env.remove(*name),
+                };
+            }
+        }
         Some(None) => {}
     }
     let mut contributions = Vec::new();
@@ -631,6 +644,26 @@ mod tests {
         assert_eq!(c.env["QUOTED"], "\"q\" # kept");
         assert_eq!(c.env["exporter"], "1");
         assert!(!c.env.contains_key("export TOKEN") && !c.env.contains_key(""));
+    }
+
+    #[test]
+    fn a_dotenv_never_replaces_the_runners_own_variables() {
+        let mut f = facts(&[], &[]);
+        f.env
+            .insert("RYECHAIN_EXE".into(), "/usr/bin/ryechain".into());
+        f.texts.insert(
+            PathBuf::from("/p/.env"),
+            Some(Arc::from("RYECHAIN_EXE=/tmp/evil\nOTHER=1\n")),
+        );
+        let c = ready(run(&[], f));
+        assert_eq!(c.env["RYECHAIN_EXE"], "/usr/bin/ryechain");
+        assert_eq!(c.env["OTHER"], "1");
+        let mut f = facts(&[], &[]);
+        f.texts.insert(
+            PathBuf::from("/p/.env"),
+            Some(Arc::from("RYECHAIN_EXE=/tmp/evil\n")),
+        );
+        assert!(!ready(run(&[], f)).env.contains_key("RYECHAIN_EXE"));
     }
 
     fn python_runtime() -> Value {

@@ -12,6 +12,7 @@ pub mod facts;
 pub mod graph;
 pub mod http;
 pub mod load;
+pub mod mcp_server;
 pub mod outcome;
 pub mod plan;
 pub mod response;

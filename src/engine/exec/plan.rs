@@ -427,14 +427,35 @@ pub fn plan(a: Analysis<'_>, req: &ExecRequest, facts: &Facts) -> Step {
             };
             refuse(req, not_run.message(id), &ids, trace)
         }
-        Ok(plan) => Step::Run(Box::new(Prepared {
-            plan,
-            chain: ids,
-            trace: trace.0,
-            warnings,
-            lockfile_used,
-            lockfile_due,
-        })),
+        Ok(plan) => {
+            // §13: the MCP server config the chain names is checked and verified before the
+            // runtime is spawned (`exec::mcp_server`).
+            let input = crate::exec::mcp_server::Input {
+                config: &config,
+                item_id: id,
+                project: &req.project_path,
+                user: req.user_space.as_deref(),
+                system: req.system_space.as_deref(),
+                policy: &req.policy,
+            };
+            match crate::exec::mcp_server::check(a, &input, &ask) {
+                None => Step::Need(ask.needs()),
+                Some(Err(e)) => refuse(req, e, &ids, trace),
+                Some(Ok(checked)) => {
+                    for e in checked.trace {
+                        trace.push(e);
+                    }
+                    Step::Run(Box::new(Prepared {
+                        plan,
+                        chain: ids,
+                        trace: trace.0,
+                        warnings,
+                        lockfile_used,
+                        lockfile_due,
+                    }))
+                }
+            }
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::{Map, Value as Json};
 
 use super::outcome::ToolResult;
-use super::response::{End, Response, TraceEvent};
+use super::response::{Response, TraceEvent};
 use super::template::{EnvPiece, env_pieces, env_value, fill_names, py_json_dumps, py_str};
 use crate::pyrepr::{py_repr, py_truthy};
 
@@ -626,22 +626,14 @@ pub struct HttpPrepared {
 /// The response after the request (§12.3, §9.3), as `plan::finish` for a process.
 pub fn finish_http(item_id: &str, prepared: &HttpPrepared, outcome: &HttpOutcome) -> Response {
     let result = http_result(&prepared.plan, outcome);
-    let mut warnings = prepared.warnings.clone();
-    warnings.extend(result.warnings.iter().cloned());
-    Response {
-        item_id: item_id.to_owned(),
-        chain: prepared.chain.clone(),
-        end: End::Ran {
-            success: result.success,
-            error: result.error.clone(),
-            data: result.data.clone(),
-            lockfile_used: prepared.lockfile_used,
-            lockfile_created: false,
-        },
-        warnings,
-        trace: prepared.trace.clone(),
-        hint: None,
-    }
+    super::plan::ran(
+        item_id,
+        &prepared.chain,
+        &prepared.warnings,
+        &prepared.trace,
+        prepared.lockfile_used,
+        result,
+    )
 }
 
 #[cfg(test)]

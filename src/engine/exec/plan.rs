@@ -706,20 +706,40 @@ fn json_type(v: &Json) -> &'static str {
 /// warnings and the trace.
 pub fn finish(req: &ExecRequest, prepared: &Prepared, outcome: &super::ProcessOutcome) -> Response {
     let result = tool_result(&prepared.plan, outcome);
-    let mut warnings = prepared.warnings.clone();
-    warnings.extend(result.warnings.iter().cloned());
+    ran(
+        &req.item_id,
+        &prepared.chain,
+        &prepared.warnings,
+        &prepared.trace,
+        prepared.lockfile_used,
+        result,
+    )
+}
+
+/// The response of a chain that ran (a process or a request): the chain, its warnings and the
+/// result's, the trace, whether a lockfile was checked (`lockfile_created` is the edge's).
+pub(crate) fn ran(
+    item_id: &str,
+    chain: &[String],
+    warnings: &[String],
+    trace: &Option<Vec<TraceEvent>>,
+    lockfile_used: bool,
+    result: crate::exec::outcome::ToolResult,
+) -> Response {
+    let mut warnings = warnings.to_vec();
+    warnings.extend(result.warnings);
     Response {
-        item_id: req.item_id.clone(),
-        chain: prepared.chain.clone(),
+        item_id: item_id.to_owned(),
+        chain: chain.to_vec(),
         end: End::Ran {
             success: result.success,
-            error: result.error.clone(),
-            data: result.data.clone(),
-            lockfile_used: prepared.lockfile_used,
+            error: result.error,
+            data: result.data,
+            lockfile_used,
             lockfile_created: false,
         },
         warnings,
-        trace: prepared.trace.clone(),
+        trace: trace.clone(),
         hint: None,
     }
 }

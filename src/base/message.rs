@@ -187,6 +187,19 @@ pub fn bad_signature(item: &str) -> String {
     rule("bad-signature", &[("item", item)])
 }
 
+/// A JSON value's type as a message names it (`a string`, `a list`, `a mapping`...).
+pub fn json_type(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value as Json;
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "a list",
+        Json::Object(_) => "a mapping",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

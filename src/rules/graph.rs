@@ -103,17 +103,6 @@ pub struct ActionRef {
     pub item_id: String,
 }
 
-fn type_name(v: &Json) -> &'static str {
-    match v {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "a list",
-        Json::Object(_) => "a mapping",
-    }
-}
-
 /// The nodes of a config, when `nodes` is a mapping.
 fn nodes(config: &Json) -> Option<&Map<String, Json>> {
     config.get("nodes")?.as_object()
@@ -158,7 +147,7 @@ pub fn analyze(config: Option<&Json>) -> Vec<GraphIssue> {
             at: At::default(),
             problem: format!(
                 "`config` must be a mapping with `start` and `nodes`, not {}",
-                type_name(config)
+                crate::message::json_type(config)
             ),
         });
         return out;
@@ -207,7 +196,7 @@ pub fn analyze(config: Option<&Json>) -> Vec<GraphIssue> {
                 at: At::of(&key(&top, "nodes")),
                 problem: format!(
                     "`nodes` must be a mapping of node names to nodes, not {}",
-                    type_name(other)
+                    crate::message::json_type(other)
                 ),
             });
             None
@@ -228,7 +217,10 @@ pub fn analyze(config: Option<&Json>) -> Vec<GraphIssue> {
         }),
         Some(other) => out.push(GraphIssue::Start {
             at: Some(At::of(&key(&top, "start"))),
-            problem: format!("`start` must be a node's name, not {}", type_name(other)),
+            problem: format!(
+                "`start` must be a node's name, not {}",
+                crate::message::json_type(other)
+            ),
         }),
     }
     let Some(nodes) = nodes else {
@@ -279,7 +271,10 @@ fn node_issues(name: &str, node: &Json, path: &[Seg], names: &[&str], out: &mut 
     let Some(n) = node.as_object() else {
         out.push(shape(
             At::of(path),
-            format!("node `{name}` must be a mapping, not {}", type_name(node)),
+            format!(
+                "node `{name}` must be a mapping, not {}",
+                crate::message::json_type(node)
+            ),
         ));
         return;
     };
@@ -309,7 +304,7 @@ fn node_issues(name: &str, node: &Json, path: &[Seg], names: &[&str], out: &mut 
                 At::of(&key(path, "type")),
                 format!(
                     "node `{name}`'s `type` must be `return` or `foreach`, not {}",
-                    type_name(other)
+                    crate::message::json_type(other)
                 ),
             ));
             return;
@@ -346,7 +341,7 @@ fn node_issues(name: &str, node: &Json, path: &[Seg], names: &[&str], out: &mut 
                 At::of(&key(path, "over")),
                 format!(
                     "foreach node `{name}`'s `over` must be an expression or a list, not {}",
-                    type_name(other)
+                    crate::message::json_type(other)
                 ),
             )),
         }
@@ -384,7 +379,7 @@ fn node_issues(name: &str, node: &Json, path: &[Seg], names: &[&str], out: &mut 
             At::of(&key(path, "assign")),
             format!(
                 "node `{name}`'s `assign` must be a mapping of state keys to values, not {}",
-                type_name(v)
+                crate::message::json_type(v)
             ),
         ));
     }
@@ -394,7 +389,7 @@ fn node_issues(name: &str, node: &Json, path: &[Seg], names: &[&str], out: &mut 
             At::of(&key(path, "on_error")),
             format!(
                 "node `{name}`'s `on_error` must name a node, not {}",
-                type_name(other)
+                crate::message::json_type(other)
             ),
         )),
     }
@@ -409,7 +404,7 @@ fn node_issues(name: &str, node: &Json, path: &[Seg], names: &[&str], out: &mut 
                         format!(
                             "node `{name}`'s edge {} must be a mapping `{{to, when}}`, not {}",
                             i + 1,
-                            type_name(e)
+                            crate::message::json_type(e)
                         ),
                     ));
                     continue;
@@ -432,7 +427,7 @@ fn node_issues(name: &str, node: &Json, path: &[Seg], names: &[&str], out: &mut 
             At::of(&key(path, "next")),
             format!(
                 "node `{name}`'s `next` must be a node's name or a list of `{{to, when}}`, not {}",
-                type_name(other)
+                crate::message::json_type(other)
             ),
         )),
     }
@@ -454,7 +449,7 @@ fn action_issues(name: &str, action: &Json, path: &[Seg], out: &mut Vec<GraphIss
             At::of(path),
             format!(
                 "node `{name}`'s `action` must be a mapping `{{primary, item_type, item_id, params}}`, not {}",
-                type_name(action)
+                crate::message::json_type(action)
             ),
         ));
         return;
@@ -502,7 +497,7 @@ fn action_issues(name: &str, action: &Json, path: &[Seg], out: &mut Vec<GraphIss
             At::of(&key(path, "params")),
             format!(
                 "node `{name}`'s action's `params` must be a mapping, not {}",
-                type_name(p)
+                crate::message::json_type(p)
             ),
         ));
     }
@@ -513,7 +508,7 @@ pub fn condition_problem(when: &Json) -> Option<String> {
     let Some(c) = when.as_object() else {
         return Some(format!(
             "a condition must be a mapping `{{path, op, value}}`, not {}",
-            type_name(when)
+            crate::message::json_type(when)
         ));
     };
     for combinator in ["any", "all"] {
@@ -533,7 +528,12 @@ pub fn condition_problem(when: &Json) -> Option<String> {
     let op = match c.get("op") {
         None => "eq",
         Some(Json::String(op)) => op.as_str(),
-        Some(other) => return Some(format!("`op` must be a string, not {}", type_name(other))),
+        Some(other) => {
+            return Some(format!(
+                "`op` must be a string, not {}",
+                crate::message::json_type(other)
+            ));
+        }
     };
     if !CONDITION_OPS.contains(&op) {
         return Some(format!(

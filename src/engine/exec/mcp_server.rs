@@ -64,24 +64,16 @@ pub struct ServerConfig {
     pub timeout: Option<Duration>,
 }
 
-fn type_name(v: &Json) -> &'static str {
-    match v {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "a list",
-        Json::Object(_) => "a mapping",
-    }
-}
-
 /// A scalar as text (numbers and booleans as YAML writes them); other values are refused.
 fn scalar(v: &Json, what: &str) -> Result<String, String> {
     match v {
         Json::String(s) => Ok(s.clone()),
         Json::Number(n) => Ok(n.to_string()),
         Json::Bool(b) => Ok(b.to_string()),
-        other => Err(format!("{what} must be a string, not {}", type_name(other))),
+        other => Err(format!(
+            "{what} must be a string, not {}",
+            crate::message::json_type(other)
+        )),
     }
 }
 
@@ -94,7 +86,7 @@ fn string_map(v: Option<&Json>, what: &str) -> Result<BTreeMap<String, String>, 
             .collect(),
         Some(other) => Err(format!(
             "`{what}` must be a mapping, not {}",
-            type_name(other)
+            crate::message::json_type(other)
         )),
     }
 }
@@ -127,7 +119,7 @@ pub fn parse(text: &str, env: &BTreeMap<String, String>) -> Result<ServerConfig,
     let Json::Object(top) = doc else {
         return Err(format!(
             "the server config must be a YAML mapping, not {}",
-            type_name(&doc)
+            crate::message::json_type(&doc)
         ));
     };
     match top.get("tool_type") {
@@ -152,7 +144,7 @@ pub fn parse(text: &str, env: &BTreeMap<String, String>) -> Result<ServerConfig,
         Some(other) => {
             return Err(format!(
                 "the server config's `config` must be a mapping, not {}",
-                type_name(other)
+                crate::message::json_type(other)
             ));
         }
         None => return Err("the server config has no `config` mapping".to_owned()),
@@ -173,7 +165,7 @@ pub fn parse(text: &str, env: &BTreeMap<String, String>) -> Result<ServerConfig,
         Some(other) => {
             return Err(format!(
                 "`config.timeout` must be a number of seconds, not {}",
-                type_name(other)
+                crate::message::json_type(other)
             ));
         }
     };
@@ -184,7 +176,7 @@ pub fn parse(text: &str, env: &BTreeMap<String, String>) -> Result<ServerConfig,
         Some(other) => {
             return Err(format!(
                 "`config.transport` must be `stdio` or `http`, not {}",
-                type_name(other)
+                crate::message::json_type(other)
             ));
         }
     };
@@ -198,7 +190,7 @@ pub fn parse(text: &str, env: &BTreeMap<String, String>) -> Result<ServerConfig,
                 Some(other) => {
                     return Err(format!(
                         "`config.command` must be a string, not {}",
-                        type_name(other)
+                        crate::message::json_type(other)
                     ));
                 }
             };
@@ -212,7 +204,7 @@ pub fn parse(text: &str, env: &BTreeMap<String, String>) -> Result<ServerConfig,
                 Some(other) => {
                     return Err(format!(
                         "`config.args` must be a list, not {}",
-                        type_name(other)
+                        crate::message::json_type(other)
                     ));
                 }
             };
@@ -227,7 +219,7 @@ pub fn parse(text: &str, env: &BTreeMap<String, String>) -> Result<ServerConfig,
                 Some(other) => {
                     return Err(format!(
                         "`config.cwd` must be a string, not {}",
-                        type_name(other)
+                        crate::message::json_type(other)
                     ));
                 }
             };
@@ -247,7 +239,7 @@ pub fn parse(text: &str, env: &BTreeMap<String, String>) -> Result<ServerConfig,
                 Some(other) => {
                     return Err(format!(
                         "`config.url` must be a string, not {}",
-                        type_name(other)
+                        crate::message::json_type(other)
                     ));
                 }
             };
@@ -395,7 +387,7 @@ pub fn check(a: Analysis<'_>, input: &Input<'_>, ask: &Ask<'_>) -> Option<Result
                 "The tool's `{SERVER_CONFIG_PATH}` must name the server config file, not {}",
                 match other {
                     Json::String(_) => "an empty string",
-                    o => type_name(o),
+                    o => crate::message::json_type(o),
                 }
             )));
         }

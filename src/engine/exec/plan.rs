@@ -611,7 +611,7 @@ fn plan_from_config(
         Some(other) => {
             return Err(format!(
                 "The configured `command` must be a string, not {}",
-                json_type(other)
+                crate::message::json_type(other)
             ));
         }
     };
@@ -627,7 +627,7 @@ fn plan_from_config(
                         return Err(format!(
                             "The configured `args` must be strings: argument {} is {}",
                             i + 1,
-                            json_type(other)
+                            crate::message::json_type(other)
                         ));
                     }
                 }
@@ -637,7 +637,7 @@ fn plan_from_config(
         Some(other) => {
             return Err(format!(
                 "The configured `args` must be a list, not {}",
-                json_type(other)
+                crate::message::json_type(other)
             ));
         }
     };
@@ -648,7 +648,7 @@ fn plan_from_config(
         Some(other) => {
             return Err(format!(
                 "The configured `cwd` must be a string, not {}",
-                json_type(other)
+                crate::message::json_type(other)
             ));
         }
     };
@@ -674,7 +674,7 @@ fn plan_from_config(
             Some(other) => {
                 return Err(format!(
                     "The configured `timeout` must be a number of seconds, not {}",
-                    json_type(other)
+                    crate::message::json_type(other)
                 ));
             }
         },
@@ -688,17 +688,6 @@ fn plan_from_config(
         timeout,
         output_cap: req.output_cap,
     })
-}
-
-fn json_type(v: &Json) -> &'static str {
-    match v {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "a list",
-        Json::Object(_) => "a mapping",
-    }
 }
 
 /// The response after the primitive ran (§12.3, §9.2): success or error with the tool's data,

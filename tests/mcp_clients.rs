@@ -12,8 +12,10 @@
     reason = "the tests spawn the server and its client and write a temporary project"
 )]
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -28,17 +30,10 @@ use ryechain::integrity::ItemKind;
 use ryechain::system::os::OsSystem;
 use serde_json::{Map, Value as Json, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_ryechain");
+use common::project::{BIN, mcp_sdk, ryechain_in};
 
 /// How long any one answer of the server may take here (a debug build on a busy machine).
 const PATIENCE: Duration = Duration::from_secs(60);
-
-fn missing(what: &str, how: &str) {
-    let required = std::env::var("RYECHAIN_REQUIRE_MCP_CLIENTS").is_ok_and(|v| v == "1")
-        || std::env::var("CI").is_ok_and(|v| v == "true");
-    assert!(!required, "{what} is required here but missing: {how}");
-    eprintln!("skipped: {what} is not installed ({how})");
-}
 
 fn object(v: Json) -> Map<String, Json> {
     match v {
@@ -681,8 +676,8 @@ fn an_agents_sign_call_never_makes_or_trusts_a_key() {
     let project = tmp.path().join("proj");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&project).unwrap();
-    ryechain(&project, &home, &["init"]);
-    ryechain(
+    ryechain_in(&project, &home, &["init"]);
+    ryechain_in(
         &project,
         &home,
         &["new", "tool", "acme/greet", "--runtime", "bash"],
@@ -717,7 +712,7 @@ fn an_agents_sign_call_never_makes_or_trusts_a_key() {
     assert_eq!(code, Some(0));
 
     // A key made, then its trust document removed.
-    ryechain(&project, &home, &["keys", "generate"]);
+    ryechain_in(&project, &home, &["keys", "generate"]);
     std::fs::remove_dir_all(home.join(".ai/config/keys/trusted")).unwrap();
     let _ = std::fs::remove_dir_all(home.join(".ai/trusted_keys"));
     let mut wire = Wire::start(&home, &[]);
@@ -740,8 +735,8 @@ fn path_is_the_project_of_a_call_that_names_none() {
     let project = tmp.path().join("proj");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&project).unwrap();
-    ryechain(&project, &home, &["init"]);
-    ryechain(
+    ryechain_in(&project, &home, &["init"]);
+    ryechain_in(
         &project,
         &home,
         &["new", "tool", "acme/greet", "--runtime", "bash"],
@@ -772,44 +767,11 @@ fn path_is_the_project_of_a_call_that_names_none() {
 // ---------------------------------------------------------------------------------------------
 // The official Python SDK as the client.
 
-fn venv_python() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-venv/bin/python")
-}
-
-/// `ryechain <args>` in `cwd` with `home` as the home directory (the user space).
-fn ryechain(cwd: &Path, home: &Path, args: &[&str]) {
-    let out = Command::new(BIN)
-        .args(args)
-        .current_dir(cwd)
-        .env("HOME", home)
-        .env_remove("USER_SPACE")
-        .env_remove("RYE_SYSTEM_SPACE")
-        .stdin(Stdio::null())
-        .output()
-        .expect("spawn ryechain");
-    assert!(
-        out.status.success(),
-        "ryechain {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[test]
 fn the_official_python_sdk_lists_and_calls_rye_execute() {
-    let python = venv_python();
-    let has_sdk = python.exists()
-        && Command::new(&python)
-            .args(["-c", "import mcp.client.stdio"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if !has_sdk {
-        missing(
-            "the MCP Python SDK",
-            "python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install mcp==2.3.0",
-        );
+    let Some(python) = mcp_sdk("mcp.client.stdio") else {
         return;
-    }
+    };
     // A project with a signed bash tool and a signed one edited after signing, and a user space
     // (in the home directory) trusting the key.
     let tmp = tempfile::tempdir().unwrap();
@@ -817,14 +779,14 @@ fn the_official_python_sdk_lists_and_calls_rye_execute() {
     let project = tmp.path().join("proj");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&project).unwrap();
-    ryechain(&project, &home, &["init"]);
+    ryechain_in(&project, &home, &["init"]);
     for tool in [
         "acme/greet",
         "acme/tampered",
         "acme/publish_tables",
         "acme/sync_logs",
     ] {
-        ryechain(&project, &home, &["new", "tool", tool, "--runtime", "bash"]);
+        ryechain_in(&project, &home, &["new", "tool", tool, "--runtime", "bash"]);
     }
     // Descriptions the searches look for.
     for (tool, description) in [
@@ -851,7 +813,7 @@ fn the_official_python_sdk_lists_and_calls_rye_execute() {
     .unwrap();
     // Tools left unsigned for rye_sign, one of them with a misspelt executor id.
     for tool in ["later/fresh", "later/second", "later/broken"] {
-        ryechain(&project, &home, &["new", "tool", tool, "--runtime", "bash"]);
+        ryechain_in(&project, &home, &["new", "tool", tool, "--runtime", "bash"]);
     }
     let broken = project.join(".ai/tools/later/broken.sh");
     let text = std::fs::read_to_string(&broken).unwrap();
@@ -860,10 +822,10 @@ fn the_official_python_sdk_lists_and_calls_rye_execute() {
         text.replace("runtimes/bash/bash", "runtimes/bash/bsh"),
     )
     .unwrap();
-    ryechain(&project, &home, &["keys", "generate"]);
-    ryechain(&project, &home, &["sign", "acme/*"]);
-    ryechain(&project, &home, &["sign", "acme/*", "--type", "knowledge"]);
-    ryechain(&project, &home, &["sign", "acme/*", "--type", "directive"]);
+    ryechain_in(&project, &home, &["keys", "generate"]);
+    ryechain_in(&project, &home, &["sign", "acme/*"]);
+    ryechain_in(&project, &home, &["sign", "acme/*", "--type", "knowledge"]);
+    ryechain_in(&project, &home, &["sign", "acme/*", "--type", "directive"]);
     let tampered = project.join(".ai/tools/acme/tampered.sh");
     let text = std::fs::read_to_string(&tampered).unwrap();
     std::fs::write(&tampered, format!("{text}echo edited after signing\n")).unwrap();

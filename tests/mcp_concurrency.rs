@@ -24,10 +24,9 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use common::project::{BIN, TempProject, mcp_sdk};
 use common::{Sleeps, all_gone};
 use serde_json::{Value as Json, json};
-
-const BIN: &str = env!("CARGO_BIN_EXE_ryechain");
 
 /// How long any one answer of the server may take here (a debug build on a busy machine).
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -40,13 +39,6 @@ const TAG: &str = "RYECHAIN_MCP_TEST_TAG";
 /// The ways a run's processes are contained: a cgroup of its own where one can be made (with the
 /// process group and the worker's adoption of orphans), and the group and adoption alone.
 const CONTAINMENTS: [&[&str]; 2] = [&[], &["--no-cgroup"]];
-
-fn missing(what: &str, how: &str) {
-    let required = std::env::var("RYECHAIN_REQUIRE_MCP_CLIENTS").is_ok_and(|v| v == "1")
-        || std::env::var("CI").is_ok_and(|v| v == "true");
-    assert!(!required, "{what} is required here but missing: {how}");
-    eprintln!("skipped: {what} is not installed ({how})");
-}
 
 fn have(program: &str) -> bool {
     Command::new("sh")
@@ -88,26 +80,18 @@ wait"#;
 
 /// A temporary project with signed bash tools, and a home directory whose user space trusts the
 /// signing key (as `ryechain keys generate` leaves it).
-struct Project {
-    _tmp: tempfile::TempDir,
-    home: PathBuf,
-    dir: PathBuf,
+struct Project(TempProject);
+
+impl std::ops::Deref for Project {
+    type Target = TempProject;
+    fn deref(&self) -> &TempProject {
+        &self.0
+    }
 }
 
 impl Project {
     fn new() -> Project {
-        let tmp = tempfile::tempdir().unwrap();
-        let home = tmp.path().join("home");
-        let dir = tmp.path().join("proj");
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = Project {
-            _tmp: tmp,
-            home,
-            dir,
-        };
-        p.ryechain(&["init"]);
-        p.ryechain(&["keys", "generate"]);
+        let p = Project(TempProject::keyed());
         p.tool("greet", "Greet the caller", "echo '{\"hello\": \"world\"}'");
         p.tool("forever", "Never exit", FOREVER);
         // Past two progress ticks, well short of the patience.
@@ -119,31 +103,12 @@ impl Project {
         p
     }
 
-    /// `ryechain <args>` in the project, the home directory holding the user space.
-    fn ryechain(&self, args: &[&str]) {
-        let out = Command::new(BIN)
-            .args(args)
-            .current_dir(&self.dir)
-            .env("HOME", &self.home)
-            .env_remove("USER_SPACE")
-            .env_remove("RYE_SYSTEM_SPACE")
-            .stdin(Stdio::null())
-            .output()
-            .expect("spawn ryechain");
-        assert!(
-            out.status.success(),
-            "ryechain {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
     /// Write and sign the tool `acme/<name>`.
     fn tool(&self, name: &str, description: &str, body: &str) {
         let path = self.dir.join(format!(".ai/tools/acme/{name}.sh"));
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, bash_tool(description, body)).unwrap();
-        self.ryechain(&["sign", &format!("acme/{name}")]);
+        self.cli(&["sign", &format!("acme/{name}")]);
     }
 
     fn path(&self) -> &str {
@@ -709,7 +674,7 @@ fn edits_on_disk_between_calls_are_seen_by_the_next_call() {
         "---\ntitle: Notes\nid: notes\n---\n\nShip on Fridays.\n",
     )
     .unwrap();
-    p.ryechain(&["sign", "acme/notes", "--type", "knowledge"]);
+    p.cli(&["sign", "acme/notes", "--type", "knowledge"]);
     let mut wire = Wire::start(&p, &[]);
     let mut id = 0;
     let mut ask = |wire: &mut Wire, tool: &str, arguments: Json| {
@@ -775,7 +740,7 @@ fn edits_on_disk_between_calls_are_seen_by_the_next_call() {
         "---\ntitle: Notes\nid: notes\n---\n\nShip on Mondays.\n",
     )
     .unwrap();
-    p.ryechain(&["sign", "acme/notes", "--type", "knowledge"]);
+    p.cli(&["sign", "acme/notes", "--type", "knowledge"]);
     let after = ask(&mut wire, "rye_execute", notes);
     assert!(
         after["data"]["body"].as_str().unwrap().contains("Mondays"),
@@ -801,19 +766,9 @@ fn the_official_python_sdk_sees_progress_and_cancels_a_call() {
     if !runnable() {
         return;
     }
-    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-venv/bin/python");
-    let has_sdk = python.exists()
-        && Command::new(&python)
-            .args(["-c", "import mcp.client.stdio"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if !has_sdk {
-        missing(
-            "the MCP Python SDK",
-            "python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install mcp==2.3.0",
-        );
+    let Some(python) = mcp_sdk("mcp.client.stdio") else {
         return;
-    }
+    };
     let p = Project::new();
     let tag = format!("{}-{}", std::process::id(), rand_suffix());
     let out = Command::new(&python)

@@ -14,6 +14,8 @@
     reason = "the tests spawn the server and its client and write a temporary project"
 )]
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::fs::PermissionsExt;
@@ -24,19 +26,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value as Json, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_ryechain");
+use common::project::{BIN, mcp_sdk, ryechain_in};
 
 /// How long any one answer of the server may take here (a debug build on a busy machine).
 const PATIENCE: Duration = Duration::from_secs(60);
 
 const TOKEN: &str = "3f9c1e7a-test-token";
-
-fn missing(what: &str, how: &str) {
-    let required = std::env::var("RYECHAIN_REQUIRE_MCP_CLIENTS").is_ok_and(|v| v == "1")
-        || std::env::var("CI").is_ok_and(|v| v == "true");
-    assert!(!required, "{what} is required here but missing: {how}");
-    eprintln!("skipped: {what} is not installed ({how})");
-}
 
 /// `ryechain mcp <args>` run to its end with `token` (if any) in RYECHAIN_MCP_TOKEN.
 fn mcp_once(home: &Path, token: Option<&str>, args: &[&str]) -> Output {
@@ -487,25 +482,6 @@ fn a_token_file_is_read_and_wins_over_the_environment() {
 // ---------------------------------------------------------------------------------------------
 // Projects.
 
-/// `ryechain <args>` in `cwd` with `home` as the home directory (the user space).
-fn ryechain(cwd: &Path, home: &Path, args: &[&str]) {
-    let out = Command::new(BIN)
-        .args(args)
-        .current_dir(cwd)
-        .env("HOME", home)
-        .env_remove("USER_SPACE")
-        .env_remove("RYE_SYSTEM_SPACE")
-        .stdin(Stdio::null())
-        .output()
-        .expect("spawn ryechain");
-    assert!(
-        out.status.success(),
-        "ryechain {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// A project with the signed bash tools `tools` (their bodies replaced where `bodies` says), a
 /// user space in `home` trusting the key.
 fn signed_project(root: &Path, tools: &[&str], bodies: &[(&str, &str)]) -> (PathBuf, PathBuf) {
@@ -513,9 +489,9 @@ fn signed_project(root: &Path, tools: &[&str], bodies: &[(&str, &str)]) -> (Path
     let project = root.join("proj");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&project).unwrap();
-    ryechain(&project, &home, &["init"]);
+    ryechain_in(&project, &home, &["init"]);
     for tool in tools {
-        ryechain(&project, &home, &["new", "tool", tool, "--runtime", "bash"]);
+        ryechain_in(&project, &home, &["new", "tool", tool, "--runtime", "bash"]);
     }
     for (tool, body) in bodies {
         let path = project.join(format!(".ai/tools/{tool}.sh"));
@@ -523,8 +499,8 @@ fn signed_project(root: &Path, tools: &[&str], bodies: &[(&str, &str)]) -> (Path
         let (head, _) = text.split_once("params=$(cat)").unwrap();
         std::fs::write(&path, format!("{head}{body}")).unwrap();
     }
-    ryechain(&project, &home, &["keys", "generate"]);
-    ryechain(&project, &home, &["sign", "acme/*"]);
+    ryechain_in(&project, &home, &["keys", "generate"]);
+    ryechain_in(&project, &home, &["sign", "acme/*"]);
     (home, project)
 }
 
@@ -625,25 +601,11 @@ fn sigterm_ends_a_tool_still_running_and_the_server() {
 // ---------------------------------------------------------------------------------------------
 // The official Python SDK as the client.
 
-fn venv_python() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mcp-venv/bin/python")
-}
-
 #[test]
 fn the_official_python_sdk_speaks_to_the_server_over_http() {
-    let python = venv_python();
-    let has_sdk = python.exists()
-        && Command::new(&python)
-            .args(["-c", "import mcp.client.streamable_http"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if !has_sdk {
-        missing(
-            "the MCP Python SDK",
-            "python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install mcp==2.3.0",
-        );
+    let Some(python) = mcp_sdk("mcp.client.streamable_http") else {
         return;
-    }
+    };
     let tmp = tempfile::tempdir().unwrap();
     let (home, project) = signed_project(
         tmp.path(),
@@ -657,7 +619,7 @@ fn the_official_python_sdk_speaks_to_the_server_over_http() {
         "Publish tables to the warehouse",
     );
     std::fs::write(&path, text).unwrap();
-    ryechain(&project, &home, &["sign", "acme/publish_tables"]);
+    ryechain_in(&project, &home, &["sign", "acme/publish_tables"]);
     let tampered = project.join(".ai/tools/acme/tampered.sh");
     let text = std::fs::read_to_string(&tampered).unwrap();
     std::fs::write(&tampered, format!("{text}echo edited after signing\n")).unwrap();

@@ -14,6 +14,8 @@
     reason = "the tests spawn ryechain and its peers and write temporary projects"
 )]
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -21,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value as Json, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_ryechain");
+use common::project::{BIN, TempProject, mcp_sdk};
 
 /// How long a peer may take to start or a process to be reaped here (a debug build on a busy
 /// machine); nothing is timed against it.
@@ -31,42 +33,26 @@ fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn venv_python() -> PathBuf {
-    repo().join("target/mcp-venv/bin/python")
-}
-
 fn server_script() -> PathBuf {
     repo().join("tests/mcp_servers/sdk_server.py")
 }
 
 /// The venv's python when the SDK is installed; otherwise skip (or fail where it is required).
 fn sdk() -> Option<PathBuf> {
-    let python = venv_python();
-    let ok = python.exists()
-        && Command::new(&python)
-            .args(["-c", "import mcp.server.mcpserver"])
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if ok {
-        return Some(python);
-    }
-    let required = std::env::var("RYECHAIN_REQUIRE_MCP_CLIENTS").is_ok_and(|v| v == "1")
-        || std::env::var("CI").is_ok_and(|v| v == "true");
-    let how = "python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install mcp==2.3.0";
-    assert!(
-        !required,
-        "the MCP Python SDK is required here but missing: {how}"
-    );
-    eprintln!("skipped: the MCP Python SDK is not installed ({how})");
-    None
+    mcp_sdk("mcp.server.mcpserver")
 }
 
 /// A temporary project with a user space (its home) holding a fresh trusted key.
 struct Project {
-    tmp: tempfile::TempDir,
-    home: PathBuf,
-    dir: PathBuf,
+    p: TempProject,
     python: PathBuf,
+}
+
+impl std::ops::Deref for Project {
+    type Target = TempProject;
+    fn deref(&self) -> &TempProject {
+        &self.p
+    }
 }
 
 struct Out {
@@ -78,20 +64,10 @@ struct Out {
 
 impl Project {
     fn new(python: PathBuf) -> Project {
-        let tmp = tempfile::tempdir().unwrap();
-        let home = tmp.path().join("home");
-        let dir = tmp.path().join("proj");
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = Project {
-            tmp,
-            home,
-            dir,
+        Project {
+            p: TempProject::keyed(),
             python,
-        };
-        p.ok(&["init"]);
-        p.ok(&["keys", "generate"]);
-        p
+        }
     }
 
     fn path(&self, rel: &str) -> PathBuf {
@@ -101,12 +77,6 @@ impl Project {
     /// A file under the temporary directory (outside every space).
     fn scratch(&self, name: &str) -> PathBuf {
         self.tmp.path().join(name)
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        let path = self.path(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
     }
 
     /// `.ai/tools/mcp/servers/<name>.yaml` with this `config` body (YAML, indented by two).
@@ -148,15 +118,9 @@ impl Project {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(BIN);
-        cmd.args(args)
-            .current_dir(&self.dir)
-            .env("HOME", &self.home)
-            .env("RYE_TEST_GREETING", "hello from the caller")
-            .env("RYE_TEST_SECRET", "not for the server")
-            .env_remove("USER_SPACE")
-            .env_remove("RYE_SYSTEM_SPACE")
-            .stdin(Stdio::null());
+        let mut cmd = self.p.command(args);
+        cmd.env("RYE_TEST_GREETING", "hello from the caller")
+            .env("RYE_TEST_SECRET", "not for the server");
         cmd
     }
 

@@ -14,61 +14,41 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::{Value as Json, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_ryechain");
+mod common;
+
+use common::project::{BIN, TempProject};
 
 /// A temporary home (the user space, trusting the signing key) and project.
-struct Tree {
-    dir: tempfile::TempDir,
-}
+struct Tree(TempProject);
 
 impl Tree {
     fn new() -> Tree {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("home")).unwrap();
-        std::fs::create_dir_all(dir.path().join("project/.ai")).unwrap();
-        let t = Tree { dir };
-        t.cli(&["keys", "generate"]);
-        t
+        let p = TempProject::empty("project");
+        std::fs::create_dir_all(p.dir.join(".ai")).unwrap();
+        p.cli(&["keys", "generate"]);
+        Tree(p)
     }
 
     fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
+        self.0.home.clone()
     }
 
     fn project(&self) -> PathBuf {
-        self.dir.path().join("project")
+        self.0.dir.clone()
     }
 
     fn project_str(&self) -> String {
-        self.project().display().to_string()
+        self.0.path_str()
     }
 
     /// Write `.ai/<rel>` of the project.
     fn write(&self, rel: &str, text: &str) -> PathBuf {
-        let path = self.project().join(".ai").join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-        path
+        self.0.write(&format!(".ai/{rel}"), text)
     }
 
     /// `ryechain <args>` in the project, which must succeed.
     fn cli(&self, args: &[&str]) {
-        let out = Command::new(BIN)
-            .args(args)
-            .current_dir(self.dir.path().join("project"))
-            .env("HOME", self.home())
-            .env_remove("USER_SPACE")
-            .env_remove("RYE_SYSTEM_SPACE")
-            .env_remove("RYE_SIGNING_KEY_DIR")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "ryechain {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        self.0.cli(args);
     }
 
     /// A server session: initialized, ready for calls.

@@ -173,3 +173,5 @@ impl Drop for Sleeps {
         }
     }
 }
+
+pub mod project;

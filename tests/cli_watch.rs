@@ -164,8 +164,11 @@ fn watch_reports_new_and_fixed_findings_and_stops_on_ctrl_c() {
     );
 
     let pid = i32::try_from(child.id()).unwrap();
-    // SAFETY: sending a signal to the child we spawned.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid).unwrap(),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
     until(&rx, &["stopped watching"]);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{status:?}");
@@ -340,7 +343,10 @@ fn watch_follows_suppressions_as_a_one_shot_lint_does() {
         assert_eq!(model, one_shot(), "after {text}");
     }
     let pid = i32::try_from(child.id()).unwrap();
-    // SAFETY: sending a signal to the child we spawned.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid).unwrap(),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }

@@ -114,8 +114,8 @@ impl Served {
     /// SIGTERM, then its exit code, its stdout and the rest of its stderr.
     fn stop(mut self) -> (Option<i32>, String, String) {
         let pid = i32::try_from(self.child.id()).unwrap();
-        // SAFETY: kill(2) on our own child, which is not reaped before `wait` below.
-        assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+        let pid = rustix::process::Pid::from_raw(pid).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
         let deadline = Instant::now() + PATIENCE;
         let status = loop {
             if let Some(status) = self.child.try_wait().unwrap() {

@@ -330,13 +330,11 @@ impl Tail {
 
 /// SIGKILL to the process group `pgid` (the stdio server and everything it started).
 fn kill_group(pgid: u32) {
-    if let Ok(pgid) = i32::try_from(pgid)
-        && pgid > 0
+    if let Some(pgid) = i32::try_from(pgid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
     {
-        // SAFETY: kill(2) has no memory-safety preconditions; a negative pid names the group.
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
+        let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
     }
 }
 
@@ -404,14 +402,20 @@ impl Call {
         // a cancel, and the server's group is another. This runtime has one thread, the one that
         // forks, so the parent-death signal is tied to the process's life.
         let parent = std::process::id();
-        // SAFETY: the closure runs in the child between fork and exec and calls only
-        // async-signal-safe functions (prctl, getppid, _exit).
+        // SAFETY: `pre_exec` is unsafe because the closure runs in the forked child before
+        // exec, where only async-signal-safe calls are sound; it makes only raw system calls
+        // (prctl, getppid, through rustix, which neither allocates nor locks) and _exit, and
+        // touches no state but the copied `parent` id.
         unsafe {
             cmd.pre_exec(move || {
                 #[cfg(target_os = "linux")]
                 {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                    let _ = rustix::process::set_parent_process_death_signal(Some(
+                        rustix::process::Signal::KILL,
+                    ));
+                    if rustix::process::getppid().map(|p| p.as_raw_nonzero().get().cast_unsigned())
+                        != Some(parent)
+                    {
                         libc::_exit(1);
                     }
                 }

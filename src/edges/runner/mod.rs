@@ -125,11 +125,10 @@ fn failed(exit: ExitKind, start: Instant) -> ProcessOutcome {
 
 /// SIGKILL to every process of the group led by `pgid`.
 fn kill_group(pgid: i32) {
-    if pgid > 0 {
-        // SAFETY: kill(2) has no memory-safety preconditions; a negative pid names the group.
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
+    if pgid > 0
+        && let Some(pgid) = rustix::process::Pid::from_raw(pgid)
+    {
+        let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
     }
 }
 
@@ -464,13 +463,13 @@ pub fn run_until(
 
 /// Whether `fd` is readable now (data, end of file or an error: a cancel either way).
 fn readable(fd: std::os::fd::BorrowedFd<'_>) -> bool {
-    let mut pfd = [libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    }];
-    // SAFETY: `pfd` is a live array of one pollfd for the whole call; a zero timeout.
-    unsafe { libc::poll(pfd.as_mut_ptr(), 1, 0) > 0 }
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let mut pfd = [PollFd::from_borrowed_fd(fd, PollFlags::IN)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    rustix::event::poll(&mut pfd, Some(&now)).is_ok_and(|n| n > 0)
 }
 
 /// Make our end of the stdin pipe non-blocking (the poll loop writes it); `false` if refused.

@@ -105,9 +105,10 @@ impl Project {
 
     /// Write and sign the tool `acme/<name>`.
     fn tool(&self, name: &str, description: &str, body: &str) {
-        let path = self.dir.join(format!(".ai/tools/acme/{name}.sh"));
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, bash_tool(description, body)).unwrap();
+        self.write(
+            &format!(".ai/tools/acme/{name}.sh"),
+            &bash_tool(description, body),
+        );
         self.cli(&["sign", &format!("acme/{name}")]);
     }
 

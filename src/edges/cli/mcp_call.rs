@@ -328,23 +328,13 @@ impl Tail {
     }
 }
 
-/// SIGKILL to the process group `pgid` (the stdio server and everything it started).
-fn kill_group(pgid: u32) {
-    if let Some(pgid) = i32::try_from(pgid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-    {
-        let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
-    }
-}
-
 /// Kills the stdio server's process group when the call ends, however it ends.
 struct Group(Option<u32>);
 
 impl Drop for Group {
     fn drop(&mut self) {
-        if let Some(pgid) = self.0.take() {
-            kill_group(pgid);
+        if let Some(pgid) = self.0.take().and_then(|p| i32::try_from(p).ok()) {
+            crate::edges::runner::kill_group(pgid);
         }
     }
 }

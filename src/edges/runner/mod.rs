@@ -123,8 +123,9 @@ fn failed(exit: ExitKind, start: Instant) -> ProcessOutcome {
     }
 }
 
-/// SIGKILL to every process of the group led by `pgid`.
-fn kill_group(pgid: i32) {
+/// SIGKILL to every process of the group led by `pgid` (also the MCP runtimes' stdio server,
+/// `cli::mcp_call`).
+pub(crate) fn kill_group(pgid: i32) {
     if pgid > 0
         && let Some(pgid) = rustix::process::Pid::from_raw(pgid)
     {

@@ -16,9 +16,11 @@ mod python;
 mod shell;
 pub mod suppress;
 mod yaml;
-mod yaml_fast;
+mod yaml_events;
+mod yaml_load;
 mod yaml_node;
-mod yaml_simple;
+#[cfg(any(test, feature = "testing"))]
+mod yaml_oracle;
 
 #[cfg(test)]
 mod proptests;
@@ -97,45 +99,19 @@ pub fn python_scans_agree(text: &str) -> Result<(), String> {
     }
 }
 
-/// Whether the one-pass spanned reader of plain YAML headers (`yaml_simple::load_spanned`)
-/// gives exactly the top-level entries, values and spans the located path gives (test support).
-/// `None` when the spanned reader declines `text`.
-#[cfg(any(test, feature = "testing"))]
-pub fn yaml_spans_agree(text: &str) -> Option<Result<(), String>> {
-    let direct = yaml_simple::load_spanned(text)?;
-    Some(match yaml::located_entries(text) {
-        Ok((located, problems)) if problems.is_empty() && located == direct => Ok(()),
-        Ok((located, problems)) => Err(format!(
-            "spanned: {direct:?}\nlocated: {located:?}\nproblems: {problems:?}"
-        )),
-        Err(parsed) => Err(format!("spanned: {direct:?}\nlocated: {parsed:?}")),
-    })
-}
-
-/// Whether the fast YAML loaders (`yaml_simple`, `yaml_fast`) and the `serde_yaml` path agree on
-/// `text` (test support: the differential tests and the fuzz target call it). `None` when both
-/// fast loaders decline it.
+/// Whether the YAML loader and `serde_yaml` agree on `text`: values, later documents, errors
+/// and their positions (test support: the differential tests and the fuzz target call it).
+/// `None` when the nesting guard decides the text.
 #[cfg(any(test, feature = "testing"))]
 pub fn yaml_loaders_agree(text: &str) -> Option<Result<(), String>> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    // Through `Debug`, so a NaN equals a NaN.
-    let theirs = format!("{:?}", yaml::load_with_serde(text));
-    let mut answered = false;
-    for (name, ours) in [
-        (
-            "simple loader",
-            yaml_simple::load(text).and_then(yaml_fast::Fast::into_result),
-        ),
-        ("fast loader", yaml_fast::load(text).into_result()),
-    ] {
-        let Some(ours) = ours else { continue };
-        answered = true;
-        let ours = format!("{ours:?}");
-        if ours != theirs {
-            return Some(Err(format!("{name}: {ours}\nserde_yaml: {theirs}")));
-        }
-    }
-    answered.then_some(Ok(()))
+    yaml_oracle::loaders_agree(text)
+}
+
+/// Whether every span the YAML header reader gives holds its value's text, read alone through
+/// `serde_yaml` (test support); the number of spans checked.
+#[cfg(any(test, feature = "testing"))]
+pub fn yaml_spans_hold_their_text(text: &str) -> Result<usize, String> {
+    yaml_oracle::spans_hold_their_text(text)
 }
 
 /// A sign in a file's code that it is meant to be run, not imported (DESIGN.md: files under

@@ -108,22 +108,19 @@ impl Drop for Parser<'_> {
 }
 
 /// # Safety
-/// `ptr` is null or a NUL-terminated string libyaml allocated for the event being read.
-unsafe fn c_text(ptr: *const u8) -> Option<Str> {
-    // SAFETY: as the caller promises.
-    (!ptr.is_null())
-        .then(|| unsafe { std::ffi::CStr::from_ptr(ptr.cast()) })
-        .map(|c| Str::from(String::from_utf8_lossy(c.to_bytes())))
-}
-
-/// # Safety
 /// `e` is an event just filled by `yaml_parser_parse`.
 unsafe fn convert(e: &unsafe_libyaml::yaml_event_t) -> Event {
     let start = usize::try_from(e.start_mark.index).unwrap_or(usize::MAX);
     let end = usize::try_from(e.end_mark.index).unwrap_or(usize::MAX);
-    // SAFETY: the union member read is the one `type_` says is filled; its strings are
-    // libyaml's, NUL-terminated (the scalar's value is `length` bytes of UTF-8 input).
+    // SAFETY: the union member read is the one `type_` says is filled; its anchor and tag are
+    // null or NUL-terminated strings libyaml allocated for this event, and a scalar's value is
+    // `length` bytes.
     let kind = unsafe {
+        let c_text = |ptr: *const u8| {
+            (!ptr.is_null())
+                .then(|| std::ffi::CStr::from_ptr(ptr.cast()))
+                .map(|c| Str::from(String::from_utf8_lossy(c.to_bytes())))
+        };
         match e.type_ {
             unsafe_libyaml::YAML_STREAM_START_EVENT => Kind::StreamStart,
             unsafe_libyaml::YAML_DOCUMENT_START_EVENT => Kind::DocumentStart,

@@ -587,23 +587,21 @@ impl Call {
 /// status is not told: whether tokio reaps it first is a race, and the answer must not depend
 /// on it (the end of its stderr says why it went).
 async fn exited(pid: Option<u32>) -> String {
-    let Some(pid) = pid.and_then(|p| libc::id_t::try_from(p).ok()) else {
+    use rustix::process::{Pid, WaitId, WaitIdOptions};
+    let Some(pid) = pid else {
         return std::future::pending().await;
     };
+    // A pid no process can have (0, past `i32`) is no child of ours: `None`, exited.
+    let pid = i32::try_from(pid)
+        .ok()
+        .filter(|&p| p > 0)
+        .and_then(Pid::from_raw);
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
     loop {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        // SAFETY: waitid(2) writes only into `info`, a zeroed siginfo_t we own.
-        let (rc, child) = unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            let rc = libc::waitid(
-                libc::P_PID,
-                pid,
-                &raw mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            );
-            (rc, info.si_pid())
-        };
-        if rc != 0 || child != 0 {
+        // `Ok(None)`: still running; an error (`ECHILD`: reaped already) counts as exited.
+        let state = pid.map(|pid| rustix::process::waitid(WaitId::Pid(pid), options));
+        if !matches!(state, Some(Ok(None))) {
             return "exited".to_owned();
         }
     }

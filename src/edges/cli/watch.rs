@@ -28,10 +28,6 @@ const MAX_BATCH: Duration = Duration::from_secs(2);
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_sigint(_: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
-
 fn line(f: &Finding) -> String {
     format!(
         "{}:{}:{}: {}[{}] {}",
@@ -79,10 +75,9 @@ pub fn watch(
             .watch(d, RecursiveMode::Recursive)
             .map_err(|e| anyhow::anyhow!("cannot watch {}: {e}", d.display()))?;
     }
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
-    }
+    // Ctrl-C sets `STOP` (every time: the loop below ends within its next wait). Refused only
+    // for a signal that cannot be caught, which SIGINT is not.
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, &STOP);
     let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
     if !json {
         outln!("watching {} for changes (Ctrl-C to stop)", shown.join(", "));

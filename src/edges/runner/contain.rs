@@ -14,6 +14,31 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use rustix::io::Errno;
+use rustix::process::{self, Pid, Signal, WaitId, WaitIdOptions, WaitOptions};
+
+/// A process id as rustix takes it; `None` for 0 or one past `i32` (no process).
+fn pid_of(pid: u32) -> Option<Pid> {
+    i32::try_from(pid)
+        .ok()
+        .filter(|&p| p > 0)
+        .and_then(Pid::from_raw)
+}
+
+/// A status from `waitpid` as std gives it.
+fn exit_status(status: process::WaitStatus) -> ExitStatus {
+    std::os::unix::process::ExitStatusExt::from_raw(status.as_raw())
+}
+
+/// SIGKILL our own unreaped child `pid` (so its pid cannot have been reused) and reap it if it
+/// is gone already.
+fn kill_and_reap(pid: i32) {
+    if let Some(pid) = Pid::from_raw(pid.max(0)) {
+        let _ = process::kill_process(pid, Signal::KILL);
+        let _ = process::waitpid(Some(pid), WaitOptions::NOHANG);
+    }
+}
+
 /// Set once this process is the subreaper of its descendants.
 static ADOPTING: AtomicBool = AtomicBool::new(false);
 
@@ -36,14 +61,9 @@ pub fn end_all_tools() {
     let live = spawned();
     ENDED.store(true, Ordering::SeqCst);
     for &pid in live.iter() {
-        if let Ok(pgid) = i32::try_from(pid)
-            && pgid > 0
-        {
-            // SAFETY: kill(2) has no memory-safety preconditions; a negative pid names the
-            // group the unreaped child leads (its id stays reserved until it is reaped).
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
+        // The group the unreaped child leads (its id stays reserved until it is reaped).
+        if let Some(pgid) = pid_of(pid) {
+            let _ = process::kill_process_group(pgid, Signal::KILL);
         }
     }
 }
@@ -65,8 +85,8 @@ pub fn end_all_tools() {
 pub fn adopt_orphans() -> bool {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: prctl(2) with integer arguments only; no memory is passed.
-        let ok = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == 0;
+        // prctl(PR_SET_CHILD_SUBREAPER) with a non-zero value: any makes us the subreaper.
+        let ok = process::set_child_subreaper(Some(process::getpid())).is_ok();
         if ok {
             ADOPTING.store(true, Ordering::SeqCst);
         }
@@ -96,13 +116,11 @@ impl Spawned {
         if let Some(child) = &mut self.child {
             return child.try_wait().transpose();
         }
-        let pid = i32::try_from(self.pid).ok()?;
-        let mut status = 0;
-        // SAFETY: waitpid(2) on our own child; `status` is a live c_int.
-        match unsafe { libc::waitpid(pid, &raw mut status, libc::WNOHANG) } {
-            0 => None,
-            rc if rc == pid => Some(Ok(std::os::unix::process::ExitStatusExt::from_raw(status))),
-            _ => Some(Err(io::Error::last_os_error())),
+        let pid = pid_of(self.pid)?;
+        match process::waitpid(Some(pid), WaitOptions::NOHANG) {
+            Ok(None) => None,
+            Ok(Some((_, status))) => Some(Ok(exit_status(status))),
+            Err(e) => Some(Err(e.into())),
         }
     }
 
@@ -111,17 +129,14 @@ impl Spawned {
         if let Some(child) = &mut self.child {
             return child.wait();
         }
-        let pid = i32::try_from(self.pid).map_err(io::Error::other)?;
+        let pid = pid_of(self.pid).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
         loop {
-            let mut status = 0;
-            // SAFETY: waitpid(2) on our own child; `status` is a live c_int.
-            let rc = unsafe { libc::waitpid(pid, &raw mut status, 0) };
-            if rc == pid {
-                return Ok(std::os::unix::process::ExitStatusExt::from_raw(status));
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
+            match process::waitpid(Some(pid), WaitOptions::empty()) {
+                Ok(Some((_, status))) => return Ok(exit_status(status)),
+                Err(Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
+                // Only `WNOHANG` finds no child changed; never a blocking wait.
+                Ok(None) => return Err(io::Error::other("waitpid returned no child")),
             }
         }
     }
@@ -226,6 +241,8 @@ mod clone_into {
     use std::os::unix::ffi::OsStrExt;
     use std::process::{ChildStderr, ChildStdin, ChildStdout};
 
+    use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
+
     use super::{Launch, Spawned};
 
     const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
@@ -256,13 +273,7 @@ mod clone_into {
     }
 
     fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-        let mut fds = [0 as RawFd; 2];
-        // SAFETY: pipe2(2) writes two descriptors into `fds`, which we then own.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: both were just opened and are owned by nothing else.
-        Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+        Ok(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
     }
 
     /// `None`: the kernel will not clone into a cgroup here (no `clone3`, not permitted, an
@@ -328,7 +339,7 @@ mod clone_into {
         stdout: RawFd,
         stderr: RawFd,
         /// The parent's signal mask, restored in the child once its handlers are the defaults.
-        mask: libc::sigset_t,
+        mask: SigSet,
         errno: libc::c_int,
     }
 
@@ -358,7 +369,7 @@ mod clone_into {
                         libc::signal(sig, libc::SIG_DFL);
                     }
                 }
-                libc::sigprocmask(libc::SIG_SETMASK, &raw const d.mask, std::ptr::null_mut());
+                libc::sigprocmask(libc::SIG_SETMASK, d.mask.as_ref(), std::ptr::null_mut());
                 libc::execve(d.exe, d.argv, d.envp);
             }
             (*data).errno = *libc::__errno_location();
@@ -417,7 +428,6 @@ mod clone_into {
             };
             // u128 elements: the top of the stack is 16-byte aligned, as the ABI wants at a call.
             let mut stack = vec![0u128; STACK_BYTES / 16];
-            // SAFETY: an all-zero sigset_t is a valid value, filled below.
             let mut data = ChildData {
                 exe: self.exe.as_ptr(),
                 argv: argv.as_ptr(),
@@ -426,7 +436,7 @@ mod clone_into {
                 stdin,
                 stdout: self.stdout.1.as_raw_fd(),
                 stderr: self.stderr.1.as_raw_fd(),
-                mask: unsafe { std::mem::zeroed() },
+                mask: SigSet::empty(), // filled below
                 errno: 0,
             };
             let mut pidfd: RawFd = -1;
@@ -444,21 +454,15 @@ mod clone_into {
             };
             // No signal is handled in the child before its handlers are reset: all are blocked
             // from before the clone until the child sets its own mask (the parent's old one).
-            // SAFETY: sigfillset and pthread_sigmask write only into the live sigsets given.
-            let pid = unsafe {
-                let mut all: libc::sigset_t = std::mem::zeroed();
-                libc::sigfillset(&raw mut all);
-                libc::pthread_sigmask(libc::SIG_SETMASK, &raw const all, &raw mut data.mask);
-                // SAFETY: the stack is ours until the child has exec'd or exited, which the
-                // clone waits for; `child` never returns; `data` outlives the call.
-                let pid = clone3(&args, child, (&raw mut data).cast());
-                libc::pthread_sigmask(
-                    libc::SIG_SETMASK,
-                    &raw const data.mask,
-                    std::ptr::null_mut(),
-                );
-                pid
-            };
+            let _ = pthread_sigmask(
+                SigmaskHow::SIG_SETMASK,
+                Some(&SigSet::all()),
+                Some(&mut data.mask),
+            );
+            // SAFETY: the stack is ours until the child has exec'd or exited, which the clone
+            // waits for (`CLONE_VFORK`); `child` never returns; `data` outlives the call.
+            let pid = unsafe { clone3(&args, child, (&raw mut data).cast()) };
+            let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&data.mask), None);
             drop(stack);
             if pid < 0 {
                 // Refused (ENOSYS, EPERM, EINVAL, E2BIG, EBUSY…): spawn the usual way instead.
@@ -468,9 +472,11 @@ mod clone_into {
             // SAFETY: the kernel opened it for us (close-on-exec) and nothing else owns it.
             let pidfd = (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd) });
             if data.errno != 0 {
-                let mut status = 0;
-                // SAFETY: reap our own child, which failed before its program started.
-                unsafe { libc::waitpid(pid, &raw mut status, 0) };
+                // Reap our own child, which failed before its program started.
+                if let Some(pid) = rustix::process::Pid::from_raw(pid.max(0)) {
+                    let _ =
+                        rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
+                }
                 return Some(Err(io::Error::from_raw_os_error(data.errno)));
             }
             // The child's ends close here; ours stay.
@@ -520,13 +526,7 @@ pub(super) fn sweep_strays(deadline: Instant) {
                     continue;
                 }
                 found = true;
-                let mut status = 0;
-                // SAFETY: kill(2) and waitpid(2) on our own unreaped child, whose pid cannot
-                // have been reused; `status` is a live c_int.
-                unsafe {
-                    libc::kill(child, libc::SIGKILL);
-                    libc::waitpid(child, &raw mut status, libc::WNOHANG);
-                }
+                kill_and_reap(child);
             }
             found
         };
@@ -541,25 +541,16 @@ pub(super) fn sweep_strays(deadline: Instant) {
 /// Block until our child `pid` has exited, leaving it unreaped (so its pid is not reused while
 /// what it left is ended); whether it exited with status 0. `None` when `waitid` fails.
 pub(super) fn exited_cleanly(pid: u32) -> Option<bool> {
+    let pid = pid_of(pid)?;
     loop {
-        // SAFETY: an all-zero siginfo_t is a valid value; waitid writes only into it.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `info` is a live siginfo_t for the whole call.
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid,
-                &raw mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if rc == 0 {
-            // SAFETY: waitid filled in a SIGCHLD siginfo, whose status field is set.
-            let status = unsafe { info.si_status() };
-            return Some(info.si_code == libc::CLD_EXITED && status == 0);
-        }
-        if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            return None;
+        match process::waitid(
+            WaitId::Pid(pid),
+            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+        ) {
+            Ok(Some(info)) => return Some(info.exit_status() == Some(0)),
+            Err(Errno::INTR) => {}
+            // No status without `WNOHANG`: not a child of ours to wait on.
+            Ok(None) | Err(_) => return None,
         }
     }
 }
@@ -567,19 +558,16 @@ pub(super) fn exited_cleanly(pid: u32) -> Option<bool> {
 /// Whether our child `pid` has exited (left unreaped); `true` too when `waitid` fails (it is no
 /// child of ours to use).
 pub(super) fn has_exited(pid: u32) -> bool {
-    // SAFETY: an all-zero siginfo_t is a valid value; waitid writes only into it.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `info` is a live siginfo_t for the whole call; WNOHANG returns at once.
-    let rc = unsafe {
-        libc::waitid(
-            libc::P_PID,
-            pid,
-            &raw mut info,
-            libc::WEXITED | libc::WNOWAIT | libc::WNOHANG,
+    // `Ok(None)`: `WNOHANG` found it still running.
+    pid_of(pid).is_none_or(|pid| {
+        !matches!(
+            process::waitid(
+                WaitId::Pid(pid),
+                WaitIdOptions::EXITED | WaitIdOptions::NOWAIT | WaitIdOptions::NOHANG,
+            ),
+            Ok(None)
         )
-    };
-    // SAFETY: after a successful waitid, si_pid is 0 when no child has changed state.
-    rc != 0 || unsafe { info.si_pid() } != 0
+    })
 }
 
 /// End and remove the cgroups the process `pid` (a worker of ours, exited but not yet reaped,
@@ -628,23 +616,17 @@ pub(super) fn forget(pid: u32) {
 /// pid — and the id of the process group it leads — stays reserved until it is reaped. `false`
 /// when `waitid` fails (the caller then reaps at once).
 pub(super) fn wait_exited(pid: u32) -> bool {
+    let Some(pid) = pid_of(pid) else {
+        return false;
+    };
     loop {
-        // SAFETY: an all-zero siginfo_t is a valid value; waitid writes only into it.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `info` is a live siginfo_t for the whole call.
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid,
-                &raw mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if rc == 0 {
-            return true;
-        }
-        if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            return false;
+        match process::waitid(
+            WaitId::Pid(pid),
+            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+        ) {
+            Ok(_) => return true,
+            Err(Errno::INTR) => {}
+            Err(_) => return false,
         }
     }
 }
@@ -673,8 +655,7 @@ pub(super) fn sweep(pid: i32, pgid: i32, cgroup: Option<&Cgroup>, deadline: Inst
 
 /// Whether a process of the group `pgid` still exists (alive or a zombie).
 fn group_exists(pgid: i32) -> bool {
-    // SAFETY: kill(2) with signal 0 only checks; a negative pid names the group.
-    pgid > 0 && unsafe { libc::kill(-pgid, 0) } == 0
+    Pid::from_raw(pgid.max(0)).is_some_and(|g| process::test_kill_process_group(g).is_ok())
 }
 
 /// SIGKILL and try to reap every child of ours that `run` did not spawn; whether there was one.
@@ -694,13 +675,7 @@ fn kill_adopted(pid: i32) -> Option<bool> {
             continue;
         }
         found = true;
-        let mut status = 0;
-        // SAFETY: kill(2) and waitpid(2) on our own unreaped child, whose pid cannot have been
-        // reused; `status` is a live c_int.
-        unsafe {
-            libc::kill(child, libc::SIGKILL);
-            libc::waitpid(child, &raw mut status, libc::WNOHANG);
-        }
+        kill_and_reap(child);
     }
     Some(found)
 }

@@ -15,7 +15,7 @@ pub mod http;
 pub mod worker;
 
 use std::io::{ErrorKind, Read, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
@@ -23,6 +23,8 @@ use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags};
 
 use crate::exec::{ExecutionPlan, ExitKind, ProcessOutcome};
 pub use contain::{adopt_orphans, end_all_tools};
@@ -133,18 +135,18 @@ pub(crate) fn kill_group(pgid: i32) {
     }
 }
 
-/// Milliseconds until `until` for poll(2), rounded up so a wake-up is never early; -1 = forever.
-fn poll_ms(until: Option<Instant>, now: Instant) -> i32 {
-    match until {
-        None => -1,
-        Some(t) => {
-            let ms = t
-                .saturating_duration_since(now)
-                .as_nanos()
-                .div_ceil(1_000_000);
-            i32::try_from(ms).unwrap_or(i32::MAX)
-        }
-    }
+/// The time until `until` for poll(2), in whole milliseconds rounded up so a wake-up is never
+/// early; `None` = forever.
+fn poll_timeout(until: Option<Instant>, now: Instant) -> Option<rustix::event::Timespec> {
+    let ms = until?
+        .saturating_duration_since(now)
+        .as_nanos()
+        .div_ceil(1_000_000);
+    let ms = i64::try_from(ms).unwrap_or(i64::from(i32::MAX));
+    Some(rustix::event::Timespec {
+        tv_sec: ms / 1000,
+        tv_nsec: (ms % 1000) * 1_000_000,
+    })
 }
 
 /// Read once from a ready stream; `false` when it is finished (EOF or an error).
@@ -323,18 +325,14 @@ pub fn run_until(
         let mut slots = Vec::with_capacity(5);
         let watch_cancel = cancel.filter(|_| matches!(phase, Phase::Running));
         for (slot, fd, events) in [
-            (0, stdout.as_ref().map(AsRawFd::as_raw_fd), libc::POLLIN),
-            (1, stderr.as_ref().map(AsRawFd::as_raw_fd), libc::POLLIN),
-            (2, exited_at.is_none().then(|| watch.fd()), libc::POLLIN),
-            (3, stdin.as_ref().map(|(p, _)| p.as_raw_fd()), libc::POLLOUT),
-            (4, watch_cancel.map(|fd| fd.as_raw_fd()), libc::POLLIN),
+            (0, stdout.as_ref().map(AsFd::as_fd), PollFlags::IN),
+            (1, stderr.as_ref().map(AsFd::as_fd), PollFlags::IN),
+            (2, exited_at.is_none().then(|| watch.fd()), PollFlags::IN),
+            (3, stdin.as_ref().map(|(p, _)| p.as_fd()), PollFlags::OUT),
+            (4, watch_cancel, PollFlags::IN),
         ] {
             if let Some(fd) = fd {
-                fds.push(libc::pollfd {
-                    fd,
-                    events,
-                    revents: 0,
-                });
+                fds.push(PollFd::from_borrowed_fd(fd, events));
                 slots.push(slot);
             }
         }
@@ -343,23 +341,15 @@ pub fn run_until(
             // Both pipes closed and the status is in: nothing to poll (handled below).
             0
         } else {
-            // SAFETY: `fds` is a live, correctly sized array of pollfd for the whole call.
-            unsafe {
-                libc::poll(
-                    fds.as_mut_ptr(),
-                    fds.len() as libc::nfds_t,
-                    poll_ms(until, now),
-                )
+            match rustix::event::poll(&mut fds, poll_timeout(until, now).as_ref()) {
+                Ok(n) => n,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => {
+                    poll_error = Some(std::io::Error::from(e));
+                    break;
+                }
             }
         };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == ErrorKind::Interrupted {
-                continue;
-            }
-            poll_error = Some(e);
-            break;
-        }
         if n == 0 {
             if until.is_some_and(|t| Instant::now() < t) {
                 continue; // woke early; recompute
@@ -378,10 +368,14 @@ pub fn run_until(
                 Phase::Killed(_) | Phase::Exited(_) => break,
             }
         }
-        for (pfd, slot) in fds.iter().zip(&slots) {
-            if pfd.revents == 0 {
-                continue;
+        let mut ready = [false; 5];
+        for (pfd, &slot) in fds.iter().zip(&slots) {
+            if let Some(r) = ready.get_mut(slot) {
+                *r = !pfd.revents().is_empty();
             }
+        }
+        drop(fds); // the pipes' borrows end here: the slots below read and write them
+        for slot in (0..ready.len()).filter(|&s| ready.get(s) == Some(&true)) {
             match slot {
                 0 => {
                     if let Some(s) = stdout.as_mut()
@@ -535,10 +529,10 @@ impl Watch {
     }
 
     /// The descriptor that becomes readable when the child has exited.
-    fn fd(&self) -> i32 {
+    fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
         match self {
-            Watch::Pidfd { fd, .. } => fd.as_raw_fd(),
-            Watch::Thread { notify, .. } => notify.as_raw_fd(),
+            Watch::Pidfd { fd, .. } => fd.as_fd(),
+            Watch::Thread { notify, .. } => notify.as_fd(),
         }
     }
 

@@ -78,18 +78,13 @@ fn dup(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<std::fs::File> {
 /// `SIGHUP`): it ends its run when the server's end of its stdin closes, whatever ended the
 /// server, and a worker killed first would leave its tool's processes to init. Caught rather than
 /// ignored, so the tools it starts get the default dispositions back at `execve`.
+/// The handler only sets a flag that nothing reads.
 fn shrug_off_signals() {
-    extern "C" fn ignore(_: libc::c_int) {}
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: sigaction(2) with a zeroed struct naming a handler that does nothing (it is
-        // async-signal-safe); the old disposition is not asked for.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = ignore as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            libc::sigemptyset(&raw mut action.sa_mask);
-            action.sa_flags = libc::SA_RESTART;
-            libc::sigaction(sig, &raw const action, std::ptr::null_mut());
-        }
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    static SHRUGGED: AtomicBool = AtomicBool::new(false);
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        // Refused only for a signal that cannot be caught, which these are not.
+        let _ = signal_hook::flag::register(sig, &SHRUGGED);
     }
 }
 

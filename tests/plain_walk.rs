@@ -1,10 +1,9 @@
-//! The full load reads a space's files as it walks them (`System::read_plain_tree`): it must load
-//! exactly what walking first and reading after loads — same files, texts, problems, link
-//! origins and notices — on trees with everything a walk can meet (files of every size, bytes
-//! that are not UTF-8 amid others of the same batch, names that are not UTF-8, a folder of more
-//! files than one job reads, symlinks to files in and out of the spaces, dangling symlinks, a
-//! FIFO, a symlink to a folder, which makes the read-ahead walk incomplete), and read each
-//! regular file once.
+//! The full load (a parallel walk, then the files read a chunk at a time into shared buffers)
+//! must load exactly what the plainest `System` over the same OS loads — one thread's walk, each
+//! file read into a buffer of its own, every path resolved from the root — : same files, texts,
+//! problems, link origins and notices, on trees with everything a walk can meet (files of every
+//! size, bytes that are not UTF-8 amid others of the same buffer, names that are not UTF-8,
+//! symlinks to files and folders in and out of the spaces, dangling symlinks, a FIFO, a loop).
 #![cfg(target_os = "linux")]
 #![allow(
     clippy::disallowed_methods,
@@ -13,54 +12,28 @@
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use proptest::prelude::*;
 use ryechain::db::{Change, FileContents};
 use ryechain::load::{LoadOutcome, SpaceSource, load};
 use ryechain::system::os::OsSystem;
-use ryechain::system::{
-    Known, ReadBatch, ReadInto, ReadPlan, ReadResult, System, WalkEntry, WalkStamped,
-};
+use ryechain::system::{ReadResult, System, WalkEntry};
 use ryechain::testing::three_spaces;
 
-/// The OS, without reading as it walks: the load walks first and reads after (the path every
-/// `System` without `read_plain_tree` takes).
-struct WalkThenRead;
+/// The OS through the trait's defaults only: `walk` is the one-thread walk (`walk_small`),
+/// nothing tells which folders were entered through a link, every file is read into a buffer of
+/// its own (then copied) and every path canonicalized from the root.
+struct OneAtATime;
 
-impl System for WalkThenRead {
+impl System for OneAtATime {
     fn walk(&self, dir: &Path) -> Vec<WalkEntry> {
-        OsSystem.walk(dir)
-    }
-    fn walk_small(&self, dir: &Path) -> Vec<WalkEntry> {
         OsSystem.walk_small(dir)
-    }
-    fn walk_noting_links(&self, dir: &Path) -> (Vec<WalkEntry>, Option<Vec<PathBuf>>) {
-        OsSystem.walk_noting_links(dir)
-    }
-    fn walk_stamped(&self, dir: &Path, known: &Known<'_>) -> WalkStamped {
-        OsSystem.walk_stamped(dir, known)
     }
     fn read(&self, path: &Path, limit: u64) -> ReadResult {
         OsSystem.read(path, limit)
     }
-    fn read_walked(&self, path: &Path, limit: u64) -> ReadResult {
-        OsSystem.read_walked(path, limit)
-    }
-    fn read_walked_into(
-        &self,
-        path: &Path,
-        limit: u64,
-        inline_below: u64,
-        buf: &mut Vec<u8>,
-    ) -> ReadInto {
-        OsSystem.read_walked_into(path, limit, inline_below, buf)
-    }
     fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf> {
         OsSystem.canonicalize(path)
-    }
-    fn canonicalize_child(&self, real_parent: &Path, path: &Path) -> std::io::Result<PathBuf> {
-        OsSystem.canonicalize_child(real_parent, path)
     }
     fn is_dir(&self, path: &Path) -> bool {
         OsSystem.is_dir(path)
@@ -104,7 +77,7 @@ fn files_of(outcome: &LoadOutcome) -> Vec<(PathBuf, String, String, String)> {
 }
 
 /// Load the tree under `dir` (`project`, `user`, `system`) both ways and compare; the files
-/// of the read-ahead load, for further checks.
+/// of the full load, for further checks.
 fn loads_agree(dir: &Path) -> Vec<(PathBuf, String, String, String)> {
     let specs = three_spaces(
         dir.join("project"),
@@ -113,7 +86,7 @@ fn loads_agree(dir: &Path) -> Vec<(PathBuf, String, String, String)> {
         "gen",
     );
     let ahead = load(&OsSystem, &specs);
-    let after = load(&WalkThenRead, &specs);
+    let after = load(&OneAtATime, &specs);
     let files = files_of(&ahead);
     assert_eq!(files, files_of(&after), "the files loaded");
     assert_eq!(ahead.notices, after.notices, "the notices");
@@ -200,7 +173,7 @@ fn every_kind_of_file(dir: &Path) {
 }
 
 #[test]
-fn reading_as_the_walk_goes_loads_what_walking_then_reading_loads() {
+fn the_full_load_loads_what_the_plainest_system_loads() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().canonicalize().unwrap();
     every_kind_of_file(&dir);
@@ -238,7 +211,7 @@ fn reading_as_the_walk_goes_loads_what_walking_then_reading_loads() {
 }
 
 #[test]
-fn a_symlink_to_a_folder_makes_the_walk_read_ahead_incomplete_and_nothing_is_lost() {
+fn folders_reached_through_symlinks_load_alike() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().canonicalize().unwrap();
     every_kind_of_file(&dir);
@@ -258,64 +231,35 @@ fn a_symlink_to_a_folder_makes_the_walk_read_ahead_incomplete_and_nothing_is_los
             .iter()
             .any(|r| r.0 == tools.join("outer/o.py") && r.2.starts_with("SymlinkEscape"))
     );
-    // The walk that read ahead says it is incomplete, and gave each regular file it listed once.
-    let seen: Mutex<Vec<PathBuf>> = Mutex::default();
-    let plan = ReadPlan {
-        limit: 1 << 20,
-        inline_below: 1 << 14,
-        batch_bytes: 1 << 16,
-    };
-    let tree = OsSystem
-        .read_plain_tree(&tools, plan, &|batch: ReadBatch| {
-            assert!(!batch.files.is_empty());
-            for (path, read) in &batch.files {
-                if let ReadInto::Appended(r) = read {
-                    assert!(r.end <= batch.buf.len());
-                }
-                seen.lock().unwrap().push(path.clone());
-            }
-        })
-        .expect("the OS reads as it walks");
-    assert!(!tree.complete);
-    let mut seen = seen.into_inner().unwrap();
-    let count = seen.len();
-    seen.sort();
-    seen.dedup();
-    assert_eq!(seen.len(), count, "a file given twice");
-    assert!(seen.contains(&tools.join("mixed/b.py")));
-    assert!(!seen.iter().any(|p| p.starts_with(tools.join("again"))));
-    // A symlinked root is not walked this way at all.
-    std::os::unix::fs::symlink(&tools, dir.join("tools_link")).unwrap();
-    assert!(
-        OsSystem
-            .read_plain_tree(&dir.join("tools_link"), plan, &|_| panic!("read"))
-            .is_none()
-    );
 }
 
+/// The walk's words for what it meets: each regular file once (`sign`'s leftovers too: the
+/// loader drops them), symlinks to files, a dangling symlink and a FIFO as entries of their own.
 #[test]
-fn a_tree_of_files_and_file_symlinks_is_read_ahead_completely() {
+fn the_walk_lists_every_regular_file_once_and_the_rest_in_its_words() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().canonicalize().unwrap();
     every_kind_of_file(&dir);
     let tools = dir.join("project/.ai/tools");
-    let plan = ReadPlan {
-        limit: 8 << 20,
-        inline_below: 16 << 10,
-        batch_bytes: 1 << 20,
-    };
-    let count = Mutex::new(0usize);
-    let tree = OsSystem
-        .read_plain_tree(&tools, plan, &|batch: ReadBatch| {
-            *count.lock().unwrap() += batch.files.len();
-        })
-        .unwrap();
-    assert!(tree.complete);
-    // 700 + 90 + 4 + 2 + 2 regular files; the symlinks, dangling one and FIFO as entries.
-    assert_eq!(count.into_inner().unwrap(), 798);
-    let mut others: Vec<(String, bool, Option<String>)> = tree
-        .others
+    let entries = OsSystem.walk(&tools);
+    let plain = |e: &&WalkEntry| !e.is_symlink && e.error.is_none() && e.not_regular.is_none();
+    let mut paths: Vec<&Path> = entries
         .iter()
+        .filter(plain)
+        .map(|e| e.path.as_path())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    // 700 + 90 + 4 + 2 + 2 regular files, and the two `sign` leftovers.
+    assert_eq!(paths.len(), 800);
+    assert_eq!(
+        entries.iter().filter(plain).count(),
+        800,
+        "a file listed twice"
+    );
+    let mut others: Vec<(String, bool, Option<String>)> = entries
+        .iter()
+        .filter(|e| !plain(e))
         .map(|e| {
             (
                 e.path.file_name().unwrap().to_string_lossy().into_owned(),

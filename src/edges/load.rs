@@ -20,8 +20,7 @@ use crate::model::{Space, SpaceKind, item_id_problem};
 use crate::resolve::extractor_config;
 use crate::rules::embedded_system_files;
 use crate::system::{
-    FileStamp, KnownDir, MetDir, ReadBatch, ReadInto, ReadPlan, ReadResult, Settled, System,
-    WalkEntry,
+    FileStamp, KnownDir, MetDir, ReadInto, ReadResult, Settled, System, WalkEntry,
 };
 
 /// Tool files above this size are not read (reported by `unreadable-file`).
@@ -259,26 +258,7 @@ fn load_dir(
         space,
         real_roots,
     };
-    // What the walks read as they went (`System::read_plain_tree`), made into specs on the
-    // walk's threads as each batch fills (its bytes still in the cache).
-    let real_ai = match size {
-        WalkSize::Large => sys.canonicalize(&ai).ok(),
-        // (Small walks never read ahead.)
-        WalkSize::Small => None,
-    };
-    let read_ahead: Mutex<Vec<Vec<LoadedFile>>> = Mutex::default();
-    let on_batch = |walk_root: &Path, real_root: Option<&Path>, batch: ReadBatch| {
-        let done = finish_batch(&classify, &ai, walk_root, real_root, batch);
-        read_ahead
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(done);
-    };
-    let SpaceWalk {
-        mut entries,
-        links,
-        rewalked,
-    } = space_entries(sys, &ai, real_ai.as_deref(), dirs, size, &on_batch);
+    let SpaceWalk { entries, links } = space_entries(sys, &ai, dirs, size);
     out.links.extend(
         entries
             .iter()
@@ -294,20 +274,6 @@ fn load_dir(
             .map(|d| ai.join(d))
             .filter(|p| sys.is_symlink(p)),
     );
-    let read_ahead = read_ahead
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if rewalked {
-        let read: FxHashSet<&Path> = read_ahead
-            .iter()
-            .flatten()
-            .map(|r| match r {
-                Ok(spec) => spec.path.as_path(),
-                Err((path, _)) => path.as_path(),
-            })
-            .collect();
-        entries.retain(|e| !(is_plain(e) && read.contains(e.path.as_path())));
-    }
     let real_dirs = RealDirs {
         sys,
         ai: &ai,
@@ -378,7 +344,7 @@ fn load_dir(
         };
         // A plain entry of the walk is a regular file (special files were set aside above).
         let walked = !entry.is_symlink;
-        Ok(classify.read_with(&entry.path, rel, real.as_deref(), walked, Some(buf), None))
+        Ok(classify.read_with(&entry.path, rel, real.as_deref(), walked, Some(buf)))
     };
     // Small walks (the base load of a single item) are not worth the thread pool.
     // A few hundred files at a time, on the thread that reads them: the small ones are read into
@@ -395,7 +361,7 @@ fn load_dir(
             .collect();
         finish_buffer(buf, read)
     };
-    let mut loaded: Vec<LoadedFile> = if entries.len() < PARALLEL_MIN_FILES {
+    let loaded: Vec<LoadedFile> = if entries.len() < PARALLEL_MIN_FILES {
         read_packed(&entries)
     } else {
         entries
@@ -403,10 +369,6 @@ fn load_dir(
             .flat_map_iter(read_packed)
             .collect()
     };
-    loaded.reserve(read_ahead.iter().map(Vec::len).sum());
-    for part in read_ahead {
-        loaded.extend(part);
-    }
     // Notices in the order of their paths; files by `rel`, the order the database keeps them in
     // (`Change::apply` then finds them sorted).
     let mut found: Vec<(Vec<u8>, String)> = Vec::new();
@@ -429,71 +391,12 @@ type LoadedFile = Result<FileSpec, (PathBuf, String)>;
 /// [`LoadedFile`] before its buffer is done: with the range of its text in the buffer, if there.
 type ReadFile = Result<(FileSpec, Option<Range<usize>>), (PathBuf, String)>;
 
-/// The specs of the files of one batch the walk read ahead (`System::read_plain_tree`, below
-/// `walk_root`, whose real path is `real_root`), on the thread that filled it (its bytes still
-/// in the cache). Every file's range was recorded in `batch.buf` before any is checked: the
-/// ones not kept are blanked ([`blank`]), never cut off, so the others still hold their texts.
-fn finish_batch(
-    classify: &Classifier<'_>,
-    ai: &Path,
-    walk_root: &Path,
-    real_root: Option<&Path>,
-    batch: ReadBatch,
-) -> Vec<LoadedFile> {
-    let ReadBatch { mut buf, files } = batch;
-    let read: Vec<_> = files
-        .into_iter()
-        .map(|(path, pre)| {
-            let Some(rel) = rel_of(ai, &path) else {
-                // (Its bytes stay in the buffer, unused; `buffer_text` makes them text.)
-                let msg = format!("{}: not valid UTF-8 in its path; skipped", path.display());
-                return Err((path, msg));
-            };
-            // Below the walk's root and never through a symlink: the root's real path and the
-            // rest of the file's.
-            let real = real_root.and_then(|r| rebase(&path, walk_root, r));
-            let walked =
-                classify.read_with(&path, rel, real.as_deref(), true, Some(&mut buf), Some(pre));
-            Ok(walked)
-        })
-        .collect();
-    finish_buffer(buf, read)
-}
-
 /// Takes the bytes at `range` of a shared buffer out of its text: they become spaces, where they
-/// are. A buffer with files' ranges in it only ever grows: cutting it short at a range that
-/// looked like "the last thing appended" lost the ranges recorded after it — an empty file read
-/// ahead right after it sits at the very end (`read_plain_tree` records a whole batch before the
-/// loader checks any of it). Blanking keeps every other range where it was, and its text.
+/// are. A buffer with files' ranges in it only ever grows (blanking keeps every other range where
+/// it was, and its text; no range is ever cut off the end).
 fn blank(buf: &mut [u8], range: Range<usize>) {
     if let Some(bytes) = buf.get_mut(range) {
         bytes.fill(b' ');
-    }
-}
-
-/// `path` (below `root`) moved to below `real_root`: `real_root` joined with the rest of `path`.
-fn rebase(path: &Path, root: &Path, real_root: &Path) -> Option<PathBuf> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        let rest = path
-            .as_os_str()
-            .as_bytes()
-            .strip_prefix(root.as_os_str().as_bytes())?;
-        if !rest.starts_with(b"/") {
-            return None;
-        }
-        let base = real_root.as_os_str().as_bytes();
-        let mut out = Vec::with_capacity(base.len() + rest.len());
-        out.extend_from_slice(base.strip_suffix(b"/").unwrap_or(base));
-        out.extend_from_slice(rest);
-        Some(PathBuf::from(std::ffi::OsString::from(
-            std::ffi::OsStr::from_bytes(&out),
-        )))
-    }
-    #[cfg(not(unix))]
-    {
-        Some(real_root.join(path.strip_prefix(root).ok()?))
     }
 }
 
@@ -585,64 +488,23 @@ impl RealDirs<'_> {
 }
 
 /// The walk of one space's `.ai/` (`dirs` and the config files): what the full load reads and
-/// what the lint cache's census stamps, in path order. Where the system reads as it walks
-/// (`System::read_plain_tree`), the regular files it read went to `on_batch` (with the root of
-/// their walk and its real path, `real_ai` being the real path of `ai`) and are not listed.
+/// what the lint cache's census stamps, in path order.
 struct SpaceWalk {
     entries: Vec<WalkEntry>,
     links: Option<WalkLinks>,
-    /// A walk that read as it went met what it does not follow and was walked again in full:
-    /// `entries` lists the files it read as well.
-    rewalked: bool,
 }
 
-/// Takes a batch of files a walk read: the walk's root, its real path, the batch.
-type OnBatch<'a> = dyn Fn(&Path, Option<&Path>, ReadBatch) + Sync + 'a;
-
-fn space_entries(
-    sys: &dyn System,
-    ai: &Path,
-    real_ai: Option<&Path>,
-    dirs: &[&str],
-    size: WalkSize,
-    on_batch: &OnBatch<'_>,
-) -> SpaceWalk {
+fn space_entries(sys: &dyn System, ai: &Path, dirs: &[&str], size: WalkSize) -> SpaceWalk {
     let mut entries: Vec<WalkEntry> = Vec::new();
     let mut links = Some(WalkLinks::default());
-    let mut rewalked = false;
-    let plan = ReadPlan {
-        limit: MAX_FILE_BYTES,
-        inline_below: Text::COMPRESS_BYTES as u64,
-        batch_bytes: Text::PACK_BYTES,
-    };
     for dir in dirs {
         let dir = ai.join(dir);
         if !sys.is_dir(&dir) {
             continue;
         }
-        let plain = match size {
-            WalkSize::Large => {
-                let real_root = real_ai.and_then(|r| sys.canonicalize_child(r, &dir).ok());
-                sys.read_plain_tree(&dir, plan, &|batch| {
-                    on_batch(&dir, real_root.as_deref(), batch);
-                })
-            }
-            WalkSize::Small => None,
-        };
-        let (walked, linked) = match plain {
-            Some(tree) if tree.complete => {
-                entries.extend(tree.others);
-                (Vec::new(), Some(Vec::new()))
-            }
-            Some(_) => {
-                // Walked again in full; the caller drops the files read already.
-                rewalked = true;
-                sys.walk_noting_links(&dir)
-            }
-            None => match size {
-                WalkSize::Large => sys.walk_noting_links(&dir),
-                WalkSize::Small => (sys.walk_small(&dir), None),
-            },
+        let (walked, linked) = match size {
+            WalkSize::Large => sys.walk_noting_links(&dir),
+            WalkSize::Small => (sys.walk_small(&dir), None),
         };
         entries.extend(walked);
         links = links.zip(linked).map(|(mut l, linked)| {
@@ -665,16 +527,7 @@ fn space_entries(
     // `sign`'s temporary files, left by a run that was killed, are never items.
     entries.retain(|e| !crate::system::is_sign_leftover(&e.path));
     entries.sort_by_cached_key(|e| path_order_key(&e.path));
-    SpaceWalk {
-        entries,
-        links,
-        rewalked,
-    }
-}
-
-/// A walk's entry for a regular file listed as such (not through a symlink).
-fn is_plain(e: &WalkEntry) -> bool {
-    !e.is_symlink && e.error.is_none() && e.not_regular.is_none()
+    SpaceWalk { entries, links }
 }
 
 /// The roots of a space's walks and the directories below them the walks entered through a
@@ -928,13 +781,12 @@ impl Classifier<'_> {
     /// path lies in no space is not read (`SymlinkEscape`); one in another space is read and
     /// carries that space as `link_origin`. `walked`: the walk listed `path` as a regular file.
     fn read(&self, path: &Path, rel: String, real: Option<&Path>, walked: bool) -> FileSpec {
-        self.read_with(path, rel, real, walked, None, None).0
+        self.read_with(path, rel, real, walked, None).0
     }
 
     /// `read`; with `buf`, a walked file under [`Text::COMPRESS_BYTES`] is read into `buf` and
     /// its range there returned instead of its text (its contents are left empty: the caller
-    /// makes the texts once the buffer is full, see `load_dir`). `pre`: the walk read the file
-    /// already (`System::read_plain_tree`, into `buf`): taken instead of reading it again.
+    /// makes the texts once the buffer is full, see `load_dir`).
     fn read_with(
         &self,
         path: &Path,
@@ -942,7 +794,6 @@ impl Classifier<'_> {
         real: Option<&Path>,
         walked: bool,
         buf: Option<&mut Vec<u8>>,
-        pre: Option<ReadInto>,
     ) -> (FileSpec, Option<std::ops::Range<usize>>) {
         let mut range = None;
         let owner = real.and_then(|r| {
@@ -951,13 +802,6 @@ impl Classifier<'_> {
                 .filter(|(root, _)| within(r, root))
                 .max_by_key(|(root, _)| root.as_os_str().len())
         });
-        let mut buf = buf;
-        if owner.is_none()
-            && let (Some(ReadInto::Appended(r)), Some(buf)) = (&pre, buf.as_deref_mut())
-        {
-            // Read ahead but not to be kept: out of the buffer's text.
-            blank(buf, r.clone());
-        }
         let (contents, link_origin) = match (owner, real) {
             (None, Some(real)) => (
                 FileContents::SymlinkEscape {
@@ -972,14 +816,12 @@ impl Classifier<'_> {
             (Some((_, kind)), _) => {
                 let origin = (*kind != self.space.kind()).then_some(*kind);
                 let contents = match (walked, buf) {
-                    (true, Some(buf)) => match pre.unwrap_or_else(|| {
-                        self.sys.read_walked_into(
-                            path,
-                            MAX_FILE_BYTES,
-                            Text::COMPRESS_BYTES as u64,
-                            buf,
-                        )
-                    }) {
+                    (true, Some(buf)) => match self.sys.read_walked_into(
+                        path,
+                        MAX_FILE_BYTES,
+                        Text::COMPRESS_BYTES as u64,
+                        buf,
+                    ) {
                         ReadInto::Appended(r) => {
                             match buf.get(r.clone()).map(simdutf8::compat::from_utf8) {
                                 Some(Ok(_)) => {
@@ -988,8 +830,7 @@ impl Classifier<'_> {
                                     FileContents::Unreadable(String::new())
                                 }
                                 Some(Err(e)) => {
-                                    // Out of the buffer's text, in place (other files'
-                                    // ranges may lie past it, read ahead).
+                                    // Out of the buffer's text, in place.
                                     blank(buf, r);
                                     FileContents::NotUtf8 {
                                         valid_up_to: e.valid_up_to(),
@@ -1615,18 +1456,21 @@ mod tests {
         assert_eq!(buffer_text(b"ok \xc3\xa9".to_vec()), "ok \u{e9}");
     }
 
-    /// A batch read ahead records every file's range before the loader checks any: here a file
-    /// that is not UTF-8 with an empty file right after it, at the end of the buffer, and texts
-    /// and a file whose real path lies in no space (`out.py`: the space is `in/`) around them.
-    /// The bytes not kept are blanked in place, so the empty file's range (at the buffer's end)
-    /// and the others still hold their texts (the empty file was `Unreadable("misread into a
-    /// shared buffer")` when the bad bytes before it were cut off the buffer).
+    /// Files read one after another into one buffer (the full load's chunks): a file that is not
+    /// UTF-8 with an empty file right after it, at the end of the buffer, and texts and a file
+    /// whose real path lies in no space (`out.py`: the space is `in/`) around them. The bytes
+    /// not kept are blanked in place, so every other range still holds its text.
     #[test]
-    fn a_bad_file_read_ahead_leaves_the_ranges_after_it_in_place() {
-        let tools = Path::new("/w/.ai/tools");
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the test writes the files it reads"
+    )]
+    fn a_bad_file_in_a_shared_buffer_leaves_the_other_ranges_in_place() {
+        let tmp = tempfile::tempdir().unwrap();
+        let tools = tmp.path().canonicalize().unwrap().join(".ai/tools");
+        std::fs::create_dir_all(tools.join("in")).unwrap();
         let real_roots = [(tools.join("in"), SpaceKind::Project)];
         let classify = Classifier {
-            // Never asked: every file was read ahead.
             sys: &crate::system::os::OsSystem,
             space: &Space::Project,
             real_roots: &real_roots,
@@ -1650,18 +1494,17 @@ mod tests {
             ],
         ];
         for files in cases {
-            let mut batch = ReadBatch::default();
-            for (name, bytes) in files {
-                let at = batch.buf.len();
-                batch.buf.extend_from_slice(bytes);
-                let range = at..batch.buf.len();
-                batch
-                    .files
-                    .push((tools.join(name), ReadInto::Appended(range)));
-            }
-            let ai = Path::new("/w/.ai");
-            let loaded = finish_batch(&classify, ai, tools, Some(tools), batch);
-            let got: Vec<(String, String)> = loaded
+            let mut buf = Vec::new();
+            let read: Vec<ReadFile> = files
+                .iter()
+                .map(|(name, bytes)| {
+                    let path = tools.join(name);
+                    std::fs::write(&path, bytes).unwrap();
+                    let rel = format!("tools/{name}");
+                    Ok(classify.read_with(&path, rel, Some(&path), true, Some(&mut buf)))
+                })
+                .collect();
+            let got: Vec<(String, String)> = finish_buffer(buf, read)
                 .into_iter()
                 .map(|r| {
                     let f = r.expect("a file");
@@ -1695,32 +1538,5 @@ mod tests {
                 .collect();
             assert_eq!(got, want);
         }
-    }
-
-    #[test]
-    fn rebase_moves_a_path_below_its_root_to_the_real_root() {
-        let p = |s: &str| PathBuf::from(s);
-        assert_eq!(
-            rebase(
-                &p("/w/.ai/tools/a/b.py"),
-                &p("/w/.ai/tools"),
-                &p("/real/tools")
-            ),
-            Some(p("/real/tools/a/b.py"))
-        );
-        assert_eq!(
-            rebase(&p("/w/.ai/tools/a.py"), &p("/w/.ai/tools"), &p("/")),
-            Some(p("/a.py"))
-        );
-        // Near misses: a sibling sharing the root's prefix, the root itself, another tree.
-        assert_eq!(
-            rebase(&p("/w/.ai/toolsx/a.py"), &p("/w/.ai/tools"), &p("/r")),
-            None
-        );
-        assert_eq!(
-            rebase(&p("/w/.ai/tools"), &p("/w/.ai/tools"), &p("/r")),
-            None
-        );
-        assert_eq!(rebase(&p("/v/a.py"), &p("/w/.ai/tools"), &p("/r")), None);
     }
 }

@@ -78,36 +78,6 @@ pub enum ReadInto {
     Read(ReadResult),
 }
 
-/// How `System::read_plain_tree` reads: files over `limit` bytes are not read, files under
-/// `inline_below` are appended to a batch's buffer, and a batch is closed once its buffer holds
-/// `batch_bytes`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ReadPlan {
-    pub limit: u64,
-    pub inline_below: u64,
-    pub batch_bytes: usize,
-}
-
-/// Files read together (`System::read_plain_tree`): the small ones appended to `buf`, each as
-/// `read_walked_into` would have read it.
-#[derive(Debug, Default)]
-pub struct ReadBatch {
-    pub buf: Vec<u8>,
-    pub files: Vec<(PathBuf, ReadInto)>,
-}
-
-/// What `System::read_plain_tree` found below a directory besides the files it read.
-#[derive(Debug, Default)]
-pub struct PlainTree {
-    /// The other entries `walk` would give at depth ≤ those it listed: symlinks to files,
-    /// dangling symlinks and special files, as `walk` gives them (never read).
-    pub others: Vec<WalkEntry>,
-    /// `false`: it met something it does not follow (a symlink to a directory, a directory it
-    /// could not list, a file swapped for a symlink): what it gave is right but not the whole
-    /// tree; the caller walks again with `walk_noting_links` and reads only what is missing.
-    pub complete: bool,
-}
-
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReadResult {
     Bytes(Vec<u8>),
@@ -169,22 +139,6 @@ pub trait System: Send + Sync {
     /// Whether `dir` itself is a symlink is not told.
     fn walk_noting_links(&self, dir: &Path) -> (Vec<WalkEntry>, Option<Vec<PathBuf>>) {
         (self.walk(dir), None)
-    }
-    /// Walk `dir` and read each regular file it lists (not through a symlink) as it lists it
-    /// (`read_walked_into`, by the plan), when `dir` is a directory itself (not a symlink): the
-    /// files go to `done` in batches, on the walk's threads, as each batch fills; the rest is
-    /// told in the [`PlainTree`] returned. `None`: not done here (nothing was given to `done`;
-    /// the caller walks, then reads). Reading where the walk is spares a second pass over the
-    /// paths, lets an implementation open each file by its name in its open directory, and lets
-    /// the caller take each batch while its bytes are still in the cache.
-    fn read_plain_tree(
-        &self,
-        dir: &Path,
-        plan: ReadPlan,
-        done: &(dyn Fn(ReadBatch) + Sync),
-    ) -> Option<PlainTree> {
-        let _ = (dir, plan, done);
-        None
     }
     /// `walk`, with the `stamp` of every regular file and symlink listed (`None` for the rest),
     /// taken during the walk: the lint cache's census. Also returns the directories it listed

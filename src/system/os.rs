@@ -1,5 +1,6 @@
-//! L1 the real operating system: parallel directory walks (`ignore`, and a walk that reads as it
-//! lists: `read_plain_tree`), the census's stamping walk, file reads, environment.
+//! L1 the real operating system: the one directory walk (`ignore`, parallel or on one thread),
+//! the census's stamping walk (which may take a directory on trust without reading it), file
+//! reads, environment.
 #![allow(
     clippy::disallowed_methods,
     reason = "this file is the OS edge of the System trait"
@@ -83,31 +84,15 @@ fn dangling(path: &Path) -> Option<WalkEntry> {
     })
 }
 
-/// `walk_entry` for `walkdir`'s entries and errors: the same entries, in the same words.
-fn small_walk_entry(
-    dir: &Path,
-    res: Result<walkdir::DirEntry, walkdir::Error>,
-) -> Option<WalkEntry> {
-    Some(match res {
-        Ok(e) if e.file_type().is_dir() => return None,
-        Ok(e) => WalkEntry {
-            is_symlink: e.path_is_symlink(),
-            not_regular: special_kind(e.file_type()).map(str::to_owned),
-            path: e.into_path(),
-            error: None,
-        },
-        Err(err) => {
-            let path = err.path().map(Path::to_path_buf);
-            path.as_deref()
-                .and_then(dangling)
-                .unwrap_or_else(|| WalkEntry {
-                    path: path.unwrap_or_else(|| dir.to_path_buf()),
-                    is_symlink: false,
-                    error: Some(err.to_string()),
-                    not_regular: None,
-                })
-        }
-    })
+/// The walk of every tree (`walk`, `walk_small`, `walk_noting_links`, the loader's and the
+/// watch's): `ignore`'s walker with all its filters off (hidden files, ignore files: a space
+/// lists everything), symlinks followed (a loop is an error).
+fn walker(dir: &Path) -> ignore::WalkBuilder {
+    let mut walk = ignore::WalkBuilder::new(dir);
+    walk.standard_filters(false)
+        .hidden(false)
+        .follow_links(true);
+    walk
 }
 
 fn walk_entry(dir: &Path, res: Result<ignore::DirEntry, ignore::Error>) -> Option<WalkEntry> {
@@ -219,7 +204,8 @@ fn dir_id(_m: &std::fs::Metadata) -> (u64, u64) {
 /// in parallel. `stamp` is `dir`'s own; a directory `known` vouches for at that stamp is not
 /// read: its names are stamped one by one (`census_known`), which saves reading the directory
 /// (an `fstat` and two `getdents64` calls) — a third of a census's system calls on a tree of a
-/// few files per folder.
+/// few files per folder. (Not the loader's `ignore` walk: that reads every directory it enters
+/// and stats its entries by whole path; skipping a vouched directory is what this walk is for.)
 #[allow(
     clippy::too_many_arguments,
     reason = "where the walk is, and what it carries down"
@@ -625,24 +611,13 @@ fn open_dir_path(
     name: Option<&str>,
     parent: Option<BorrowedFd<'_>>,
 ) -> Option<std::os::fd::OwnedFd> {
-    use std::os::fd::{AsRawFd, FromRawFd};
-    use std::os::unix::fs::OpenOptionsExt;
-    let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
-    if let Some(parent) = parent {
-        let name = std::ffi::CString::new(name?).ok()?;
-        // SAFETY: `parent` is an open descriptor for the call's duration and `name` a
-        // NUL-terminated string; the descriptor returned is owned by nobody else.
-        let fd =
-            unsafe { libc::openat(parent.as_raw_fd(), name.as_ptr(), flags | libc::O_NOFOLLOW) };
-        // SAFETY: `fd` was just opened and is closed only by the `OwnedFd`.
-        return (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) });
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    match parent {
+        Some(parent) => rustix::fs::openat(parent, name?, flags | OFlags::NOFOLLOW, Mode::empty()),
+        None => rustix::fs::open(dir, flags, Mode::empty()),
     }
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags)
-        .open(dir)
-        .ok()
-        .map(Into::into)
+    .ok()
 }
 
 /// The entries of a vouched directory (`census_known`), its subdirectories, and the tokens and
@@ -659,7 +634,7 @@ fn census_known_entries(
     prefix: Option<&[u8]>,
     vouched: super::KnownDir<'_>,
 ) -> Option<(Vec<Stamped>, Vec<Subdir>, Settles)> {
-    use std::os::fd::AsRawFd;
+    use rustix::fs::FileType;
     // `prefix/` then each name and a NUL, written into one buffer.
     let mut path: Vec<u8> = Vec::with_capacity(256);
     if let Some(p) = prefix {
@@ -694,21 +669,19 @@ fn census_known_entries(
         path.truncate(base);
         path.extend_from_slice(name.as_bytes());
         path.push(0);
-        // SAFETY: `path` ends in the NUL just pushed and holds no other: the prefix was
-        // checked above, and no name holds one (the names were split at them).
-        let st = stat_at(handle.as_raw_fd(), unsafe {
-            std::ffi::CStr::from_bytes_with_nul_unchecked(&path)
-        })?;
+        // (No name holds a NUL: the names were split at them, and the prefix was checked.)
+        let name_z = std::ffi::CStr::from_bytes_with_nul(&path).ok()?;
+        let st = rustix::fs::statat(handle, name_z, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()?;
         let stamp = stamp_of_stat(&st);
-        match st.st_mode & libc::S_IFMT {
-            libc::S_IFREG
+        match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile
                 if record.token != super::Settled::NONE.token
                     && stamp.fingerprint() == record.fingerprint =>
             {
                 settled.push(record.token);
                 digest = digest.wrapping_add(super::Settled::mix(record.token, record.fingerprint));
             }
-            libc::S_IFREG => out.push((
+            FileType::RegularFile => out.push((
                 WalkEntry {
                     path: dir.join(name),
                     is_symlink: false,
@@ -717,13 +690,13 @@ fn census_known_entries(
                 },
                 Some(stamp),
             )),
-            libc::S_IFDIR => {
+            FileType::Directory => {
                 let path = dir.join(name);
                 subdirs.push(Subdir {
                     name_at: path.as_os_str().len().saturating_sub(name.len()),
                     nth: u32::try_from(subdirs.len()).unwrap_or(u32::MAX),
                     path,
-                    id: (st.st_dev, st.st_ino),
+                    id: (stamp.dev, stamp.ino),
                     stamp: Some(stamp),
                 });
             }
@@ -750,315 +723,6 @@ fn census_known(
     false
 }
 
-/// `fstatat(fd, name, AT_SYMLINK_NOFOLLOW)`; `None` on any error.
-#[cfg(target_os = "linux")]
-fn stat_at(fd: std::os::fd::RawFd, name: &std::ffi::CStr) -> Option<libc::stat> {
-    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-    // SAFETY: `name` is a NUL-terminated string that outlives the call, `st` points to writable
-    // memory of a `stat`'s size, and `fd` is an open descriptor the caller holds for the call.
-    // The kernel fills `st` entirely when it returns 0, which is the only case it is read.
-    let rc = unsafe {
-        libc::fstatat(
-            fd,
-            name.as_ptr(),
-            st.as_mut_ptr(),
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    };
-    // SAFETY: see above; `rc == 0` means `st` was written.
-    (rc == 0).then(|| unsafe { st.assume_init() })
-}
-
-/// Files of a folder read by one job of `read_plain_tree` (a folder of more is split).
-#[cfg(target_os = "linux")]
-const PLAIN_JOB_FILES: usize = 512;
-
-/// `read_plain_tree`'s walk: what its threads found so far.
-#[cfg(target_os = "linux")]
-struct PlainWalk<'a> {
-    plan: super::ReadPlan,
-    /// Batches with room left, for the next job's files.
-    open: std::sync::Mutex<Vec<super::ReadBatch>>,
-    /// Takes each batch whose buffer holds `plan.batch_bytes`, on the thread that filled it.
-    done: &'a (dyn Fn(super::ReadBatch) + Sync),
-    others: std::sync::Mutex<Vec<WalkEntry>>,
-    complete: std::sync::atomic::AtomicBool,
-}
-
-/// How far ahead of a batch's bytes its pages are faulted in ([`populate`]).
-#[cfg(target_os = "linux")]
-const POPULATE_STEP: usize = 128 << 10;
-
-/// Fault in the pages of `buf`'s room from byte `from` to byte `to` of the buffer (clamped to
-/// its capacity) with `MADV_POPULATE_WRITE` (Linux 5.14; nothing where it is refused): one
-/// system call for 32 pages instead of a fault at each as the reads fill them, about a third
-/// of the cost of each page.
-#[cfg(target_os = "linux")]
-fn populate(buf: &mut Vec<u8>, from: usize, to: usize) {
-    const MADV_POPULATE_WRITE: libc::c_int = 23;
-    const PAGE: usize = 4096;
-    let base = buf.as_mut_ptr() as usize;
-    let to = to.min(buf.capacity());
-    let first = (base + from.max(buf.len())).next_multiple_of(PAGE);
-    let end = (base + to) & !(PAGE - 1);
-    if end > first {
-        // SAFETY: `[first, end)` lies inside the vector's allocation, past its length (its
-        // spare room, rounded in to whole pages), which this thread owns; populating writes
-        // nothing a reader can see (the pages read as zeros, as fresh pages do) and leaves the
-        // mapping as it was.
-        unsafe { libc::madvise(first as *mut libc::c_void, end - first, MADV_POPULATE_WRITE) };
-    }
-}
-
-/// A directory stream (`fdopendir`), closed when dropped.
-#[cfg(target_os = "linux")]
-struct DirStream(std::ptr::NonNull<libc::DIR>);
-
-#[cfg(target_os = "linux")]
-impl Drop for DirStream {
-    fn drop(&mut self) {
-        // SAFETY: the stream was opened by `fdopendir` and is closed only here.
-        unsafe { libc::closedir(self.0.as_ptr()) };
-    }
-}
-
-/// Flags of a directory `read_plain_tree` lists: never through a symlink.
-#[cfg(target_os = "linux")]
-const PLAIN_DIR_FLAGS: libc::c_int =
-    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-
-#[cfg(target_os = "linux")]
-impl<'a> PlainWalk<'a> {
-    fn new(plan: super::ReadPlan, done: &'a (dyn Fn(super::ReadBatch) + Sync)) -> PlainWalk<'a> {
-        PlainWalk {
-            plan,
-            open: std::sync::Mutex::default(),
-            done,
-            others: std::sync::Mutex::default(),
-            complete: std::sync::atomic::AtomicBool::new(true),
-        }
-    }
-
-    fn incomplete(&self) {
-        self.complete
-            .store(false, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// List the directory open at `fd` (its path `dir`), read its regular files and walk its
-    /// subdirectories, the two in parallel.
-    fn dir(&self, dir: &Path, fd: std::os::fd::OwnedFd) {
-        use std::os::fd::IntoRawFd;
-        use std::os::unix::ffi::OsStrExt;
-        let raw = fd.into_raw_fd();
-        // SAFETY: `raw` is an open directory descriptor owned here; the stream owns it when
-        // `fdopendir` succeeds.
-        let Some(stream) = std::ptr::NonNull::new(unsafe { libc::fdopendir(raw) }) else {
-            // SAFETY: `fdopendir` failed, so `raw` is still ours, and closed once.
-            unsafe { libc::close(raw) };
-            self.incomplete();
-            return;
-        };
-        let stream = DirStream(stream);
-        // SAFETY: the stream is open.
-        let dfd = unsafe { libc::dirfd(stream.0.as_ptr()) };
-        let mut files: Vec<std::ffi::CString> = Vec::new();
-        let mut subdirs: Vec<std::ffi::CString> = Vec::new();
-        loop {
-            // `readdir` returns null at the end and on an error, which only `errno` tells apart.
-            // SAFETY: `__errno_location` is this thread's `errno`.
-            unsafe { *libc::__errno_location() = 0 };
-            // SAFETY: the stream is open and read by this thread only.
-            let ent = unsafe { libc::readdir(stream.0.as_ptr()) };
-            if ent.is_null() {
-                if std::io::Error::last_os_error().raw_os_error() != Some(0) {
-                    self.incomplete();
-                }
-                break;
-            }
-            // SAFETY: `ent` points to an entry valid until the next `readdir` of this stream,
-            // its name NUL-terminated.
-            let (name, d_type) = unsafe {
-                (
-                    std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()),
-                    (*ent).d_type,
-                )
-            };
-            let bytes = name.to_bytes();
-            // (`sign`'s temporary files, and an older build's spare folders, are never items.)
-            if bytes == b"." || bytes == b".." || super::sign_leftover_pid(bytes).is_some() {
-                continue;
-            }
-            let kind = if d_type == libc::DT_UNKNOWN {
-                match stat_at(dfd, name) {
-                    Some(st) => match st.st_mode & libc::S_IFMT {
-                        libc::S_IFREG => libc::DT_REG,
-                        libc::S_IFDIR => libc::DT_DIR,
-                        libc::S_IFLNK => libc::DT_LNK,
-                        _ => libc::DT_FIFO,
-                    },
-                    None => {
-                        self.incomplete();
-                        continue;
-                    }
-                }
-            } else {
-                d_type
-            };
-            match kind {
-                libc::DT_REG => files.push(name.to_owned()),
-                libc::DT_DIR => subdirs.push(name.to_owned()),
-                libc::DT_LNK => self.link(dir.join(std::ffi::OsStr::from_bytes(bytes))),
-                _ => self.special(dir.join(std::ffi::OsStr::from_bytes(bytes))),
-            }
-        }
-        rayon::join(
-            || {
-                if files.len() > PLAIN_JOB_FILES {
-                    use rayon::prelude::*;
-                    files
-                        .par_chunks(PLAIN_JOB_FILES)
-                        .for_each(|names| self.read(dir, dfd, names));
-                } else if !files.is_empty() {
-                    self.read(dir, dfd, &files);
-                }
-            },
-            || {
-                use rayon::prelude::*;
-                subdirs.par_iter().for_each(|name| {
-                    // SAFETY: `dfd` is open (the stream outlives this call) and `name` is
-                    // NUL-terminated; the descriptor returned is owned by nobody else.
-                    let fd = unsafe { libc::openat(dfd, name.as_ptr(), PLAIN_DIR_FLAGS) };
-                    if fd < 0 {
-                        self.incomplete();
-                        return;
-                    }
-                    // SAFETY: `fd` was just opened and is closed only by the `OwnedFd`.
-                    let fd = unsafe {
-                        <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd)
-                    };
-                    self.dir(&dir.join(std::ffi::OsStr::from_bytes(name.to_bytes())), fd);
-                });
-            },
-        );
-    }
-
-    /// A symlink the walk met: a symlink to a file or a dangling one is an entry as `walk`
-    /// gives it (`walk_entry`, `broken_symlink`); a symlink to a directory is not followed.
-    fn link(&self, path: PathBuf) {
-        let what = match std::fs::metadata(&path) {
-            Ok(m) if m.is_dir() => {
-                self.incomplete();
-                return;
-            }
-            Ok(m) => special_kind(m.file_type()).map(str::to_owned),
-            Err(e) => Some(unfollowable(&e)),
-        };
-        lock(&self.others).push(WalkEntry {
-            path,
-            is_symlink: true,
-            error: None,
-            not_regular: what,
-        });
-    }
-
-    /// A FIFO, socket or device the walk met (never opened).
-    fn special(&self, path: PathBuf) {
-        match std::fs::symlink_metadata(&path)
-            .ok()
-            .and_then(|m| special_kind(m.file_type()))
-        {
-            Some(what) => lock(&self.others).push(WalkEntry {
-                path,
-                is_symlink: false,
-                error: None,
-                not_regular: Some(what.to_owned()),
-            }),
-            // Changed since it was listed.
-            None => self.incomplete(),
-        }
-    }
-
-    /// Read the regular files `names` of the directory open at `dfd` (its path `dir`), each
-    /// opened by its name there, into a batch.
-    fn read(&self, dir: &Path, dfd: std::os::fd::RawFd, names: &[std::ffi::CString]) {
-        use std::os::unix::ffi::OsStrExt;
-        let plan = self.plan;
-        let fresh = || {
-            let mut buf = Vec::with_capacity(
-                plan.batch_bytes + usize::try_from(plan.inline_below).unwrap_or(0),
-            );
-            populate(&mut buf, 0, 2 * POPULATE_STEP);
-            super::ReadBatch {
-                buf,
-                files: Vec::new(),
-            }
-        };
-        let mut batch = lock(&self.open).pop().unwrap_or_else(fresh);
-        for name in names {
-            let path = dir.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
-            let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOFOLLOW;
-            // SAFETY: `dfd` is open for the call and `name` NUL-terminated; the descriptor
-            // returned is owned by nobody else.
-            let fd = unsafe { libc::openat(dfd, name.as_ptr(), flags) };
-            if fd < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.raw_os_error() == Some(libc::ELOOP) {
-                    // Swapped for a symlink since it was listed: left to the walk.
-                    self.incomplete();
-                } else {
-                    let read = ReadInto::Read(ReadResult::Error(e.to_string()));
-                    batch.files.push((path, read));
-                }
-                continue;
-            }
-            // SAFETY: `fd` was just opened and is closed only by the `File`.
-            let file = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
-            let before = batch.buf.len() / POPULATE_STEP;
-            let read = read_file_into(file, plan.limit, plan.inline_below, &mut batch.buf);
-            batch.files.push((path, read));
-            // A step ahead of the bytes: a batch left partly filled has at most two steps of
-            // pages it does not use.
-            let now = batch.buf.len() / POPULATE_STEP;
-            if now != before {
-                populate(
-                    &mut batch.buf,
-                    (now + 1) * POPULATE_STEP,
-                    (now + 2) * POPULATE_STEP,
-                );
-            }
-            if batch.buf.len() >= plan.batch_bytes {
-                (self.done)(std::mem::replace(&mut batch, fresh()));
-            }
-        }
-        if batch.buf.len() >= plan.batch_bytes {
-            (self.done)(batch);
-        } else {
-            lock(&self.open).push(batch);
-        }
-    }
-
-    /// Hands over the batches still open, and tells what else the walk found.
-    fn finish(self) -> super::PlainTree {
-        let open = self
-            .open
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        {
-            use rayon::prelude::*;
-            open.into_par_iter()
-                .filter(|b| !b.files.is_empty())
-                .for_each(self.done);
-        }
-        super::PlainTree {
-            others: self
-                .others
-                .into_inner()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-            complete: self.complete.into_inner(),
-        }
-    }
-}
-
 /// The stamp of the file at `path` (symlinks followed).
 fn stamp_of(path: &Path) -> Option<super::FileStamp> {
     std::fs::metadata(path).ok().map(|m| stamp_from(&m))
@@ -1077,7 +741,7 @@ pub fn now_ns() -> i64 {
     clippy::unnecessary_cast,
     reason = "the fields' types differ from platform to platform"
 )]
-pub fn stamp_of_stat(st: &libc::stat) -> super::FileStamp {
+pub fn stamp_of_stat(st: &rustix::fs::Stat) -> super::FileStamp {
     super::FileStamp {
         size: u64::try_from(st.st_size).unwrap_or(0),
         mtime_ns: (st.st_mtime as i64).saturating_mul(1_000_000_000) + st.st_mtime_nsec as i64,
@@ -1249,10 +913,7 @@ impl System for OsSystem {
 
     fn walk_noting_links(&self, dir: &Path) -> (Vec<WalkEntry>, Option<Vec<PathBuf>>) {
         let found = std::sync::Mutex::new(Walked::default());
-        ignore::WalkBuilder::new(dir)
-            .standard_filters(false)
-            .hidden(false)
-            .follow_links(true)
+        walker(dir)
             .build_parallel()
             .visit(&mut CollectWalk { dir, found: &found });
         let Walked { entries, links } = found
@@ -1267,13 +928,11 @@ impl System for OsSystem {
     }
 
     fn walk_small(&self, dir: &Path) -> Vec<WalkEntry> {
-        // `walkdir`, which `ignore` walks with: the few files of a base load (keys, extractors)
-        // do not need the parallel walker, and building `ignore`'s matchers (none are used) was
-        // half of a short `exec`'s loading of the user space.
-        walkdir::WalkDir::new(dir)
-            .follow_links(true)
-            .into_iter()
-            .filter_map(|res| small_walk_entry(dir, res))
+        // The same walk on this thread: the few files of a base load (keys, extractors) do not
+        // need the parallel walker's threads.
+        walker(dir)
+            .build()
+            .filter_map(|res| walk_entry(dir, res))
             .collect()
     }
 
@@ -1335,25 +994,6 @@ impl System for OsSystem {
     }
     fn stamp(&self, path: &Path) -> Option<super::FileStamp> {
         stamp_of(path)
-    }
-
-    #[cfg(target_os = "linux")]
-    fn read_plain_tree(
-        &self,
-        dir: &Path,
-        plan: super::ReadPlan,
-        done: &(dyn Fn(super::ReadBatch) + Sync),
-    ) -> Option<super::PlainTree> {
-        use std::os::unix::fs::OpenOptionsExt;
-        // `custom_flags` adds to the access mode `read` asks for.
-        let root = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
-            .open(dir)
-            .ok()?;
-        let walk = PlainWalk::new(plan, done);
-        walk.dir(dir, root.into());
-        Some(walk.finish())
     }
 
     fn walk_stamped(&self, dir: &Path, known: &super::Known<'_>) -> super::WalkStamped {

@@ -8,6 +8,8 @@
 //! the lengths of its rel, its names (each followed by `\0`) and its packed `Settled` records
 //! (u32 each, the strings in that order from the offset); its space, first child and number of
 //! children (u32 each); its stamp (size, mtime, ctime, inode, device: 8 bytes each; mode: 4).
+//! (The settled records are packed by `system::SettledRecords`, beside the walker that reads
+//! them.)
 //! The records are laid out breadth first ([`dir_layout`]): a directory's subdirectories are the
 //! records `first_child..first_child + children`, sorted by name, so the census asks about a
 //! subdirectory by its parent's index and its name (`KnownAt::Child`); `by_rel` ([`U32s`]) is the

@@ -2,7 +2,7 @@
 //! and compared by content, the changed files and those whose chains read their ids checked
 //! again, and the new cache merged from the old one and what was checked.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -628,32 +628,38 @@ fn load_chains(
                 None => return Err(format!(".ai/{} could not be loaded again", key.1)),
             }
         }
-        let loaded = Loaded::Some(reader.loader.probed_items().clone());
-        let mut needs: Vec<String> = Vec::new();
-        for &f in &targets {
-            let wanted = if tool_id(db, f).is_some() {
-                file_chain_needs(db, f, &loaded)
-            } else if is_lockfile_rel(f.rel(db)) {
-                // The ids whose files the lockfile's check resolves and hashes.
-                lockfile_chain_ids(db, f)
-                    .ids
-                    .into_iter()
-                    .filter(|id| !loaded.contains(id))
-                    .collect()
-            } else {
-                continue;
-            };
-            for n in wanted {
-                if !needs.contains(&n) {
-                    needs.push(n);
-                }
-            }
-        }
+        let needs = chains_need(db, &targets, reader.loader.probed_items());
         if needs.is_empty() {
             return Ok(targets);
         }
         reader.items(&needs);
     }
+}
+
+/// The ids the chains of `targets` read that are not loaded yet (`probed`: the loaded ones).
+fn chains_need(db: &RootDb, targets: &[SourceFile], probed: &BTreeSet<String>) -> Vec<String> {
+    let loaded = Loaded::Some(probed.clone());
+    let mut needs: Vec<String> = Vec::new();
+    for &f in targets {
+        let wanted = if tool_id(db, f).is_some() {
+            file_chain_needs(db, f, &loaded)
+        } else if is_lockfile_rel(f.rel(db)) {
+            // The ids whose files the lockfile's check resolves and hashes.
+            lockfile_chain_ids(db, f)
+                .ids
+                .into_iter()
+                .filter(|id| !loaded.contains(id))
+                .collect()
+        } else {
+            continue;
+        };
+        for n in wanted {
+            if !needs.contains(&n) {
+                needs.push(n);
+            }
+        }
+    }
+    needs
 }
 
 /// The files a re-check checked ([`check_again`]), in the order of `recheck`.
@@ -716,6 +722,9 @@ fn check_again(
     }
 }
 
+/// Each file of the new cache by (space, rel): its entry and the findings its check produced.
+type ByPath = BTreeMap<(u32, String), (Entry, Vec<Finding>)>;
+
 /// Step 10 of [`partial`]: the new cache. The old entries by (space, rel), less the removed
 /// ones, with the changed files the cache did not have added; the re-checked files' findings,
 /// dependency ids and missing executors replace theirs; entries and findings renumbered in
@@ -738,9 +747,30 @@ fn merge(
         findings,
         used_by: _,
     } = data;
+    let (mut map, graph) = by_path(entries, findings, removed);
+    add_new_files(&mut map, census, reread, run_start);
     let mut ids = Ids::from(ids);
-    let (dep_ids, dep_lists) = checked.deps.into_tables();
-    let mut map: BTreeMap<(u32, String), (Entry, Vec<Finding>)> = BTreeMap::new();
+    take_rechecked(&mut map, recheck, checked, &mut ids);
+    let (entries, findings) = renumbered(map, graph);
+    CacheData {
+        key,
+        notices,
+        ids: ids.ids,
+        entries,
+        // Set by the caller from this run's census.
+        dirs: Vec::new(),
+        findings,
+        used_by: Vec::new(),
+    }
+}
+
+/// The old cache's entries, less the removed ones, each with the findings it owns; and the
+/// graph-wide findings.
+fn by_path(
+    entries: Vec<Entry>,
+    findings: Vec<(u32, Finding)>,
+    removed: &FxHashSet<u32>,
+) -> (ByPath, Vec<Finding>) {
     let mut owned: Vec<Vec<Finding>> = vec![Vec::new(); entries.len()];
     let mut graph: Vec<Finding> = Vec::new();
     for (owner, f) in findings {
@@ -749,12 +779,19 @@ fn merge(
             None => graph.push(f),
         }
     }
+    let mut map = ByPath::new();
     for (i, (e, fs)) in entries.into_iter().zip(owned).enumerate() {
         if removed.contains(&u32::try_from(i).unwrap_or(u32::MAX)) {
             continue;
         }
         map.insert((e.space, e.rel.to_string()), (e, fs));
     }
+    (map, graph)
+}
+
+/// An entry for each changed file the cache did not have (its findings, dependencies and
+/// whether it is a tool come from its check, [`take_rechecked`]).
+fn add_new_files(map: &mut ByPath, census: &Census, reread: &Reread, run_start: i64) {
     let hash_of: FxHashMap<usize, u128> = reread.refreshed.iter().copied().collect();
     for &ci in &reread.changed {
         let e = &census.entries[ci];
@@ -775,6 +812,12 @@ fn merge(
             )
         });
     }
+}
+
+/// Each re-checked file's findings, dependency ids (interned in `ids`) and missing executor in
+/// place of its old ones.
+fn take_rechecked(map: &mut ByPath, recheck: &[(u32, String)], checked: Checked, ids: &mut Ids) {
+    let (dep_ids, dep_lists) = checked.deps.into_tables();
     for (key, lf) in recheck.iter().zip(checked.files) {
         if let Some((entry, fs)) = map.get_mut(key) {
             entry.tool = tool_id_ref(&checked.db, lf.file).is_some();
@@ -792,6 +835,11 @@ fn merge(
             *fs = lf.findings;
         }
     }
+}
+
+/// The entries in (space, rel) order and every finding with its entry's new index (`GRAPH` for
+/// the graph-wide ones), in report order.
+fn renumbered(map: ByPath, graph: Vec<Finding>) -> (Vec<Entry>, Vec<(u32, Finding)>) {
     let mut entries = Vec::with_capacity(map.len());
     let mut findings: Vec<(u32, Finding)> = Vec::new();
     for (_, (e, fs)) in map {
@@ -801,14 +849,5 @@ fn merge(
     }
     findings.extend(graph.into_iter().map(|f| (GRAPH, f)));
     findings.sort_by(|a, b| compare_findings(&a.1, &b.1));
-    CacheData {
-        key,
-        notices,
-        ids: ids.ids,
-        entries,
-        // Set by the caller from this run's census.
-        dirs: Vec::new(),
-        findings,
-        used_by: Vec::new(),
-    }
+    (entries, findings)
 }

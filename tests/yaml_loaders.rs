@@ -56,7 +56,7 @@ fn spanned_reader_agrees_with_the_locator_on_every_repository_yaml_file() {
 /// The same on a generated tree's YAML tools (the benchmark's shape).
 #[test]
 fn spanned_reader_agrees_with_the_locator_on_a_generated_tree() {
-    let tree = ryechain::synth::generate(&ryechain::synth::GenOptions {
+    let tree = ryechain_synth::generate(&ryechain_synth::GenOptions {
         tools: 2_000,
         seed: 11,
     });

@@ -19,10 +19,6 @@
 //! own variable; default one per core). Every iteration asserts the number of findings it
 //! expects — the manifest's planted count for whole lints, a count taken once before timing for
 //! the per-file re-checks — so a broken engine cannot post a fast time (CONVENTIONS habit 15).
-#![allow(
-    clippy::disallowed_methods,
-    reason = "the benchmark writes its trees to temp dirs and reads its size from the environment"
-)]
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
-//! Benchmarks of the lint engine on generated trees (`synth`), written to a temp dir:
+//! Benchmarks of the lint engine on generated trees (`ryechain_synth`), written to a temp dir:
 //!
 //! - `lint_cold`: load + analyse the whole tree, unsigned (integrity family ignored, as
-//!   `benches/measure.sh` runs it) and signed (`synth::sign`, default rules, integrity on);
+//!   `benches/measure.sh` runs it) and signed (`ryechain_synth::sign`, default rules, integrity on);
 //! - `relint_body_edit`: one tool body edited, then the full lint again (warm database);
 //! - `revalidate_leaf_edit`: one signed tool's body or header edited (`Host::apply`), then that
 //!   file's findings (`analysis::file_findings`), as an editor re-checks after a keystroke;
@@ -19,12 +19,7 @@
 //! own variable; default one per core). Every iteration asserts the number of findings it
 //! expects — the manifest's planted count for whole lints, a count taken once before timing for
 //! the per-file re-checks — so a broken engine cannot post a fast time (CONVENTIONS habit 15).
-#![allow(
-    clippy::disallowed_methods,
-    reason = "the benchmark writes its trees to temp dirs and reads its size from the environment"
-)]
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -36,45 +31,27 @@ use ryechain::db::{Change, FileChange, FileContents, Settings, SourceFile};
 use ryechain::load::{load, load_items};
 use ryechain::model::SpaceKind;
 use ryechain::resolve::{chain, metadata, tool_files, tool_id};
-use ryechain::synth::{GenOptions, generate, sign};
 use ryechain::system::os::OsSystem;
-
-/// `RYECHAIN_BENCH_TOOLS`, else 10,000 under `cargo bench` and 1,000 when `cargo test
-/// --all-targets` runs each benchmark once as a test (criterion's test mode, no `--bench`).
-fn tools() -> usize {
-    std::env::var("RYECHAIN_BENCH_TOOLS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if std::env::args().any(|a| a == "--bench") {
-            10_000
-        } else {
-            1_000
-        })
-}
+use ryechain_synth::{GenOptions, TempTree, bench_tools, generate, sign};
 
 /// A generated tree on disk and the number of findings its manifest plants.
 struct Tree {
-    _tmp: tempfile::TempDir,
-    dir: PathBuf,
+    generated: TempTree,
     planted: usize,
     signed: bool,
 }
 
 impl Tree {
     fn new(signed: bool) -> Tree {
-        let tmp = tempfile::tempdir().expect("a temp dir");
-        let dir = tmp.path().canonicalize().expect("the temp dir exists");
         let mut tree = generate(&GenOptions {
-            tools: tools(),
+            tools: bench_tools(),
             seed: 1,
         });
         if signed {
             sign(&mut tree).expect("the throwaway key signs");
         }
-        ryechain::testing::write_tree(&dir, &tree).expect("the tree is written");
         Tree {
-            _tmp: tmp,
-            dir,
+            generated: TempTree::write(&tree).expect("the tree is written"),
             planted: tree.manifest.planted.len(),
             signed,
         }
@@ -94,7 +71,7 @@ impl Tree {
     }
 
     fn specs(&self) -> Vec<ryechain::load::SpaceSpec> {
-        ryechain::testing::generated_spaces(&self.dir)
+        ryechain::testing::generated_spaces(self.generated.dir())
     }
 
     /// Load the whole tree and lint it: the host and the number of findings.
@@ -111,7 +88,7 @@ impl Tree {
 }
 
 fn lint_cold(c: &mut Criterion, trees: &[&Tree]) {
-    let mut group = c.benchmark_group(format!("lint_cold_{}_tools", tools()));
+    let mut group = c.benchmark_group(format!("lint_cold_{}_tools", bench_tools()));
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(20));
     for tree in trees {
@@ -244,7 +221,7 @@ fn revalidate(c: &mut Criterion, tree: &Tree) {
     let leaf_id = tool_id(&db, leaf).expect("a tool has an id");
     drop(db);
 
-    let mut group = c.benchmark_group(format!("revalidate_{}_tools", tools()));
+    let mut group = c.benchmark_group(format!("revalidate_{}_tools", bench_tools()));
     group.sample_size(20);
     let target = Target::of(&host, leaf);
     let before = metadata(host.db(), leaf).clone();
@@ -295,7 +272,7 @@ fn revalidate(c: &mut Criterion, tree: &Tree) {
 
     watch(c, &mut host, &target, &rt, dependents.len());
 
-    let mut group = c.benchmark_group(format!("resolve_chain_{}_tools", tools()));
+    let mut group = c.benchmark_group(format!("resolve_chain_{}_tools", bench_tools()));
     group.sample_size(20);
     let ids = [leaf_id.clone()];
     group.bench_function(format!("lazy_{leaf_chain}_elements"), |b| {
@@ -327,7 +304,7 @@ fn watch(c: &mut Criterion, host: &mut Host, leaf: &Target, runtime: &Target, de
     let mut live = LiveLint::new(host.analysis(), LintOptions::default(), &|_| {});
     let total = |s: ryechain::diagnostic::Summary| s.errors + s.warnings;
     let clean = total(live.summary());
-    let mut group = c.benchmark_group(format!("watch_{}_tools", tools()));
+    let mut group = c.benchmark_group(format!("watch_{}_tools", bench_tools()));
     group.sample_size(20);
     let cases: [(&str, &Target, Edit); 3] = [
         ("leaf_edit_body", leaf, Target::body_edit),
@@ -428,7 +405,7 @@ fn relint_body_edit(c: &mut Criterion, tree: &Tree) {
             .expect("a Python tool")
     };
     let target = Target::of(&host, file);
-    let mut group = c.benchmark_group(format!("relint_{}_tools", tools()));
+    let mut group = c.benchmark_group(format!("relint_{}_tools", bench_tools()));
     group.sample_size(10);
     let mut counter = 0u64;
     group.bench_function("body_edit", |b| {

@@ -22,9 +22,9 @@ use lsp_server::Connection;
 use ryechain::db::Settings;
 use ryechain::lsp::server::{InitOptions, Setup, run};
 use ryechain::lsp::uri;
-use ryechain::synth::{GenOptions, generate};
 use ryechain::system::os::OsSystem;
-use ryechain::testing::{LspClient, generated_spaces, published, write_tree};
+use ryechain::testing::{LspClient, generated_spaces, published};
+use ryechain_synth::{GenOptions, generate, write_tree};
 use serde_json::{Value, json};
 
 const DEPENDENTS: usize = 100;

@@ -26,23 +26,12 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use ryechain::edges::mcp::warm::{Refresh, Warm};
 use ryechain::facts::search::{SearchRequest, SortBy, Source};
 use ryechain::integrity::ItemKind;
-use ryechain::synth::{GenOptions, generate};
 use ryechain::system::os::OsSystem;
-
-fn tools() -> usize {
-    std::env::var("RYECHAIN_BENCH_TOOLS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(if std::env::args().any(|a| a == "--bench") {
-            10_000
-        } else {
-            1_000
-        })
-}
+use ryechain_synth::{GenOptions, TempTree, bench_tools, generate};
 
 /// The tree searched: `RYECHAIN_BENCH_TREE`, or one generated into a temp dir.
 struct Tree {
-    _tmp: Option<tempfile::TempDir>,
+    _generated: Option<TempTree>,
     dir: PathBuf,
 }
 
@@ -50,20 +39,18 @@ impl Tree {
     fn new() -> Tree {
         if let Some(dir) = std::env::var_os("RYECHAIN_BENCH_TREE") {
             return Tree {
-                _tmp: None,
+                _generated: None,
                 dir: PathBuf::from(dir),
             };
         }
-        let tmp = tempfile::tempdir().expect("a temp dir");
-        let dir = tmp.path().canonicalize().expect("the temp dir exists");
         let tree = generate(&GenOptions {
-            tools: tools(),
+            tools: bench_tools(),
             seed: 1,
         });
-        ryechain::testing::write_tree(&dir, &tree).expect("the tree is written");
+        let generated = TempTree::write(&tree).expect("the tree is written");
         Tree {
-            _tmp: Some(tmp),
-            dir,
+            dir: generated.dir().to_owned(),
+            _generated: Some(generated),
         }
     }
 }

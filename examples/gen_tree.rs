@@ -1,11 +1,11 @@
-//! Writes a synthetic tool tree (`ryechain::synth`) to disk: `gen_tree OUT --tools N --seed S`.
+//! Writes a synthetic tool tree (`ryechain_synth`) to disk: `gen_tree OUT --tools N --seed S`.
 //!
 //! Lays out `OUT/{project,user,system}/.ai/tools/...`, creates the planted symlinks and writes
 //! `OUT/manifest.json`. Lint the result with
 //! `ryechain lint OUT/project --user-space OUT/user --system-space OUT/system`.
-//! With `--sign`, every item is signed with a throwaway key (`synth::sign`), trusted in the user
-//! space, and the key pair is written to `OUT/keys/` — outside every space, so no loader reads it
-//! (`RYE_SIGNING_KEY_DIR=OUT/keys ryechain sign …` re-signs with it).
+//! With `--sign`, every item is signed with a throwaway key (`ryechain_synth::sign`), trusted in
+//! the user space, and the key pair is written to `OUT/keys/` — outside every space, so no loader
+//! reads it (`RYE_SIGNING_KEY_DIR=OUT/keys ryechain sign …` re-signs with it).
 #![allow(
     clippy::disallowed_methods,
     reason = "an edge binary: writing the generated tree is its whole job"
@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use rayon::prelude::*;
-use ryechain::synth::{GenOptions, GeneratedTree, TreeKey, generate, sign};
+use ryechain_synth::{GenOptions, GeneratedTree, TreeKey, generate, sign};
 
 const USAGE: &str = "\
 usage: gen_tree OUT [--tools N] [--seed S] [--sign] [--force]

@@ -6,9 +6,10 @@
 //!
 //! Every layer is private to the crate; what this file exports below is the API: the command line
 //! ([`main`]), the analysis host and its read-only view ([`Host`], [`Analysis`], [`Snapshot`]), the
-//! loader that feeds it ([`load()`]), and the plain data they answer in. The tests, benchmarks and
-//! fuzz targets build with the `testing` feature, which opens the layers (and the root aliases
-//! `ryechain::resolve`, `crate::model`, …) to them; an installed binary is built without it.
+//! loader that feeds it ([`load()`]), and the plain data they answer in. The tests, benchmarks,
+//! fuzz targets and the synthetic-tree generator (`crates/synth`) build with the `testing`
+//! feature, which opens the layers (and the root aliases `ryechain::resolve`, `crate::model`, …)
+//! to them; an installed binary is built without it.
 
 /// `use` re-exports private to the crate, opened (`pub`) to tests, benchmarks and fuzz targets
 /// under the `testing` feature.
@@ -63,10 +64,6 @@ internal! {
 #[cfg(feature = "testing")]
 #[doc(hidden)]
 pub use edges::testing;
-/// The synthetic tree generator (tests, benchmarks, `examples/gen_tree`); not part of the
-/// product: only with the `testing` feature.
-#[cfg(feature = "testing")]
-pub use engine::synth;
 
 // The API.
 pub use base::diagnostic::{Diagnostic, Severity, Summary};

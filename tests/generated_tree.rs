@@ -10,15 +10,15 @@ use std::collections::BTreeSet;
 use ryechain::analysis::{Host, LintOptions, lint};
 use ryechain::db::Settings;
 use ryechain::load::load;
-use ryechain::synth::{GenOptions, GeneratedTree, TRUST_DOC_DIR, generate, sign};
 use ryechain::system::os::OsSystem;
+use ryechain_synth::{GenOptions, GeneratedTree, TRUST_DOC_DIR, generate, sign};
 
 /// Write `tree` to a temp dir, lint it with `settings`, and check that the findings are exactly the
 /// manifest's planted ones (rule and path), one each.
 fn assert_lints_to_the_manifest(tree: GeneratedTree, settings: Settings) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().canonicalize().unwrap();
-    ryechain::testing::write_tree(&dir, &tree).unwrap();
+    ryechain_synth::write_tree(&dir, &tree).unwrap();
     let manifest = tree.manifest;
     let specs = ryechain::testing::generated_spaces(&dir);
     let outcome = load(&OsSystem, &specs);

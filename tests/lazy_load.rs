@@ -20,10 +20,10 @@ use ryechain::exec::facts::Loaded;
 use ryechain::load::{BASE_DIRS, ItemLoader, SpaceSource, SpaceSpec, load, load_item};
 use ryechain::model::SpaceKind;
 use ryechain::resolve::{ChainEnd, chain, extractor_config, resolve_root, tool_files, tool_id};
-use ryechain::synth::{GenOptions, generate};
 use ryechain::system::os::OsSystem;
 use ryechain::system::{ReadResult, System, WalkEntry};
-use ryechain::testing::{generated_spaces, three_spaces, write_tree};
+use ryechain::testing::{generated_spaces, three_spaces};
+use ryechain_synth::{GenOptions, generate, write_tree};
 
 /// The real file system, recording every file read and every directory walked.
 #[derive(Default)]

@@ -23,9 +23,9 @@ use ryechain::load::{SpaceSpec, load};
 use ryechain::model::SpaceSet;
 use ryechain::resolve::{tool_files, tool_id};
 use ryechain::rules::rules;
-use ryechain::synth::{GenOptions, generate};
 use ryechain::system::os::OsSystem;
 use ryechain::system::{FileStamp, KnownDir, MetDir, Settled, SettledRecords};
+use ryechain_synth::{GenOptions, generate};
 
 /// A lint without the cache.
 fn cold(specs: &[SpaceSpec], settings: &Settings, base: &Path) -> LintReport {
@@ -153,7 +153,7 @@ struct Tree {
 fn generated(tools: usize, seed: u64) -> Tree {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().canonicalize().unwrap().join("tree");
-    ryechain::testing::write_tree(&dir, &generate(&GenOptions { tools, seed })).unwrap();
+    ryechain_synth::write_tree(&dir, &generate(&GenOptions { tools, seed })).unwrap();
     let specs = ryechain::testing::generated_spaces(&dir);
     let cache = tmp.path().join("cache.bin");
     Tree {

@@ -8,8 +8,8 @@
 )]
 
 use ryechain::parse::python_scans_agree;
-use ryechain::synth::{GenOptions, generate};
 use ryechain::testing::repository_files;
+use ryechain_synth::{GenOptions, generate};
 
 #[test]
 fn line_readers_agree_on_every_repository_python_file() {

@@ -21,7 +21,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn sources() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for dir in ["src", "tests", "benches", "examples"] {
+    for dir in ["src", "tests", "benches", "examples", "crates"] {
         if root.join(dir).is_dir() {
             rust_files(&root.join(dir), &mut files);
         }
@@ -84,7 +84,6 @@ const MODULE_LAYER: &[(&str, u8)] = &[
     ("analysis", 5),
     ("exec", 5),
     ("runner", 6),
-    ("synth", 5),
     ("render", 6),
     ("load", 6),
     ("lint_cache", 6),
@@ -140,16 +139,15 @@ fn layers_only_import_downwards_and_core_does_no_io() {
     assert!(violations.is_empty(), "{violations:#?}");
 }
 
-/// The generator and test support are not part of the product library: both modules are compiled
-/// only with the `testing` feature, which only the crate's own dev-dependency turns on.
+/// Test support is not part of the product library: compiled only with the `testing` feature,
+/// which only the crate's own dev-dependency turns on. The synthetic-tree generator is not in the
+/// product crate at all: it is the workspace member `crates/synth`, a dev-dependency only.
 #[test]
-fn generator_and_test_support_are_behind_the_testing_feature() {
+fn test_support_is_behind_the_testing_feature_and_the_generator_is_dev_only() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    // Declared in their layer's folder and handed on at the root, each behind the feature.
+    // Declared in its layer's folder and handed on at the root, each behind the feature.
     for (file, item) in [
-        ("src/engine/mod.rs", "pub mod synth;"),
         ("src/edges/mod.rs", "pub mod testing;"),
-        ("src/lib.rs", "pub use engine::synth;"),
         ("src/lib.rs", "pub use edges::testing;"),
     ] {
         let text = std::fs::read_to_string(root.join(file)).unwrap();
@@ -164,14 +162,65 @@ fn generator_and_test_support_are_behind_the_testing_feature() {
             "`{item}` in {file} must be gated by the `testing` feature"
         );
     }
-    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let read = |path: &str| -> toml::Table {
+        let text = std::fs::read_to_string(root.join(path)).unwrap();
+        text.parse()
+            .unwrap_or_else(|e| panic!("{path} is TOML: {e}"))
+    };
+    let manifest = read("Cargo.toml");
     let default = manifest
-        .lines()
-        .find(|l| l.replace(" ", "").starts_with("default="));
+        .get("features")
+        .and_then(|f| f.get("default"))
+        .and_then(toml::Value::as_array);
     assert!(
-        default.is_none_or(|l| !l.contains("testing")),
+        default.is_none_or(|d| !d.iter().any(|f| f.as_str() == Some("testing"))),
         "the testing feature must stay off by default"
     );
+    let names = |table: &str| -> Vec<String> {
+        manifest
+            .get(table)
+            .and_then(toml::Value::as_table)
+            .map(|t| t.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    assert!(
+        !names("dependencies").iter().any(|d| d == "ryechain-synth"),
+        "the product must not depend on the generator"
+    );
+    assert!(
+        names("dev-dependencies")
+            .iter()
+            .any(|d| d == "ryechain-synth"),
+        "the tests, benchmarks and examples reach the generator as a dev-dependency"
+    );
+    // A workspace member and a default one, so `cargo test` and `cargo clippy` at the root
+    // cover it; never published.
+    for key in ["members", "default-members"] {
+        let members = manifest
+            .get("workspace")
+            .and_then(|w| w.get(key))
+            .and_then(toml::Value::as_array)
+            .unwrap_or_else(|| panic!("Cargo.toml has workspace.{key}"));
+        assert!(
+            members.iter().any(|m| m.as_str() == Some("crates/synth")),
+            "workspace.{key} names crates/synth"
+        );
+    }
+    let synth = read("crates/synth/Cargo.toml");
+    assert_eq!(
+        synth.get("package").and_then(|p| p.get("publish")),
+        Some(&toml::Value::Boolean(false)),
+        "ryechain-synth is never published"
+    );
+    // No generator module is left in the product's source.
+    let leftovers: Vec<String> = sources()
+        .into_iter()
+        .filter(|(rel, text)| {
+            rel.starts_with("src/") && (rel.contains("synth") || text.contains("mod synth"))
+        })
+        .map(|(rel, _)| rel)
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
 /// §31.6: every layer is private to the crate (`pub(crate)` unless the `testing` feature opens it

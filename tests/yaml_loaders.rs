@@ -52,7 +52,7 @@ fn every_span_holds_its_text_on_every_repository_yaml_file() {
 /// The same on a generated tree's YAML tools (the benchmark's shape).
 #[test]
 fn spans_and_values_hold_on_a_generated_tree() {
-    let tree = ryechain::synth::generate(&ryechain::synth::GenOptions {
+    let tree = ryechain_synth::generate(&ryechain_synth::GenOptions {
         tools: 2_000,
         seed: 11,
     });

@@ -304,29 +304,6 @@ pub fn repository_files(extensions: &[&str]) -> Vec<PathBuf> {
     out
 }
 
-/// Write a generated tree (files and symlinks) under `dir` — shared by tests and benchmarks.
-#[allow(
-    clippy::disallowed_methods,
-    reason = "test support writes generated trees to temp dirs"
-)]
-pub fn write_tree(
-    dir: &std::path::Path,
-    tree: &crate::synth::GeneratedTree,
-) -> std::io::Result<()> {
-    for f in &tree.files {
-        let p = dir.join(&f.path);
-        std::fs::create_dir_all(p.parent().unwrap_or(dir))?;
-        std::fs::write(&p, &f.contents)?;
-    }
-    for l in &tree.symlinks {
-        let p = dir.join(&l.path);
-        std::fs::create_dir_all(p.parent().unwrap_or(dir))?;
-        #[cfg(unix)]
-        std::os::unix::fs::symlink(&l.target, &p)?;
-    }
-    Ok(())
-}
-
 /// The bundled example tree as loader specs: `examples/project`, `examples/user` (canonical
 /// paths) and ryechain's embedded bundle.
 #[allow(

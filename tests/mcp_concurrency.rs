@@ -370,6 +370,15 @@ fn children(pid: u32) -> Vec<u32> {
 }
 
 /// Whether `pid` is one of the server's workers (its command line names the worker).
+/// Whether `pid` has ended: a zombie (its exit status not yet collected) or gone. A process that
+/// is still exiting is neither (its command line may already read empty).
+fn dead(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with(['Z', 'X']))
+    })
+}
+
 fn is_worker(pid: u32) -> bool {
     std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
         c.split(|&b| b == 0)
@@ -647,6 +656,16 @@ fn a_worker_killed_mid_run_leaves_nothing_behind() {
             .status()
             .unwrap();
         assert!(killed.success());
+        // `kill` returns once the signal is sent, not once the worker is dead; a call made in
+        // between may still take the dying worker (the server cannot tell it from a live one).
+        let deadline = Instant::now() + PATIENCE;
+        while !dead(spare) {
+            assert!(
+                Instant::now() < deadline,
+                "{flags:?}: {spare} outlived SIGKILL"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
         wire.call(3, "rye_execute", execute("acme/greet", p.path()), None);
         assert_eq!(wire.response(3)["status"], "success", "{flags:?}");
         let left = only_the_server_left(&wire);

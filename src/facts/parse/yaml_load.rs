@@ -22,7 +22,7 @@ use rustc_hash::FxHashMap;
 
 use super::yaml_events::{Event, Kind, LibyamlError, Parser};
 use super::yaml_node::{LoadError, Rest, key_string, unread_top_level_key};
-use super::{MAX_NESTING, ceil_boundary, floor_boundary};
+use super::{MAX_NESTING, clamp_span, floor_boundary};
 use crate::model::{F64, Span, Spanned, Str, Value};
 
 /// A node as built, with its byte range in the loaded text.
@@ -486,10 +486,8 @@ impl<'a> Converter<'a> {
 
     /// A node's span in the file.
     pub(super) fn span(&self, start: usize, end: usize) -> Span {
-        let file_len = self.base + self.text.len();
-        let start = floor_boundary(self.text, start) + self.base;
-        let end = ceil_boundary(self.text, end.max(start - self.base)) + self.base;
-        Span::new(start.min(file_len), end.min(file_len))
+        let s = clamp_span(self.text, start, end);
+        Span::new(s.start as usize + self.base, s.end as usize + self.base)
     }
 
     /// The document's root value; `None` for an empty document.
@@ -631,16 +629,11 @@ impl<'a> Converter<'a> {
     }
 }
 
-/// A value's kind in the words of the problems.
+/// A value's type in YAML's words (a list is a sequence).
 pub(super) fn kind_of(v: &Value) -> &'static str {
     match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Int(_) => "int",
-        Value::Float(_) => "float",
-        Value::Str(_) => "string",
         Value::List(_) => "sequence",
-        Value::Map(_) => "mapping",
+        other => other.type_name(),
     }
 }
 

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
 
 use super::yaml_load::{Converter, Loaded, load};
-use super::yaml_node::{LoadError, Rest, unread_top_level_key};
+use super::yaml_node::{LoadError, Rest, key_string, unread_top_level_key};
 use crate::model::{Spanned, Value};
 
 /// A YAML node as loaded, before spans are attached. Mapping entries keep duplicates.
@@ -169,14 +169,15 @@ fn canon_ynode(n: &YNode) -> String {
 }
 
 fn ynode_key(k: &YNode) -> Option<String> {
-    match k {
-        YNode::Str(s) => Some(s.clone()),
-        YNode::Null => Some("null".to_owned()),
-        YNode::Bool(b) => Some(b.to_string()),
-        YNode::Int(i) => Some(i.to_string()),
-        YNode::Float(f) => Some(super::python::py_float_repr(*f)),
-        YNode::Seq(_) | YNode::Map(_) | YNode::Skipped => None,
-    }
+    // The loader's own rule, on the scalar the oracle read.
+    key_string(&match k {
+        YNode::Str(s) => Value::Str(s.as_str().into()),
+        YNode::Null => Value::Null,
+        YNode::Bool(b) => Value::Bool(*b),
+        YNode::Int(i) => Value::Int(*i),
+        YNode::Float(f) => Value::Float(crate::model::F64(*f)),
+        YNode::Seq(_) | YNode::Map(_) | YNode::Skipped => return None,
+    })
 }
 
 pub(super) fn canon_value(v: &Value) -> String {

@@ -228,11 +228,20 @@ fn ours(text: &str) -> Option<Result<(String, Rest), LoadError>> {
 /// document, errors and their positions. `None` when the nesting guard decides the text.
 pub fn loaders_agree(text: &str) -> Option<Result<(), String>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let ours = format!("{:?}", ours(text)?);
-    let theirs = format!(
-        "{:?}",
-        load_with_serde(text).map(|(root, rest)| (canon_ynode(&root), rest))
-    );
+    let ours = ours(text)?;
+    let theirs = load_with_serde(text).map(|(root, rest)| (canon_ynode(&root), rest));
+    // The one known difference (`yaml_load`'s description): an alias inside the node its anchor
+    // names is an unknown anchor to the loader, and serde_yaml follows it round until a limit.
+    // Both refuse the document.
+    if let (Err(o), Err(t)) = (&ours, &theirs)
+        && o.message.starts_with("unknown anchor")
+        && (t.message.starts_with("recursion limit exceeded")
+            || t.message.starts_with("repetition limit exceeded"))
+    {
+        return Some(Ok(()));
+    }
+    let ours = format!("{ours:?}");
+    let theirs = format!("{theirs:?}");
     Some(if ours == theirs {
         Ok(())
     } else {
